@@ -1,0 +1,67 @@
+//===- BraidDialect.cpp - Braid dialect -----------------------------------===//
+//
+// This file registers the Braid dialect and verifies the discardable
+// attributes it owns: `braid.cluster` on modules and `braid.input` /
+// `braid.param` on function arguments.
+//
+//===----------------------------------------------------------------------===//
+
+#include "braid/Dialect/Braid/IR/Braid.h"
+
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::braid;
+
+#include "braid/Dialect/Braid/IR/BraidOpsDialect.cpp.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "braid/Dialect/Braid/IR/BraidOpsTypes.cpp.inc"
+
+void BraidDialect::initialize() {
+  registerAttributes();
+  registerTypes();
+  addOperations<
+#define GET_OP_LIST
+#include "braid/Dialect/Braid/IR/BraidOps.cpp.inc"
+      >();
+}
+
+void BraidDialect::registerTypes() {
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "braid/Dialect/Braid/IR/BraidOpsTypes.cpp.inc"
+      >();
+}
+
+LogicalResult BraidDialect::verifyOperationAttribute(Operation *op,
+                                                     NamedAttribute attr) {
+  if (attr.getName() == kClusterAttrName) {
+    if (!isa<ModuleOp>(op))
+      return op->emitOpError() << "'" << kClusterAttrName
+                               << "' may only be attached to a module";
+    if (!isa<ClusterAttr>(attr.getValue()))
+      return op->emitOpError()
+             << "'" << kClusterAttrName
+             << "' must be a #braid.cluster attribute, got " << attr.getValue();
+    return success();
+  }
+  return op->emitOpError() << "unknown Braid attribute '" << attr.getName()
+                           << "'";
+}
+
+LogicalResult BraidDialect::verifyRegionArgAttribute(Operation *op,
+                                                     unsigned regionIndex,
+                                                     unsigned argIndex,
+                                                     NamedAttribute attr) {
+  if (attr.getName() != kInputAttrName && attr.getName() != kParamAttrName)
+    return op->emitOpError() << "unknown Braid argument attribute '"
+                             << attr.getName() << "'";
+  auto name = dyn_cast<StringAttr>(attr.getValue());
+  if (!name || name.getValue().empty())
+    return op->emitOpError() << "argument " << argIndex << ": '"
+                             << attr.getName()
+                             << "' must be a non-empty string";
+  return success();
+}

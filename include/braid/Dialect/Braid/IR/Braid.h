@@ -1,0 +1,64 @@
+//===- Braid.h - Braid dialect ----------------------------------*- C++ -*-===//
+//
+// This file declares the Braid dialect, its attributes, types, interfaces and
+// operations. Include this header to use any of them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BRAID_DIALECT_BRAID_IR_BRAID_H
+#define BRAID_DIALECT_BRAID_IR_BRAID_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace mlir::braid {
+
+/// One shard of an embedding table: a block of rows and columns on a rank.
+struct TableShard {
+  int64_t rank;
+  int64_t rowOffset;
+  int64_t rows;
+  int64_t colOffset;
+  int64_t cols;
+  bool operator==(const TableShard &other) const {
+    return rank == other.rank && rowOffset == other.rowOffset &&
+           rows == other.rows && colOffset == other.colOffset &&
+           cols == other.cols;
+  }
+};
+
+} // namespace mlir::braid
+
+#include "braid/Dialect/Braid/IR/BraidOpsDialect.h.inc"
+#include "braid/Dialect/Braid/IR/BraidEnums.h.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "braid/Dialect/Braid/IR/BraidOpsTypes.h.inc"
+
+#include "braid/Dialect/Braid/IR/BraidAttrInterfaces.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "braid/Dialect/Braid/IR/BraidAttrs.h.inc"
+
+namespace mlir::braid {
+class CollectiveOpInterface;
+namespace detail {
+/// The checks every collective shares; called by the interface's verifier.
+LogicalResult verifyCollectiveOp(Operation *op);
+} // namespace detail
+} // namespace mlir::braid
+
+#include "braid/Dialect/Braid/IR/BraidOpInterfaces.h.inc"
+
+#define GET_OP_CLASSES
+#include "braid/Dialect/Braid/IR/BraidOps.h.inc"
+
+#endif // BRAID_DIALECT_BRAID_IR_BRAID_H

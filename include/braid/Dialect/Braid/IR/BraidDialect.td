@@ -1,0 +1,49 @@
+//===- BraidDialect.td - Braid dialect definition ----------*- tablegen -*-===//
+//
+// This file declares the `braid` dialect: embedding tables, DLRM compute and
+// collectives as first-class operations.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BRAID_DIALECT_BRAID_IR_BRAIDDIALECT_TD
+#define BRAID_DIALECT_BRAID_IR_BRAIDDIALECT_TD
+
+include "mlir/IR/OpBase.td"
+
+def Braid_Dialect : Dialect {
+  let name = "braid";
+  let cppNamespace = "::mlir::braid";
+  let summary = "Computation and communication of distributed recommendation models";
+  let description = [{
+    The `braid` dialect models deep learning recommendation models (DLRM) and
+    the collectives that stitch their shards together. Embedding tables are
+    module-level symbols (`braid.table`) carrying the access statistics the
+    cost model reads; `braid.embedding_bag`, `braid.linear` and
+    `braid.interaction` are the compute; collectives (`braid.all_reduce`,
+    `braid.all_gather`, `braid.reduce_scatter`, `braid.all_to_all`,
+    `braid.broadcast`, `braid.permute`) are first class, with replica groups
+    for hierarchical forms and start/wait pairs for overlap.
+
+    A module may carry a `braid.cluster` attribute naming the hardware it is
+    compiled for. Function arguments are bound to named inputs and parameters
+    with the `braid.input` and `braid.param` argument attributes.
+  }];
+  let useDefaultAttributePrinterParser = 1;
+  let useDefaultTypePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
+  let extraClassDeclaration = [{
+    /// Names of the discardable attributes the dialect understands.
+    static constexpr ::llvm::StringLiteral kClusterAttrName = "braid.cluster";
+    static constexpr ::llvm::StringLiteral kInputAttrName = "braid.input";
+    static constexpr ::llvm::StringLiteral kParamAttrName = "braid.param";
+
+    void registerAttributes();
+    void registerTypes();
+  }];
+}
+
+class Braid_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Braid_Dialect, mnemonic, traits>;
+
+#endif // BRAID_DIALECT_BRAID_IR_BRAIDDIALECT_TD

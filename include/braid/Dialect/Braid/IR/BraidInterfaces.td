@@ -1,0 +1,77 @@
+//===- BraidInterfaces.td - Braid interfaces ---------------*- tablegen -*-===//
+//
+// This file declares the interfaces shared by Braid attributes and ops: the
+// placement of an embedding table, and the checks common to all collectives.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BRAID_DIALECT_BRAID_IR_BRAIDINTERFACES_TD
+#define BRAID_DIALECT_BRAID_IR_BRAIDINTERFACES_TD
+
+include "mlir/IR/OpBase.td"
+
+def Braid_TablePlacementAttrInterface
+    : AttrInterface<"TablePlacementAttrInterface"> {
+  let cppNamespace = "::mlir::braid";
+  let description = [{
+    A placement of an embedding table over ranks: which rank holds which rows
+    and columns. Every sharding type (table-wise, row-wise, column-wise,
+    table-row-wise, data-parallel) implements it, so the cost model, the
+    partitioner and the runtime see one shape of answer: a list of shards.
+  }];
+  let methods = [
+    InterfaceMethod<"The TorchRec name of the sharding type.",
+      "::llvm::StringRef", "getShardingName">,
+    InterfaceMethod<"The ranks holding a shard, in shard order.",
+      "::llvm::SmallVector<int64_t>", "getPlacementRanks">,
+    InterfaceMethod<[{
+        The shards of a `rows` x `dim` table under this placement.
+      }], "::llvm::SmallVector<::mlir::braid::TableShard>", "getShards",
+      (ins "int64_t":$rows, "int64_t":$dim)>,
+    InterfaceMethod<[{
+        Checks that the placement fits a `rows` x `dim` table.
+      }], "::mlir::LogicalResult", "verifyForTable",
+      (ins "int64_t":$rows, "int64_t":$dim,
+           "::llvm::function_ref<::mlir::InFlightDiagnostic()>":$emitError)>,
+  ];
+}
+
+def Braid_CollectiveOpInterface : OpInterface<"CollectiveOpInterface"> {
+  let cppNamespace = "::mlir::braid";
+  let description = [{
+    A collective over replica groups. The synchronous form returns its result
+    tensor; the asynchronous `_start` form returns a `!braid.token` whose
+    value type is that tensor. The checks every collective shares (valid
+    groups, matching element types) are made here, once.
+  }];
+  let methods = [
+    InterfaceMethod<"The tensor the collective sends.",
+      "::mlir::TypedValue<::mlir::RankedTensorType>", "getInput">,
+    InterfaceMethod<[{
+        The replica groups, or null when the collective spans all ranks.
+      }], "::mlir::braid::ReplicaGroupsAttr", "getReplicaGroupsAttr">,
+    InterfaceMethod<"The type of the tensor the collective produces.",
+      "::mlir::RankedTensorType", "getResultTensorType", (ins), [{}], [{
+        ::mlir::Type type = $_op->getResult(0).getType();
+        if (auto token = ::llvm::dyn_cast<::mlir::braid::TokenType>(type))
+          return ::llvm::cast<::mlir::RankedTensorType>(token.getValueType());
+        return ::llvm::cast<::mlir::RankedTensorType>(type);
+      }]>,
+    InterfaceMethod<"True for the `_start` form that returns a token.",
+      "bool", "isAsync", (ins), [{}], [{
+        return ::llvm::isa<::mlir::braid::TokenType>(
+            $_op->getResult(0).getType());
+      }]>,
+    InterfaceMethod<[{
+        The size of every replica group, or std::nullopt when the collective
+        spans all ranks and the size is only known at run time.
+      }], "std::optional<int64_t>", "getStaticGroupSize", (ins), [{}], [{
+        if (auto groups = $_op.getReplicaGroupsAttr())
+          return groups.getGroupSize();
+        return std::nullopt;
+      }]>,
+  ];
+  let verify = [{ return ::mlir::braid::detail::verifyCollectiveOp($_op); }];
+}
+
+#endif // BRAID_DIALECT_BRAID_IR_BRAIDINTERFACES_TD
