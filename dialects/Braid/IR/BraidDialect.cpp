@@ -47,6 +47,12 @@ LogicalResult BraidDialect::verifyOperationAttribute(Operation *op,
              << "' must be a #braid.cluster attribute, got " << attr.getValue();
     return success();
   }
+  if (attr.getName() == kModelAttrName) {
+    if (!isa<ModuleOp>(op) || !isa<StringAttr>(attr.getValue()))
+      return op->emitOpError() << "'" << kModelAttrName
+                               << "' must be a string on a module";
+    return success();
+  }
   return op->emitOpError() << "unknown Braid attribute '" << attr.getName()
                            << "'";
 }

@@ -25,7 +25,7 @@ def Braid_Dialect : Dialect {
     for hierarchical forms and start/wait pairs for overlap.
 
     A module may carry a `braid.cluster` attribute naming the hardware it is
-    compiled for. Function arguments are bound to named inputs and parameters
+    compiled for, and a `braid.model` string naming the model. Function arguments are bound to named inputs and parameters
     with the `braid.input` and `braid.param` argument attributes.
   }];
   let useDefaultAttributePrinterParser = 1;
@@ -35,6 +35,7 @@ def Braid_Dialect : Dialect {
   let extraClassDeclaration = [{
     /// Names of the discardable attributes the dialect understands.
     static constexpr ::llvm::StringLiteral kClusterAttrName = "braid.cluster";
+    static constexpr ::llvm::StringLiteral kModelAttrName = "braid.model";
     static constexpr ::llvm::StringLiteral kInputAttrName = "braid.input";
     static constexpr ::llvm::StringLiteral kParamAttrName = "braid.param";
 

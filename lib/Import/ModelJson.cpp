@@ -1,0 +1,447 @@
+//===- ModelJson.cpp - Import DLRM model specs ----------------------------===//
+//
+// This file imports a JSON DLRM model spec into a Braid module: one
+// braid.table per table and a @forward function computing the DLRM forward
+// pass of facebookresearch/dlrm: bottom MLP (ReLU after every layer),
+// embedding bags, interaction, top MLP (ReLU after every layer but the last,
+// which is followed by a sigmoid). Every malformed field is reported with its
+// JSON path, e.g. `tables[3].embedding_dim`.
+//
+//===----------------------------------------------------------------------===//
+
+#include "braid/Import/ModelJson.h"
+
+#include "braid/Dialect/Braid/IR/Braid.h"
+#include "braid/InitAll.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Tools/mlir-translate/Translation.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/SourceMgr.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::braid;
+namespace json = llvm::json;
+
+namespace {
+struct TableSpec {
+  std::string name;
+  int64_t rows = 0, dim = 0;
+  double poolingFactor = 0;
+  std::optional<double> uniqueRatio;
+  PoolingMode pooling = PoolingMode::sum;
+  Type elementType;
+};
+
+struct ModelSpec {
+  std::string name;
+  int64_t batchSize = 0, denseFeatures = 0;
+  SmallVector<int64_t> bottomMlp, topMlp;
+  InteractionKind interaction = InteractionKind::dot;
+  SmallVector<TableSpec> tables;
+};
+
+/// Reads a ModelSpec out of JSON, reporting the first problem with its path.
+class SpecReader {
+public:
+  SpecReader(MLIRContext *context, Location loc) : context(context), loc(loc) {}
+
+  FailureOr<ModelSpec> read(const json::Value &root);
+
+private:
+  InFlightDiagnostic error(StringRef path) {
+    return emitError(loc) << "model spec: " << path << ": ";
+  }
+  FailureOr<const json::Value *> field(const json::Object &object,
+                                       StringRef path, StringRef key,
+                                       bool required = true);
+  FailureOr<int64_t> positiveInt(const json::Value &value, StringRef path);
+  FailureOr<std::string> string(const json::Value &value, StringRef path);
+  FailureOr<SmallVector<int64_t>> sizes(const json::Value &value,
+                                        StringRef path, bool allowEmpty);
+  LogicalResult checkKeys(const json::Object &object, StringRef path,
+                          ArrayRef<StringRef> known);
+  FailureOr<TableSpec> table(const json::Value &value, StringRef path);
+
+  MLIRContext *context;
+  Location loc;
+};
+} // namespace
+
+/// Renders a JSON value for an error message.
+static std::string render(const json::Value &value) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << value;
+  if (text.size() > 60)
+    text = text.substr(0, 57) + "...";
+  return text;
+}
+
+LogicalResult SpecReader::checkKeys(const json::Object &object, StringRef path,
+                                    ArrayRef<StringRef> known) {
+  for (const auto &entry : object) {
+    StringRef key = entry.first;
+    if (key.starts_with("_") || llvm::is_contained(known, key))
+      continue;
+    return error(path.empty() ? key : StringRef((path + "." + key).str()))
+           << "unknown field '" << key << "'";
+  }
+  return success();
+}
+
+FailureOr<const json::Value *> SpecReader::field(const json::Object &object,
+                                                 StringRef path, StringRef key,
+                                                 bool required) {
+  const json::Value *value = object.get(key);
+  if (!value && required)
+    return error(path.empty() ? key.str() : (path + "." + key).str())
+           << "missing required field";
+  return value;
+}
+
+FailureOr<int64_t> SpecReader::positiveInt(const json::Value &value,
+                                           StringRef path) {
+  std::optional<int64_t> number = value.getAsInteger();
+  if (!number || *number <= 0)
+    return error(path) << "expected a positive integer, got " << render(value);
+  return *number;
+}
+
+FailureOr<std::string> SpecReader::string(const json::Value &value,
+                                          StringRef path) {
+  std::optional<StringRef> text = value.getAsString();
+  if (!text || text->empty())
+    return error(path) << "expected a non-empty string, got " << render(value);
+  return text->str();
+}
+
+FailureOr<SmallVector<int64_t>>
+SpecReader::sizes(const json::Value &value, StringRef path, bool allowEmpty) {
+  const json::Array *array = value.getAsArray();
+  if (!array)
+    return error(path) << "expected an array of layer sizes, got " << render(value);
+  if (array->empty() && !allowEmpty)
+    return error(path) << "expected at least one layer";
+  SmallVector<int64_t> result;
+  for (auto [index, element] : llvm::enumerate(*array)) {
+    FailureOr<int64_t> size =
+        positiveInt(element, (path + "[" + Twine(index) + "]").str());
+    if (failed(size))
+      return failure();
+    result.push_back(*size);
+  }
+  return result;
+}
+
+/// True for names usable as symbols and file names: [A-Za-z_][A-Za-z0-9_]*.
+static bool isValidName(StringRef name) {
+  if (name.empty() || !(std::isalpha(name[0]) || name[0] == '_'))
+    return false;
+  return llvm::all_of(name, [](char c) { return std::isalnum(c) || c == '_'; });
+}
+
+FailureOr<TableSpec> SpecReader::table(const json::Value &value,
+                                       StringRef path) {
+  const json::Object *object = value.getAsObject();
+  if (!object)
+    return error(path) << "expected a table object, got " << render(value);
+  if (failed(checkKeys(*object, path,
+                       {"name", "num_embeddings", "embedding_dim",
+                        "pooling_factor", "pooling", "unique_ratio", "dtype"})))
+    return failure();
+  TableSpec spec;
+  auto sub = [&](StringRef key) { return (path + "." + key).str(); };
+  FailureOr<const json::Value *> name = field(*object, path, "name");
+  FailureOr<const json::Value *> rows = field(*object, path, "num_embeddings");
+  FailureOr<const json::Value *> dim = field(*object, path, "embedding_dim");
+  FailureOr<const json::Value *> pooling =
+      field(*object, path, "pooling_factor");
+  if (failed(name) || failed(rows) || failed(dim) || failed(pooling))
+    return failure();
+  FailureOr<std::string> nameText = string(**name, sub("name"));
+  if (failed(nameText))
+    return failure();
+  if (!isValidName(*nameText))
+    return error(sub("name")) << "'" << *nameText
+                              << "' is not a valid table name (letters, "
+                                 "digits and '_', not starting with a digit)";
+  spec.name = *nameText;
+  FailureOr<int64_t> rowCount = positiveInt(**rows, sub("num_embeddings"));
+  FailureOr<int64_t> dimSize = positiveInt(**dim, sub("embedding_dim"));
+  if (failed(rowCount) || failed(dimSize))
+    return failure();
+  spec.rows = *rowCount;
+  spec.dim = *dimSize;
+  std::optional<double> factor = (*pooling)->getAsNumber();
+  if (!factor || !std::isfinite(*factor) || *factor < 0)
+    return error(sub("pooling_factor"))
+           << "expected a non-negative number, got " << render(**pooling);
+  spec.poolingFactor = *factor;
+  if (const json::Value *mode = object->get("pooling")) {
+    std::optional<StringRef> text = mode->getAsString();
+    std::optional<PoolingMode> parsed =
+        text ? symbolizePoolingMode(*text) : std::nullopt;
+    if (!parsed)
+      return error(sub("pooling"))
+             << "expected \"sum\", \"mean\" or \"max\", got " << render(*mode);
+    spec.pooling = *parsed;
+  }
+  if (const json::Value *ratio = object->get("unique_ratio")) {
+    std::optional<double> number = ratio->getAsNumber();
+    if (!number || !(*number > 0 && *number <= 1))
+      return error(sub("unique_ratio"))
+             << "expected a number in (0, 1], got " << render(*ratio);
+    spec.uniqueRatio = *number;
+  }
+  spec.elementType = Float32Type::get(context);
+  if (const json::Value *dtype = object->get("dtype")) {
+    std::optional<StringRef> text = dtype->getAsString();
+    if (text == "f32")
+      spec.elementType = Float32Type::get(context);
+    else if (text == "f16")
+      spec.elementType = Float16Type::get(context);
+    else if (text == "bf16")
+      spec.elementType = BFloat16Type::get(context);
+    else
+      return error(sub("dtype"))
+             << "expected \"f32\", \"f16\" or \"bf16\", got " << render(*dtype);
+  }
+  return spec;
+}
+
+FailureOr<ModelSpec> SpecReader::read(const json::Value &root) {
+  const json::Object *object = root.getAsObject();
+  if (!object)
+    return error("$") << "expected a JSON object";
+  if (failed(checkKeys(*object, "",
+                       {"name", "batch_size", "dense_features", "bottom_mlp",
+                        "top_mlp", "interaction", "tables"})))
+    return failure();
+  ModelSpec spec;
+  FailureOr<const json::Value *> name = field(*object, "", "name");
+  FailureOr<const json::Value *> batch = field(*object, "", "batch_size");
+  FailureOr<const json::Value *> dense = field(*object, "", "dense_features");
+  FailureOr<const json::Value *> bottom = field(*object, "", "bottom_mlp");
+  FailureOr<const json::Value *> top = field(*object, "", "top_mlp");
+  FailureOr<const json::Value *> interaction =
+      field(*object, "", "interaction");
+  FailureOr<const json::Value *> tables = field(*object, "", "tables");
+  if (failed(name) || failed(batch) || failed(dense) || failed(bottom) ||
+      failed(top) || failed(interaction) || failed(tables))
+    return failure();
+  FailureOr<std::string> nameText = string(**name, "name");
+  FailureOr<int64_t> batchSize = positiveInt(**batch, "batch_size");
+  FailureOr<int64_t> denseFeatures = positiveInt(**dense, "dense_features");
+  FailureOr<SmallVector<int64_t>> bottomSizes =
+      sizes(**bottom, "bottom_mlp", /*allowEmpty=*/true);
+  FailureOr<SmallVector<int64_t>> topSizes =
+      sizes(**top, "top_mlp", /*allowEmpty=*/false);
+  if (failed(nameText) || failed(batchSize) || failed(denseFeatures) ||
+      failed(bottomSizes) || failed(topSizes))
+    return failure();
+  spec.name = *nameText;
+  spec.batchSize = *batchSize;
+  spec.denseFeatures = *denseFeatures;
+  spec.bottomMlp = *bottomSizes;
+  spec.topMlp = *topSizes;
+  std::optional<StringRef> kind = (*interaction)->getAsString();
+  std::optional<InteractionKind> parsedKind =
+      kind ? symbolizeInteractionKind(*kind) : std::nullopt;
+  if (!parsedKind)
+    return error("interaction") << "expected \"dot\" or \"cat\", got "
+                                << render(**interaction);
+  spec.interaction = *parsedKind;
+
+  const json::Array *tableArray = (*tables)->getAsArray();
+  if (!tableArray || tableArray->empty())
+    return error("tables") << "expected a non-empty array of tables";
+  llvm::StringSet<> names;
+  for (auto [index, value] : llvm::enumerate(*tableArray)) {
+    std::string path = ("tables[" + Twine(index) + "]").str();
+    FailureOr<TableSpec> table = this->table(value, path);
+    if (failed(table))
+      return failure();
+    if (!names.insert(table->name).second)
+      return error(path + ".name") << "duplicate table name '" << table->name
+                                   << "'";
+    spec.tables.push_back(std::move(*table));
+  }
+  if (spec.interaction == InteractionKind::dot) {
+    int64_t denseDim =
+        spec.bottomMlp.empty() ? spec.denseFeatures : spec.bottomMlp.back();
+    for (auto [index, table] : llvm::enumerate(spec.tables))
+      if (table.dim != denseDim)
+        return error(("tables[" + Twine(index) + "].embedding_dim").str())
+               << "dot interaction needs every embedding_dim to equal the "
+                  "bottom MLP's last size ("
+               << denseDim << "), got " << table.dim;
+  }
+  return spec;
+}
+
+/// Emits the module for `spec`.
+static OwningOpRef<ModuleOp> buildModule(const ModelSpec &spec,
+                                         MLIRContext *context, Location loc) {
+  OpBuilder builder(context);
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+  (*module)->setAttr(BraidDialect::kModelAttrName,
+                     builder.getStringAttr(spec.name));
+  builder.setInsertionPointToEnd(module->getBody());
+  Type f32 = builder.getF32Type();
+  Type i64 = builder.getI64Type();
+  auto named = [&](const Twine &name) {
+    return NameLoc::get(builder.getStringAttr(name), loc);
+  };
+
+  for (const TableSpec &table : spec.tables) {
+    auto type = RankedTensorType::get({table.rows, table.dim},
+                                      table.elementType);
+    TableOp::create(builder, named(table.name),
+                    builder.getStringAttr(table.name), TypeAttr::get(type),
+                    builder.getF64FloatAttr(table.poolingFactor),
+                    table.uniqueRatio
+                        ? builder.getF64FloatAttr(*table.uniqueRatio)
+                        : FloatAttr(),
+                    TablePlacementAttrInterface());
+  }
+
+  // Signature: inputs first, then parameters, each named by an attribute.
+  int64_t batch = spec.batchSize;
+  SmallVector<Type> argTypes;
+  SmallVector<DictionaryAttr> argAttrs;
+  auto addArg = [&](Type type, StringRef kind, const Twine &name) {
+    argTypes.push_back(type);
+    argAttrs.push_back(builder.getDictionaryAttr(
+        builder.getNamedAttr(kind, builder.getStringAttr(name))));
+    return argTypes.size() - 1;
+  };
+  StringRef input = BraidDialect::kInputAttrName;
+  StringRef param = BraidDialect::kParamAttrName;
+  size_t denseArg =
+      addArg(RankedTensorType::get({batch, spec.denseFeatures}, f32), input,
+             "dense");
+  SmallVector<std::pair<size_t, size_t>> bagArgs;
+  for (const TableSpec &table : spec.tables) {
+    size_t indices = addArg(RankedTensorType::get({ShapedType::kDynamic}, i64),
+                            input, table.name + ".indices");
+    size_t offsets = addArg(RankedTensorType::get({batch + 1}, i64), input,
+                            table.name + ".offsets");
+    bagArgs.push_back({indices, offsets});
+  }
+  struct Layer {
+    std::string name;
+    int64_t in, out;
+    size_t weight, bias;
+  };
+  auto addMlp = [&](StringRef prefix, int64_t in, ArrayRef<int64_t> sizes) {
+    SmallVector<Layer> layers;
+    for (auto [index, out] : llvm::enumerate(sizes)) {
+      std::string name = (prefix + "." + Twine(index)).str();
+      size_t weight =
+          addArg(RankedTensorType::get({out, in}, f32), param, name + ".weight");
+      size_t bias = addArg(RankedTensorType::get({out}, f32), param,
+                           name + ".bias");
+      layers.push_back({name, in, out, weight, bias});
+      in = out;
+    }
+    return layers;
+  };
+  SmallVector<Layer> bottom = addMlp("bottom_mlp", spec.denseFeatures,
+                                     spec.bottomMlp);
+  int64_t denseDim =
+      spec.bottomMlp.empty() ? spec.denseFeatures : spec.bottomMlp.back();
+  int64_t numTables = spec.tables.size();
+  int64_t interactionDim = denseDim;
+  if (spec.interaction == InteractionKind::dot)
+    interactionDim += numTables * (numTables + 1) / 2;
+  else
+    for (const TableSpec &table : spec.tables)
+      interactionDim += table.dim;
+  SmallVector<Layer> top = addMlp("top_mlp", interactionDim, spec.topMlp);
+
+  auto resultType = RankedTensorType::get({batch, spec.topMlp.back()}, f32);
+  auto funcType = builder.getFunctionType(argTypes, {resultType});
+  auto func = func::FuncOp::create(builder, named("forward"), "forward",
+                                   funcType);
+  func.setAllArgAttrs(argAttrs);
+  Block *body = func.addEntryBlock();
+  builder.setInsertionPointToStart(body);
+  auto arg = [&](size_t index) { return body->getArgument(index); };
+
+  auto runMlp = [&](Value x, ArrayRef<Layer> layers, bool lastIsSigmoid) {
+    for (auto [index, layer] : llvm::enumerate(layers)) {
+      Activation activation = Activation::relu;
+      if (lastIsSigmoid && index + 1 == layers.size())
+        activation = Activation::sigmoid;
+      auto type = RankedTensorType::get({batch, layer.out}, f32);
+      x = LinearOp::create(builder, named(layer.name), type, x,
+                           arg(layer.weight), arg(layer.bias), activation,
+                           DensePlacementAttr())
+              .getResult();
+    }
+    return x;
+  };
+  Value dense = runMlp(arg(denseArg), bottom, /*lastIsSigmoid=*/false);
+  SmallVector<Value> embeddings;
+  for (auto [table, bagArg] : llvm::zip(spec.tables, bagArgs)) {
+    auto type = RankedTensorType::get({batch, table.dim}, table.elementType);
+    Value pooled =
+        EmbeddingBagOp::create(builder, named(table.name), type,
+                               table.name,
+                               arg(bagArg.first), arg(bagArg.second), Value(),
+                               table.pooling)
+            .getResult();
+    if (table.elementType != f32)
+      pooled = arith::ExtFOp::create(
+          builder, named(table.name),
+          RankedTensorType::get({batch, table.dim}, f32), pooled);
+    embeddings.push_back(pooled);
+  }
+  Value features =
+      InteractionOp::create(builder, named("interaction"),
+                            RankedTensorType::get({batch, interactionDim}, f32),
+                            spec.interaction, dense, embeddings)
+          .getResult();
+  Value output = runMlp(features, top, /*lastIsSigmoid=*/true);
+  func::ReturnOp::create(builder, named("forward"), output);
+  return module;
+}
+
+OwningOpRef<ModuleOp> mlir::braid::importModelJson(StringRef jsonText,
+                                                   StringRef fileName,
+                                                   MLIRContext *context) {
+  context->loadDialect<BraidDialect, func::FuncDialect, arith::ArithDialect>();
+  Location loc = FileLineColLoc::get(context, fileName, 1, 1);
+  llvm::Expected<json::Value> root = json::parse(jsonText);
+  if (!root) {
+    emitError(loc) << "invalid JSON: " << llvm::toString(root.takeError());
+    return nullptr;
+  }
+  FailureOr<ModelSpec> spec = SpecReader(context, loc).read(*root);
+  if (failed(spec))
+    return nullptr;
+  OwningOpRef<ModuleOp> module = buildModule(*spec, context, loc);
+  if (failed(verify(*module)))
+    return nullptr;
+  return module;
+}
+
+void mlir::braid::registerImportModelJsonTranslation() {
+  TranslateToMLIRRegistration registration(
+      "import-model-json", "import a JSON DLRM model spec into Braid IR",
+      [](llvm::SourceMgr &sourceMgr, MLIRContext *context) {
+        const llvm::MemoryBuffer *buffer =
+            sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
+        return importModelJson(buffer->getBuffer(),
+                               buffer->getBufferIdentifier(), context);
+      },
+      [](DialectRegistry &registry) { registerAllDialects(registry); });
+}

@@ -1,0 +1,230 @@
+//===- Kernels.cpp - Compute kernels of the reference semantics -----------===//
+//
+// This file implements the reference kernels of braid.embedding_bag,
+// braid.linear and braid.interaction, and TableData. They favour clarity
+// over speed and accumulate in double before rounding to the element type.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Kernels.h"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::braid;
+using namespace mlir::braid::interp;
+
+uint64_t mlir::braid::interp::mixBits(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+double mlir::braid::interp::unitInterval(uint64_t bits) {
+  return static_cast<double>(bits >> 11) * 0x1.0p-53;
+}
+
+uint64_t mlir::braid::interp::hashName(StringRef text) {
+  uint64_t hash = 0xcbf29ce484222325ULL;
+  for (unsigned char c : text) {
+    hash ^= c;
+    hash *= 0x100000001b3ULL;
+  }
+  return hash;
+}
+
+//===----------------------------------------------------------------------===//
+// TableData
+//===----------------------------------------------------------------------===//
+
+TableData TableData::generated(StringRef name, int64_t rows, int64_t dim,
+                               ElementKind kind, uint64_t seed) {
+  TableData table;
+  table.rows = rows;
+  table.dim = dim;
+  table.kind = kind;
+  table.nameSeed = mixBits(seed ^ hashName(name));
+  table.bound = 1.0 / std::sqrt(static_cast<double>(rows));
+  return table;
+}
+
+TableData TableData::loaded(HostTensor tensor) {
+  TableData table;
+  table.rows = tensor.shape[0];
+  table.dim = tensor.shape[1];
+  table.kind = tensor.kind;
+  table.tensor = std::make_shared<const HostTensor>(std::move(tensor));
+  return table;
+}
+
+double TableData::get(int64_t row, int64_t col) const {
+  if (tensor)
+    return tensor->data[row * dim + col];
+  uint64_t bits = mixBits(nameSeed ^ mixBits(row * dim + col));
+  return roundToKind(bound * (2 * unitInterval(bits) - 1), kind);
+}
+
+HostTensor TableData::materialize() const {
+  if (tensor)
+    return *tensor;
+  HostTensor result(kind, {rows, dim});
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < dim; ++c)
+      result.data[r * dim + c] = get(r, c);
+  return result;
+}
+
+//===----------------------------------------------------------------------===//
+// Kernels
+//===----------------------------------------------------------------------===//
+
+FailureOr<HostTensor> mlir::braid::interp::runEmbeddingBag(
+    EmbeddingBagOp op, const TableData &table, const HostTensor &indices,
+    const HostTensor &offsets, const HostTensor *weights) {
+  int64_t numIndices = indices.getNumElements();
+  int64_t numBags = offsets.getNumElements() - 1;
+  if (numBags < 0)
+    return op.emitError() << "offsets must have at least one entry";
+  if (offsets.data.front() != 0)
+    return op.emitError() << "offsets must start at 0, got "
+                          << static_cast<int64_t>(offsets.data.front());
+  for (int64_t b = 0; b < numBags; ++b)
+    if (offsets.data[b + 1] < offsets.data[b])
+      return op.emitError() << "offsets must not decrease, but offsets["
+                            << b + 1 << "] = "
+                            << static_cast<int64_t>(offsets.data[b + 1])
+                            << " < offsets[" << b << "] = "
+                            << static_cast<int64_t>(offsets.data[b]);
+  if (offsets.data.back() != numIndices)
+    return op.emitError() << "the last offset must be the number of indices ("
+                          << numIndices << "), got "
+                          << static_cast<int64_t>(offsets.data.back());
+  if (weights && weights->getNumElements() != numIndices)
+    return op.emitError() << "per_sample_weights have "
+                          << weights->getNumElements()
+                          << " entries but there are " << numIndices
+                          << " indices";
+  for (int64_t i = 0; i < numIndices; ++i) {
+    double index = indices.data[i];
+    if (index < 0 || index >= table.getNumRows())
+      return op.emitError() << "index " << static_cast<int64_t>(index)
+                            << " at position " << i
+                            << " is out of range for table '" << op.getTable()
+                            << "' with " << table.getNumRows() << " rows";
+  }
+  auto resultType = cast<RankedTensorType>(op.getResult().getType());
+  int64_t dim = table.getDim();
+  if (!resultType.isDynamicDim(0) && resultType.getDimSize(0) != numBags)
+    return op.emitError() << "offsets describe " << numBags
+                          << " bags but the result type has "
+                          << resultType.getDimSize(0) << " rows";
+  HostTensor result(table.getKind(), {numBags, dim});
+  std::vector<double> accumulator(dim);
+  for (int64_t b = 0; b < numBags; ++b) {
+    int64_t begin = offsets.data[b], end = offsets.data[b + 1];
+    if (begin == end)
+      continue; // An empty bag gives zeros.
+    bool isMax = op.getMode() == PoolingMode::max;
+    std::fill(accumulator.begin(), accumulator.end(),
+              isMax ? -INFINITY : 0.0);
+    for (int64_t i = begin; i < end; ++i) {
+      int64_t row = indices.data[i];
+      double scale = weights ? weights->data[i] : 1.0;
+      for (int64_t c = 0; c < dim; ++c) {
+        double value = table.get(row, c);
+        if (isMax)
+          accumulator[c] = std::max(accumulator[c], value);
+        else
+          accumulator[c] += scale * value;
+      }
+    }
+    double divisor =
+        op.getMode() == PoolingMode::mean ? static_cast<double>(end - begin)
+                                          : 1.0;
+    for (int64_t c = 0; c < dim; ++c)
+      result.data[b * dim + c] = accumulator[c] / divisor;
+  }
+  result.round();
+  return result;
+}
+
+FailureOr<HostTensor> mlir::braid::interp::runLinear(LinearOp op,
+                                                     const HostTensor &input,
+                                                     const HostTensor &weight,
+                                                     const HostTensor &bias) {
+  int64_t batch = input.shape[0], in = input.shape[1];
+  int64_t out = weight.shape[0];
+  if (weight.shape[1] != in || bias.shape[0] != out)
+    return op.emitError() << "shapes do not fit at run time: input "
+                          << input.describeType() << ", weight "
+                          << weight.describeType() << ", bias "
+                          << bias.describeType();
+  HostTensor result(input.kind, {batch, out});
+  for (int64_t b = 0; b < batch; ++b) {
+    const double *x = &input.data[b * in];
+    for (int64_t o = 0; o < out; ++o) {
+      const double *w = &weight.data[o * in];
+      double sum = 0;
+      for (int64_t i = 0; i < in; ++i)
+        sum += x[i] * w[i];
+      sum += bias.data[o];
+      switch (op.getActivation()) {
+      case Activation::none:
+        break;
+      case Activation::relu:
+        sum = std::max(sum, 0.0);
+        break;
+      case Activation::sigmoid:
+        sum = 1.0 / (1.0 + std::exp(-sum));
+        break;
+      }
+      result.data[b * out + o] = sum;
+    }
+  }
+  result.round();
+  return result;
+}
+
+FailureOr<HostTensor>
+mlir::braid::interp::runInteraction(InteractionOp op, const HostTensor &dense,
+                                    ArrayRef<HostTensor> embeddings) {
+  int64_t batch = dense.shape[0], d = dense.shape[1];
+  for (auto [index, embedding] : llvm::enumerate(embeddings)) {
+    if (embedding.shape[0] != batch)
+      return op.emitError() << "embedding " << index << " has "
+                            << embedding.shape[0]
+                            << " rows at run time but dense has " << batch;
+    if (op.getKind() == InteractionKind::dot && embedding.shape[1] != d)
+      return op.emitError() << "embedding " << index << " has dim "
+                            << embedding.shape[1]
+                            << " at run time but dense has " << d;
+  }
+  if (op.getKind() == InteractionKind::cat) {
+    SmallVector<HostTensor> parts{dense};
+    parts.append(embeddings.begin(), embeddings.end());
+    return HostTensor::concat(parts, 1);
+  }
+  int64_t numFeatures = embeddings.size();
+  int64_t columns = d + numFeatures * (numFeatures + 1) / 2;
+  HostTensor result(dense.kind, {batch, columns});
+  for (int64_t b = 0; b < batch; ++b) {
+    auto vector = [&](int64_t i) -> const double * {
+      return i == 0 ? &dense.data[b * d] : &embeddings[i - 1].data[b * d];
+    };
+    double *out = &result.data[b * columns];
+    std::copy(vector(0), vector(0) + d, out);
+    int64_t column = d;
+    // Pairs (i, j) with i > j, row-major: (1,0), (2,0), (2,1), (3,0), ...
+    for (int64_t i = 1; i <= numFeatures; ++i)
+      for (int64_t j = 0; j < i; ++j) {
+        double dot = 0;
+        for (int64_t k = 0; k < d; ++k)
+          dot += vector(i)[k] * vector(j)[k];
+        out[column++] = dot;
+      }
+  }
+  result.round();
+  return result;
+}

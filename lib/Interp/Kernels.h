@@ -1,0 +1,44 @@
+//===- Kernels.h - Compute kernels of the reference semantics ---*- C++ -*-===//
+//
+// This file declares the reference kernels of Braid's compute ops and
+// collectives, and the deterministic random numbers the interpreter uses.
+// Kernels check what only the values can show (an index out of range, bad
+// offsets, shapes that do not fit) and report it on the op.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BRAID_LIB_INTERP_KERNELS_H
+#define BRAID_LIB_INTERP_KERNELS_H
+
+#include "braid/Dialect/Braid/IR/Braid.h"
+#include "braid/Interp/Interpreter.h"
+
+namespace mlir::braid::interp {
+
+/// A 64-bit mix of `x` (SplitMix64's finalizer).
+uint64_t mixBits(uint64_t x);
+/// A uniform double in [0, 1) from 64 random bits.
+double unitInterval(uint64_t bits);
+/// A stable 64-bit hash of `text` (FNV-1a).
+uint64_t hashName(StringRef text);
+
+FailureOr<HostTensor> runEmbeddingBag(EmbeddingBagOp op, const TableData &table,
+                                      const HostTensor &indices,
+                                      const HostTensor &offsets,
+                                      const HostTensor *weights);
+FailureOr<HostTensor> runLinear(LinearOp op, const HostTensor &input,
+                                const HostTensor &weight,
+                                const HostTensor &bias);
+FailureOr<HostTensor> runInteraction(InteractionOp op, const HostTensor &dense,
+                                     ArrayRef<HostTensor> embeddings);
+
+/// Runs a collective for all ranks at once: `inputs[r]` is rank r's input;
+/// returns rank r's result at index r.
+FailureOr<std::vector<HostTensor>>
+runCollective(CollectiveOpInterface op, ArrayRef<HostTensor> inputs);
+FailureOr<std::vector<HostTensor>> runPermute(PermuteOp op,
+                                              ArrayRef<HostTensor> inputs);
+
+} // namespace mlir::braid::interp
+
+#endif // BRAID_LIB_INTERP_KERNELS_H
