@@ -53,7 +53,7 @@ LogicalResult BraidDialect::verifyOperationAttribute(Operation *op,
                                << "' must be a string on a module";
     return success();
   }
-  return op->emitOpError() << "unknown Braid attribute '" << attr.getName()
+  return op->emitOpError() << "unknown Braid attribute '" << attr.getName().getValue()
                            << "'";
 }
 
@@ -63,11 +63,11 @@ LogicalResult BraidDialect::verifyRegionArgAttribute(Operation *op,
                                                      NamedAttribute attr) {
   if (attr.getName() != kInputAttrName && attr.getName() != kParamAttrName)
     return op->emitOpError() << "unknown Braid argument attribute '"
-                             << attr.getName() << "'";
+                             << attr.getName().getValue() << "'";
   auto name = dyn_cast<StringAttr>(attr.getValue());
   if (!name || name.getValue().empty())
     return op->emitOpError() << "argument " << argIndex << ": '"
-                             << attr.getName()
+                             << attr.getName().getValue()
                              << "' must be a non-empty string";
   return success();
 }

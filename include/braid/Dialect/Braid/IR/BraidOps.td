@@ -111,8 +111,9 @@ def Braid_LinearOp : Braid_Op<"linear", [Pure]> {
   let summary = "a dense layer with bias and fused activation";
   let description = [{
     Computes `activation(input * weight^T + bias)` with `weight` in PyTorch's
-    [out, in] layout. An optional `placement` records how the planner
-    parallelizes the layer.
+    [out, in] layout. An optional `placement` attribute records how the
+    planner parallelizes the layer:
+    `braid.linear %x, %w, %b relu {placement = #braid.dense_placement<data_parallel>} : ...`.
 
     Example:
 
@@ -133,7 +134,7 @@ def Braid_LinearOp : Braid_Op<"linear", [Pure]> {
                        OptionalAttr<Braid_DensePlacementAttr>:$placement);
   let results = (outs 2DTensorOf<[AnyFloat]>:$result);
   let assemblyFormat = [{
-    $input `,` $weight `,` $bias $activation (`placement` `=` $placement^)? attr-dict
+    $input `,` $weight `,` $bias $activation attr-dict
     `:` type($input) `,` type($weight) `,` type($bias) `->` type($result)
   }];
   let hasVerifier = 1;

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Runs every Braid test: lit, ctest (gtest) and pytest. Installs what is
+# missing and builds first. Ends with one line "N passed, N failed" and exits
+# non-zero on any failure.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/setup.sh || exit 1
+bash scripts/build.sh || exit 1
+BUILD_DIR=${BRAID_BUILD_DIR:-build}
+export PATH="$PWD/$BUILD_DIR/bin:$PATH"
+
+passed=0
+failed=0
+status=0
+
+# lit: count from its summary.
+lit_out=$(mktemp)
+/usr/lib/llvm-22/bin/lit -sv "$BUILD_DIR/test" 2>&1 | tee "$lit_out" | grep -E "^(FAIL|XPASS|UNRESOLVED|TIMEOUT):|Failed Tests|Testing Time" || true
+lit_rc=${PIPESTATUS[0]}
+lit_pass=$(grep -oE "Passed *: *[0-9]+" "$lit_out" | grep -oE "[0-9]+$" || echo 0)
+lit_fail=$(grep -oE "(Failed|Unresolved|Timed Out) *: *[0-9]+" "$lit_out" | grep -oE "[0-9]+$" | awk '{s+=$1} END {print s+0}')
+echo "lit: ${lit_pass:-0} passed, ${lit_fail:-0} failed"
+passed=$((passed + ${lit_pass:-0}))
+failed=$((failed + ${lit_fail:-0}))
+[ "$lit_rc" = 0 ] || status=1
+rm -f "$lit_out"
+
+# ctest
+ctest_out=$(mktemp)
+(cd "$BUILD_DIR" && ctest --output-on-failure) >"$ctest_out" 2>&1
+ctest_rc=$?
+grep -E "tests passed|tests failed|\*\*\*Failed|Test +#" "$ctest_out" | tail -n 40
+ctest_total=$(grep -oE "out of [0-9]+" "$ctest_out" | grep -oE "[0-9]+" || echo 0)
+ctest_fail=$(grep -oE "[0-9]+ tests failed" "$ctest_out" | grep -oE "^[0-9]+" || echo 0)
+ctest_pass=$(( ${ctest_total:-0} - ${ctest_fail:-0} ))
+echo "ctest: ${ctest_pass} passed, ${ctest_fail:-0} failed"
+passed=$((passed + ctest_pass))
+failed=$((failed + ${ctest_fail:-0}))
+[ "$ctest_rc" = 0 ] || status=1
+rm -f "$ctest_out"
+
+# pytest
+py_out=$(mktemp)
+BRAID_BUILD_DIR="$BUILD_DIR" python3 -m pytest -q test/python 2>&1 | tee "$py_out" | tail -n 15
+py_rc=${PIPESTATUS[0]}
+py_pass=$(grep -oE "[0-9]+ passed" "$py_out" | tail -1 | grep -oE "^[0-9]+" || echo 0)
+py_fail=$(grep -oE "[0-9]+ (failed|error)" "$py_out" | grep -oE "^[0-9]+" | awk '{s+=$1} END {print s+0}')
+echo "pytest: ${py_pass:-0} passed, ${py_fail:-0} failed"
+passed=$((passed + ${py_pass:-0}))
+failed=$((failed + ${py_fail:-0}))
+[ "$py_rc" = 0 ] || status=1
+rm -f "$py_out"
+
+if [ "$status" != 0 ] && [ "$failed" = 0 ]; then
+  failed=1 # a runner failed without reporting a count (crash, config error)
+fi
+echo "${passed} passed, ${failed} failed"
+exit $status
