@@ -1,0 +1,104 @@
+//===- NpyTest.cpp - Tests of the .npy reader and writer ------------------===//
+//
+// This file tests that .npy files round-trip for every supported dtype and
+// that malformed files are rejected with a message naming the file.
+//
+//===----------------------------------------------------------------------===//
+
+#include "braid/Interp/Npy.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include "gtest/gtest.h"
+
+using namespace mlir::braid::interp;
+
+namespace {
+class NpyTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("braid-npy", dir));
+  }
+  void TearDown() override { llvm::sys::fs::remove_directories(dir); }
+  std::string path(llvm::StringRef name) {
+    llvm::SmallString<128> result(dir);
+    llvm::sys::path::append(result, name);
+    return std::string(result);
+  }
+  std::string errorOf(llvm::StringRef bytes) {
+    llvm::Expected<HostTensor> tensor = parseNpy(bytes, "x.npy");
+    EXPECT_FALSE(static_cast<bool>(tensor));
+    return tensor ? std::string() : llvm::toString(tensor.takeError());
+  }
+  llvm::SmallString<128> dir;
+};
+} // namespace
+
+TEST_F(NpyTest, RoundTripsEveryKind) {
+  for (ElementKind kind : {ElementKind::f16, ElementKind::f32, ElementKind::f64,
+                           ElementKind::i32, ElementKind::i64, ElementKind::i1}) {
+    HostTensor tensor(kind, {2, 3});
+    for (int64_t i = 0; i < 6; ++i)
+      tensor.data[i] = kind == ElementKind::i1 ? i % 2 : i * 1.5 - 2;
+    tensor.round();
+    std::string file = path("t.npy");
+    ASSERT_FALSE(static_cast<bool>(writeNpy(file, tensor)));
+    llvm::Expected<HostTensor> back = readNpy(file);
+    ASSERT_TRUE(static_cast<bool>(back)) << llvm::toString(back.takeError());
+    EXPECT_EQ(back->kind, kind);
+    EXPECT_EQ(back->shape, tensor.shape);
+    EXPECT_EQ(back->data, tensor.data);
+  }
+}
+
+TEST_F(NpyTest, WritesOneDimensionalAndScalarShapes) {
+  HostTensor vector(ElementKind::i64, {4});
+  ASSERT_FALSE(static_cast<bool>(writeNpy(path("v.npy"), vector)));
+  auto buffer = llvm::MemoryBuffer::getFile(path("v.npy"));
+  ASSERT_TRUE(static_cast<bool>(buffer));
+  EXPECT_NE((*buffer)->getBuffer().find("'shape': (4,)"), llvm::StringRef::npos);
+  // The data starts on a 64-byte boundary.
+  EXPECT_EQ(((*buffer)->getBufferSize() - 4 * 8) % 64, 0u);
+  HostTensor scalar(ElementKind::f64, {});
+  ASSERT_FALSE(static_cast<bool>(writeNpy(path("s.npy"), scalar)));
+  llvm::Expected<HostTensor> back = readNpy(path("s.npy"));
+  ASSERT_TRUE(static_cast<bool>(back));
+  EXPECT_EQ(back->getRank(), 0);
+  EXPECT_EQ(back->getNumElements(), 1);
+}
+
+TEST_F(NpyTest, RejectsMalformedFiles) {
+  EXPECT_EQ(errorOf("hello"), "x.npy: not a .npy file (bad magic string)");
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }";
+  auto file = [&](llvm::StringRef text, llvm::StringRef payload) {
+    std::string bytes = "\x93NUMPY";
+    bytes += '\x01';
+    bytes += '\x00';
+    bytes += char(text.size() & 0xff);
+    bytes += char(text.size() >> 8);
+    return bytes + text.str() + payload.str();
+  };
+  EXPECT_EQ(errorOf(file(header, "abcd")),
+            "x.npy: the .npy data is shorter than its shape says (4 bytes)");
+  EXPECT_EQ(errorOf(file("{'descr': '>f4', 'fortran_order': False, 'shape': (1,), }", "abcd")),
+            "x.npy: unsupported dtype '>f4' (expected <f2, <f4, <f8, <i4, <i8 or |b1)");
+  EXPECT_EQ(errorOf(file("{'descr': '<f4', 'fortran_order': True, 'shape': (1,), }", "abcd")),
+            "x.npy: Fortran-ordered arrays are not supported");
+  EXPECT_EQ(errorOf(file("{'descr': '<f4', 'shape': (1,), }", "abcd")),
+            "x.npy: the .npy header lacks 'descr', 'fortran_order' or 'shape'");
+  EXPECT_EQ(errorOf(file("{'descr': '<f4', 'fortran_order': False, 'shape': (x,), }", "")),
+            "x.npy: malformed dimension 'x' in the .npy shape");
+  EXPECT_EQ(errorOf(file("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999, 99999999999), }", "")),
+            "x.npy: the .npy data is shorter than its shape says (0 bytes)");
+  std::string truncated = file(header, "").substr(0, 20);
+  EXPECT_EQ(errorOf(truncated), "x.npy: truncated .npy header");
+}
+
+TEST_F(NpyTest, MissingFileNamesThePath) {
+  llvm::Expected<HostTensor> tensor = readNpy(path("nope.npy"));
+  ASSERT_FALSE(static_cast<bool>(tensor));
+  EXPECT_NE(llvm::toString(tensor.takeError()).find("nope.npy: cannot read"),
+            std::string::npos);
+}
