@@ -18,6 +18,7 @@ config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%braid_src", config.braid_src_root))
 config.substitutions.append(("%braid_tools_dir", config.braid_tools_dir))
+config.substitutions.append(("%braid_obj_root", config.braid_obj_root))
 config.substitutions.append(("%python", config.python_executable or "python3"))
 
 llvm_config.use_default_substitutions()

@@ -25,8 +25,9 @@ def Braid_Dialect : Dialect {
     for hierarchical forms and start/wait pairs for overlap.
 
     A module may carry a `braid.cluster` attribute naming the hardware it is
-    compiled for, and a `braid.model` string naming the model. Function arguments are bound to named inputs and parameters
-    with the `braid.input` and `braid.param` argument attributes.
+    compiled for, and a `braid.model` string naming the model. Function
+    arguments are bound to named inputs and parameters with the
+    `braid.input` and `braid.param` argument attributes.
   }];
   let useDefaultAttributePrinterParser = 1;
   let useDefaultTypePrinterParser = 1;

@@ -210,18 +210,7 @@ def Braid_WorldSizeOp : Braid_Op<"world_size", [Pure]> {
 // Collectives
 //===----------------------------------------------------------------------===//
 
-defvar kCollectiveCommon = [{
 
-    The collective runs independently in each replica group; without
-    `groups` it spans all ranks. A group of one rank makes it the identity,
-    which the folder uses. The `_start` form takes the same operands and
-    attributes and returns a `!braid.token` of the result type for
-    `braid.wait`.
-
-    Constraints (shared by every collective):
-    - `groups`, when present, are disjoint, non-negative and of equal size;
-    - the result has the input's element type and rank.
-}];
 
 /// Defines a synchronous collective `NAME#Op` and its asynchronous
 /// `NAME#StartOp` with the same arguments and checks.
@@ -231,7 +220,18 @@ multiclass Braid_Collective<string opMnemonic, dag args, string operandFormat,
   def NAME#Op : Braid_Op<opMnemonic, !listconcat([Pure,
       DeclareOpInterfaceMethods<Braid_CollectiveOpInterface>], syncTraits)> {
     let summary = opSummary;
-    let description = opDescription # kCollectiveCommon;
+    let description = opDescription # [{
+
+The collective runs independently in each replica group; without
+`groups` it spans all ranks. A group of one rank makes it the identity,
+which the folder uses. The `_start` form takes the same operands and
+attributes and returns a `!braid.token` of the result type for
+`braid.wait`.
+
+Constraints (shared by every collective):
+- `groups`, when present, are disjoint, non-negative and of equal size;
+- the result has the input's element type and rank.
+}];
     let arguments = args;
     let results = (outs AnyRankedTensor:$result);
     let assemblyFormat = operandFormat #
@@ -244,11 +244,11 @@ multiclass Braid_Collective<string opMnemonic, dag args, string operandFormat,
       [DeclareOpInterfaceMethods<Braid_CollectiveOpInterface>]> {
     let summary = "starts an asynchronous " # opMnemonic;
     let description = [{
-      The asynchronous form of `braid.}] # opMnemonic # [{`: same operands,
-      attributes and constraints; the result comes from `braid.wait` on the
-      returned token, whose value type must be the result type the
-      synchronous form would have.
-    }];
+The asynchronous form of `braid.}] # opMnemonic # [{`: same operands,
+attributes and constraints; the result comes from `braid.wait` on the
+returned token, whose value type must be the result type the synchronous
+form would have.
+}];
     let arguments = args;
     let results = (outs Braid_TokenType:$token);
     let assemblyFormat = operandFormat #
@@ -262,15 +262,15 @@ defm Braid_AllReduce : Braid_Collective<"all_reduce",
     (ins Braid_ReductionKind:$reduction, AnyRankedTensor:$input,
          OptionalAttr<Braid_ReplicaGroupsAttr>:$replica_groups),
     "$reduction $input", "", "reduces a tensor across ranks", [{
-    Every rank of a group receives the element-wise reduction (`sum`, `max`,
-    `min` or `avg`) of the group's inputs.
+Every rank of a group receives the element-wise reduction (`sum`, `max`,
+`min` or `avg`) of the group's inputs.
 
-    ```mlir
-    %r = braid.all_reduce sum %x groups [[0, 1], [2, 3]] : tensor<64x128xf32>
-    ```
+```mlir
+%r = braid.all_reduce sum %x groups [[0, 1], [2, 3]] : tensor<64x128xf32>
+```
 
-    Constraints:
-    - the result type is the input type.
+Constraints:
+- the result type is the input type.
 }], [AllTypesMatch<["input", "result"]>]>;
 
 defm Braid_AllGather : Braid_Collective<"all_gather",
@@ -278,17 +278,17 @@ defm Braid_AllGather : Braid_Collective<"all_gather",
          OptionalAttr<Braid_ReplicaGroupsAttr>:$replica_groups),
     "$input `dim` `=` $dim", "`->` type($result)",
     "concatenates the inputs of a group along one dimension", [{
-    Every rank receives the inputs of its group, in group order, concatenated
-    along `dim`.
+Every rank receives the inputs of its group, in group order, concatenated
+along `dim`.
 
-    ```mlir
-    %r = braid.all_gather %x dim = 0 groups [[0, 1]] : tensor<4x8xf32> -> tensor<8x8xf32>
-    ```
+```mlir
+%r = braid.all_gather %x dim = 0 groups [[0, 1]] : tensor<4x8xf32> -> tensor<8x8xf32>
+```
 
-    Constraints:
-    - `dim` is a dimension of the input;
-    - the result matches the input except along `dim`, where it is the
-      group size times the input's size when both are static.
+Constraints:
+- `dim` is a dimension of the input;
+- the result matches the input except along `dim`, where it is the
+  group size times the input's size when both are static.
 }]>;
 
 defm Braid_ReduceScatter : Braid_Collective<"reduce_scatter",
@@ -296,18 +296,18 @@ defm Braid_ReduceScatter : Braid_Collective<"reduce_scatter",
          I64Attr:$dim, OptionalAttr<Braid_ReplicaGroupsAttr>:$replica_groups),
     "$reduction $input `dim` `=` $dim", "`->` type($result)",
     "reduces across a group and scatters the result", [{
-    The group's inputs are reduced element-wise; the reduction is split into
-    group-size equal chunks along `dim`, and the rank at group position `p`
-    receives chunk `p`.
+The group's inputs are reduced element-wise; the reduction is split into
+group-size equal chunks along `dim`, and the rank at group position `p`
+receives chunk `p`.
 
-    ```mlir
-    %r = braid.reduce_scatter sum %x dim = 0 groups [[0, 1]] : tensor<8x4xf32> -> tensor<4x4xf32>
-    ```
+```mlir
+%r = braid.reduce_scatter sum %x dim = 0 groups [[0, 1]] : tensor<8x4xf32> -> tensor<4x4xf32>
+```
 
-    Constraints:
-    - `dim` is a dimension of the input;
-    - the result matches the input except along `dim`, where the input's
-      size is the group size times the result's when both are static.
+Constraints:
+- `dim` is a dimension of the input;
+- the result matches the input except along `dim`, where the input's
+  size is the group size times the result's when both are static.
 }]>;
 
 defm Braid_AllToAll : Braid_Collective<"all_to_all",
@@ -317,33 +317,33 @@ defm Braid_AllToAll : Braid_Collective<"all_to_all",
     [{$input `split_dim` `=` $split_dim `concat_dim` `=` $concat_dim
       (`split_sizes` `=` $split_sizes^)?}], "`->` type($result)",
     "exchanges chunks between every pair of ranks of a group", [{
-    Each rank splits its input along `split_dim` into one chunk per group
-    member, sends chunk `j` to the member at position `j`, and concatenates
-    what it receives, in group order, along `concat_dim`.
+Each rank splits its input along `split_dim` into one chunk per group
+member, sends chunk `j` to the member at position `j`, and concatenates
+what it receives, in group order, along `concat_dim`.
 
-    Without `split_sizes` the chunks are equal. With `split_sizes`, a
-    row-major G x G matrix for a group of G, the member at position `i`
-    sends `split_sizes[i * G + j]` slices to position `j` (uneven
-    all_to_all): its input has the sum of row `i` slices along `split_dim`
-    and its result the sum of column `i`. Uneven exchanges split and
-    concatenate along the same dimension.
+Without `split_sizes` the chunks are equal. With `split_sizes`, a
+row-major G x G matrix for a group of G, the member at position `i`
+sends `split_sizes[i * G + j]` slices to position `j` (uneven
+all_to_all): its input has the sum of row `i` slices along `split_dim`
+and its result the sum of column `i`. Uneven exchanges split and
+concatenate along the same dimension.
 
-    ```mlir
-    %r = braid.all_to_all %ids split_dim = 0 concat_dim = 0
-        split_sizes = [1, 2, 3, 0] groups [[0, 1]] : tensor<?xi64> -> tensor<?xi64>
-    ```
+```mlir
+%r = braid.all_to_all %ids split_dim = 0 concat_dim = 0
+    split_sizes = [1, 2, 3, 0] groups [[0, 1]] : tensor<?xi64> -> tensor<?xi64>
+```
 
-    Constraints:
-    - `split_dim` and `concat_dim` are dimensions of the input;
-    - the result matches the input except along `split_dim` and
-      `concat_dim`;
-    - without `split_sizes`, a static input size along `split_dim` divides
-      by the group size, and static result sizes are the input's divided
-      (along `split_dim`) and multiplied (along `concat_dim`) by it;
-    - `split_sizes` needs explicit `groups`, equal `split_dim` and
-      `concat_dim`, G x G non-negative entries, and when the input size
-      along that dimension is static, every row of the matrix sums to it
-      (and likewise every column to a static result size).
+Constraints:
+- `split_dim` and `concat_dim` are dimensions of the input;
+- the result matches the input except along `split_dim` and
+  `concat_dim`;
+- without `split_sizes`, a static input size along `split_dim` divides
+  by the group size, and static result sizes are the input's divided
+  (along `split_dim`) and multiplied (along `concat_dim`) by it;
+- `split_sizes` needs explicit `groups`, equal `split_dim` and
+  `concat_dim`, G x G non-negative entries, and when the input size
+  along that dimension is static, every row of the matrix sums to it
+  (and likewise every column to a static result size).
 }]>;
 
 defm Braid_Broadcast : Braid_Collective<"broadcast",
@@ -351,16 +351,16 @@ defm Braid_Broadcast : Braid_Collective<"broadcast",
          OptionalAttr<Braid_ReplicaGroupsAttr>:$replica_groups),
     "$input `root` `=` $root", "",
     "copies the input of one group member to all members", [{
-    Every rank of a group receives the input of the member at group position
-    `root`.
+Every rank of a group receives the input of the member at group position
+`root`.
 
-    ```mlir
-    %r = braid.broadcast %x root = 0 groups [[0, 1, 2, 3]] : tensor<16xf32>
-    ```
+```mlir
+%r = braid.broadcast %x root = 0 groups [[0, 1, 2, 3]] : tensor<16xf32>
+```
 
-    Constraints:
-    - the result type is the input type;
-    - `root` is not negative and, with explicit groups, below the group size.
+Constraints:
+- the result type is the input type;
+- `root` is not negative and, with explicit groups, below the group size.
 }], [AllTypesMatch<["input", "result"]>]>;
 
 def Braid_PermuteOp : Braid_Op<"permute",
