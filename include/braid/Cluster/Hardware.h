@@ -1,0 +1,91 @@
+//===- Hardware.h - Hardware descriptions -----------------------*- C++ -*-===//
+//
+// This file declares the hardware description the cost model reads: one
+// device type, the intra-node fabric, the NICs and the cluster shape. It is
+// read from JSON (a preset name or a file); malformed descriptions are
+// errors naming the JSON path. docs/cost-model.md documents every field.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BRAID_CLUSTER_HARDWARE_H
+#define BRAID_CLUSTER_HARDWARE_H
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <string>
+#include <vector>
+
+namespace mlir::braid::cluster {
+
+/// One accelerator (or CPU socket, for local-cpu).
+/// GPU generations whose NCCL constants the collective model knows; `cpu`
+/// for local-cpu descriptions.
+enum class Arch { ampere, hopper, cpu };
+
+struct DeviceDesc {
+  std::string name;
+  Arch arch = Arch::hopper;
+  /// Dense peak TFLOP/s per element type ("f32", "tf32", "bf16", "f16").
+  llvm::StringMap<double> peakTflops;
+  /// Fraction of peak a large GEMM reaches.
+  double gemmEfficiency = 0;
+  double memoryBandwidthGBps = 0;
+  /// Fraction of memory bandwidth a streaming kernel reaches.
+  double memoryEfficiency = 0;
+  double memoryCapacityGB = 0;
+  double l2MB = 0;
+  int64_t sms = 0;
+  double launchOverheadUs = 0;
+};
+
+/// The fabric between the ranks of one node.
+enum class IntraNodeKind { nvlink, pcie, shm };
+
+struct IntraNodeDesc {
+  IntraNodeKind kind = IntraNodeKind::nvlink;
+  /// Links per device and the bandwidth NCCL achieves on each, per direction.
+  int64_t links = 0;
+  double linkBandwidthGBps = 0;
+  /// NVLink SHARP (in-switch reduction) and NCCL's efficiency for it.
+  bool nvls = false;
+  double nvlsEfficiency = 0;
+  int64_t nvlsChannels = 0;
+  /// Per-device bandwidth, one direction.
+  double bandwidthGBps() const { return links * linkBandwidthGBps; }
+};
+
+struct InterNodeDesc {
+  int64_t nicsPerNode = 0;
+  /// Line rate per NIC, one direction, and the fraction NCCL achieves.
+  double nicBandwidthGBps = 0;
+  double nicEfficiency = 0;
+  double effectiveNicGBps() const { return nicBandwidthGBps * nicEfficiency; }
+};
+
+struct HardwareDesc {
+  std::string name;
+  DeviceDesc device;
+  IntraNodeDesc intraNode;
+  InterNodeDesc interNode;
+  /// Thread blocks (NCCL channels) a collective occupies on each device.
+  int64_t commChannels = 0;
+  int64_t nodes = 1;
+  int64_t ranksPerNode = 1;
+  int64_t worldSize() const { return nodes * ranksPerNode; }
+};
+
+/// Names of the built-in presets.
+std::vector<std::string> getPresetNames();
+
+/// Parses a description; `name` appears in error messages.
+llvm::Expected<HardwareDesc> parseHardware(llvm::StringRef json,
+                                           llvm::StringRef name);
+
+/// A preset by name, or else a JSON file at that path.
+llvm::Expected<HardwareDesc> loadHardware(llvm::StringRef presetOrPath);
+
+} // namespace mlir::braid::cluster
+
+#endif // BRAID_CLUSTER_HARDWARE_H

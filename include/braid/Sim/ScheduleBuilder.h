@@ -1,0 +1,37 @@
+//===- ScheduleBuilder.h - Schedules from Braid programs --------*- C++ -*-===//
+//
+// This file declares how a Braid function becomes a simulator schedule: every
+// op is costed by the cost model and placed on a stream of every rank.
+// Compute and synchronous collectives run on stream 0; the `_start` form of a
+// collective runs on stream 1 and its `braid.wait` makes stream 0 wait for
+// it, so asynchronous collectives overlap the compute between them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BRAID_SIM_SCHEDULEBUILDER_H
+#define BRAID_SIM_SCHEDULEBUILDER_H
+
+#include "braid/Cluster/Hardware.h"
+#include "braid/Sim/Simulator.h"
+
+#include "mlir/Support/LLVM.h"
+
+namespace mlir {
+namespace func {
+class FuncOp;
+} // namespace func
+} // namespace mlir
+
+namespace mlir::braid::sim {
+
+/// Builds the schedule of `func` run by `numRanks` ranks, `ranksPerNode` to
+/// a node. Emits a located error and fails on ops it cannot cost (for
+/// example a collective over a dynamically shaped tensor).
+FailureOr<std::vector<SimOp>> buildSchedule(func::FuncOp func,
+                                            const cluster::HardwareDesc &hw,
+                                            int64_t numRanks,
+                                            int64_t ranksPerNode);
+
+} // namespace mlir::braid::sim
+
+#endif // BRAID_SIM_SCHEDULEBUILDER_H

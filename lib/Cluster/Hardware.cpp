@@ -1,0 +1,246 @@
+//===- Hardware.cpp - Hardware descriptions -------------------------------===//
+//
+// This file reads hardware descriptions from JSON. Every field is required
+// unless documented otherwise in docs/cost-model.md; every error names the
+// description and the JSON path of the offending field.
+//
+//===----------------------------------------------------------------------===//
+
+#include "braid/Cluster/Hardware.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+
+using namespace llvm;
+using namespace mlir::braid::cluster;
+
+static std::string formatNumber(double value) {
+  std::string text;
+  raw_string_ostream os(text);
+  os << value;
+  return text;
+}
+
+namespace {
+struct Preset {
+  const char *name;
+  const char *json;
+};
+const Preset kPresets[] = {
+#include "Presets.inc"
+};
+
+/// Reads fields of one JSON object, remembering the first error.
+class FieldReader {
+public:
+  FieldReader(StringRef file, std::string path, const json::Object *object)
+      : file(file), path(std::move(path)), object(object) {}
+
+  bool ok() const { return !error; }
+  Error takeError() {
+    return error ? createStringError(inconvertibleErrorCode(), *error)
+                 : Error::success();
+  }
+  void fail(StringRef key, const Twine &message) {
+    if (!error)
+      error = (file + ": " + path + (path.empty() ? "" : ".") + key + ": " +
+               message)
+                  .str();
+  }
+
+  /// A positive number (or, with `allowZero`, a non-negative one).
+  double number(StringRef key, bool allowZero = false) {
+    std::optional<double> value =
+        object ? object->getNumber(key) : std::nullopt;
+    if (!value || !std::isfinite(*value) || *value < 0 ||
+        (*value == 0 && !allowZero)) {
+      fail(key, value ? "expected a " +
+                            Twine(allowZero ? "non-negative" : "positive") +
+                            " number, got " + formatNumber(*value)
+                      : Twine("expected a number"));
+      return 0;
+    }
+    return *value;
+  }
+  /// A fraction in (0, 1].
+  double fraction(StringRef key) {
+    double value = number(key);
+    if (ok() && value > 1)
+      fail(key, "expected a fraction in (0, 1], got " + formatNumber(value));
+    return value;
+  }
+  int64_t integer(StringRef key) {
+    std::optional<int64_t> value =
+        object ? object->getInteger(key) : std::nullopt;
+    if (!value || *value <= 0) {
+      fail(key, "expected a positive integer");
+      return 0;
+    }
+    return *value;
+  }
+  std::string string(StringRef key) {
+    std::optional<StringRef> value =
+        object ? object->getString(key) : std::nullopt;
+    if (!value || value->empty()) {
+      fail(key, "expected a non-empty string");
+      return "";
+    }
+    return value->str();
+  }
+  bool boolean(StringRef key) {
+    std::optional<bool> value = object ? object->getBoolean(key) : std::nullopt;
+    if (!value) {
+      fail(key, "expected true or false");
+      return false;
+    }
+    return *value;
+  }
+  /// A sub-object reader sharing this reader's error.
+  const json::Object *child(StringRef key) {
+    const json::Object *value = object ? object->getObject(key) : nullptr;
+    if (!value)
+      fail(key, "expected an object");
+    return value;
+  }
+  std::string childPath(StringRef key) const {
+    return path.empty() ? key.str() : path + "." + key.str();
+  }
+  void adopt(FieldReader &other) {
+    if (!error && other.error)
+      error = other.error;
+  }
+  void checkKeys(ArrayRef<StringRef> known) {
+    if (!object)
+      return;
+    for (const auto &entry : *object) {
+      StringRef key = entry.first;
+      if (!key.starts_with("_") && !llvm::is_contained(known, key))
+        fail(key, "unknown field");
+    }
+  }
+
+private:
+  StringRef file;
+  std::string path;
+  const json::Object *object;
+  std::optional<std::string> error;
+};
+} // namespace
+
+std::vector<std::string> mlir::braid::cluster::getPresetNames() {
+  std::vector<std::string> names;
+  for (const Preset &preset : kPresets)
+    names.push_back(preset.name);
+  return names;
+}
+
+Expected<HardwareDesc> mlir::braid::cluster::parseHardware(StringRef text,
+                                                           StringRef name) {
+  Expected<json::Value> root = json::parse(text);
+  if (!root)
+    return createStringError(inconvertibleErrorCode(),
+                             name + ": invalid JSON: " +
+                                 toString(root.takeError()));
+  FieldReader top(name, "", root->getAsObject());
+  if (!root->getAsObject())
+    return createStringError(inconvertibleErrorCode(),
+                             name + ": expected a JSON object");
+  top.checkKeys({"name", "device", "intra_node", "inter_node", "comm_channels",
+                 "topology"});
+  HardwareDesc hw;
+  hw.name = top.string("name");
+  hw.commChannels = top.integer("comm_channels");
+
+  FieldReader device(name, top.childPath("device"), top.child("device"));
+  device.checkKeys({"arch", "name", "peak_tflops", "gemm_efficiency",
+                    "memory_bandwidth_GBps", "memory_efficiency",
+                    "memory_capacity_GB", "l2_MB", "sms",
+                    "launch_overhead_us"});
+  hw.device.name = device.string("name");
+  std::string arch = device.string("arch");
+  if (arch == "ampere")
+    hw.device.arch = Arch::ampere;
+  else if (arch == "hopper")
+    hw.device.arch = Arch::hopper;
+  else if (arch == "cpu")
+    hw.device.arch = Arch::cpu;
+  else if (device.ok())
+    device.fail("arch", "expected \"ampere\", \"hopper\" or \"cpu\", got \"" +
+                            arch + "\"");
+  FieldReader peaks(name, device.childPath("peak_tflops"),
+                    device.child("peak_tflops"));
+  for (StringRef type : {"f32", "tf32", "bf16", "f16"})
+    hw.device.peakTflops[type] = peaks.number(type);
+  peaks.checkKeys({"f32", "tf32", "bf16", "f16", "f64"});
+  device.adopt(peaks);
+  hw.device.gemmEfficiency = device.fraction("gemm_efficiency");
+  hw.device.memoryBandwidthGBps = device.number("memory_bandwidth_GBps");
+  hw.device.memoryEfficiency = device.fraction("memory_efficiency");
+  hw.device.memoryCapacityGB = device.number("memory_capacity_GB");
+  hw.device.l2MB = device.number("l2_MB", /*allowZero=*/true);
+  hw.device.sms = device.integer("sms");
+  hw.device.launchOverheadUs =
+      device.number("launch_overhead_us", /*allowZero=*/true);
+  top.adopt(device);
+
+  FieldReader intra(name, top.childPath("intra_node"), top.child("intra_node"));
+  intra.checkKeys({"kind", "links", "link_bandwidth_GBps", "nvls",
+                   "nvls_efficiency", "nvls_channels"});
+  std::string kind = intra.string("kind");
+  if (kind == "nvlink")
+    hw.intraNode.kind = IntraNodeKind::nvlink;
+  else if (kind == "pcie")
+    hw.intraNode.kind = IntraNodeKind::pcie;
+  else if (kind == "shm")
+    hw.intraNode.kind = IntraNodeKind::shm;
+  else if (intra.ok())
+    intra.fail("kind", "expected \"nvlink\", \"pcie\" or \"shm\", got \"" +
+                           kind + "\"");
+  hw.intraNode.links = intra.integer("links");
+  hw.intraNode.linkBandwidthGBps = intra.number("link_bandwidth_GBps");
+  hw.intraNode.nvls = intra.boolean("nvls");
+  if (hw.intraNode.nvls) {
+    hw.intraNode.nvlsEfficiency = intra.fraction("nvls_efficiency");
+    hw.intraNode.nvlsChannels = intra.integer("nvls_channels");
+  }
+  top.adopt(intra);
+
+  FieldReader inter(name, top.childPath("inter_node"), top.child("inter_node"));
+  inter.checkKeys({"nics_per_node", "nic_bandwidth_GBps", "nic_efficiency"});
+  hw.interNode.nicsPerNode = inter.integer("nics_per_node");
+  hw.interNode.nicBandwidthGBps = inter.number("nic_bandwidth_GBps");
+  hw.interNode.nicEfficiency = inter.fraction("nic_efficiency");
+  top.adopt(inter);
+
+  FieldReader topology(name, top.childPath("topology"), top.child("topology"));
+  topology.checkKeys({"nodes", "ranks_per_node"});
+  hw.nodes = topology.integer("nodes");
+  hw.ranksPerNode = topology.integer("ranks_per_node");
+  top.adopt(topology);
+  if (top.ok() && hw.commChannels > hw.device.sms)
+    top.fail("comm_channels", "a collective cannot use more channels (" +
+                                  Twine(hw.commChannels) + ") than SMs (" +
+                                  Twine(hw.device.sms) + ")");
+  if (!top.ok())
+    return top.takeError();
+  return hw;
+}
+
+Expected<HardwareDesc> mlir::braid::cluster::loadHardware(StringRef presetOrPath) {
+  for (const Preset &preset : kPresets)
+    if (presetOrPath == preset.name)
+      return parseHardware(preset.json, preset.name);
+  ErrorOr<std::unique_ptr<MemoryBuffer>> buffer =
+      MemoryBuffer::getFile(presetOrPath);
+  if (!buffer)
+    return createStringError(
+        inconvertibleErrorCode(),
+        "'" + presetOrPath + "' is neither a preset (" +
+            join(getPresetNames(), ", ") + ") nor a readable file: " +
+            buffer.getError().message());
+  return parseHardware((*buffer)->getBuffer(), presetOrPath);
+}

@@ -1,0 +1,208 @@
+//===- Simulator.cpp - Per-rank schedule simulator ------------------------===//
+//
+// This file implements a discrete-event simulation with progress rates. Each
+// running op holds its remaining work (microseconds at full speed); between
+// events every op advances at its rate, which is 1 except for compute that
+// overlaps comm on its rank, which advances at 1 / dilation. Events are op
+// completions; after each, newly ready ops start.
+//
+//===----------------------------------------------------------------------===//
+
+#include "braid/Sim/Simulator.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/JSON.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+
+using namespace llvm;
+using namespace mlir::braid::sim;
+
+namespace {
+enum class State { waiting, running, done };
+
+/// Total length of the union of `intervals`.
+double unionLength(std::vector<std::pair<double, double>> intervals) {
+  std::sort(intervals.begin(), intervals.end());
+  double total = 0, start = 0, end = -1;
+  for (auto [s, e] : intervals) {
+    if (s > end) {
+      if (end > start)
+        total += end - start;
+      start = s;
+      end = e;
+    } else {
+      end = std::max(end, e);
+    }
+  }
+  if (end > start)
+    total += end - start;
+  return total;
+}
+
+/// Length of `a` minus the parts covered by `b`.
+double uncoveredLength(std::vector<std::pair<double, double>> a,
+                       std::vector<std::pair<double, double>> b) {
+  std::vector<std::pair<double, double>> both = a;
+  both.insert(both.end(), b.begin(), b.end());
+  return unionLength(both) - unionLength(b);
+}
+} // namespace
+
+Expected<SimResult> mlir::braid::sim::simulate(ArrayRef<SimOp> ops,
+                                               int64_t numRanks,
+                                               const DilationFn &dilation) {
+  int64_t n = ops.size();
+  std::vector<State> state(n, State::waiting);
+  std::vector<double> remaining(n), start(n, 0), end(n, 0);
+  // Program order per (rank, stream): the next op each stream may start.
+  std::map<std::pair<int64_t, int64_t>, std::vector<int64_t>> streams;
+  std::map<std::pair<int64_t, int64_t>, size_t> head;
+  DenseMap<int64_t, std::vector<int64_t>> collectives;
+  for (int64_t i = 0; i < n; ++i) {
+    const SimOp &op = ops[i];
+    if (op.rank < 0 || op.rank >= numRanks)
+      return createStringError(inconvertibleErrorCode(),
+                               "op " + Twine(i) + " '" + op.name +
+                                   "' runs on rank " + Twine(op.rank) +
+                                   " of " + Twine(numRanks));
+    if (!(op.durationUs >= 0))
+      return createStringError(inconvertibleErrorCode(),
+                               "op " + Twine(i) + " '" + op.name +
+                                   "' has a negative duration");
+    for (int64_t dep : op.deps)
+      if (dep < 0 || dep >= n || dep == i)
+        return createStringError(inconvertibleErrorCode(),
+                                 "op " + Twine(i) + " '" + op.name +
+                                     "' depends on invalid op " + Twine(dep));
+    remaining[i] = op.durationUs;
+    streams[{op.rank, op.stream}].push_back(i);
+    if (op.collectiveId >= 0)
+      collectives[op.collectiveId].push_back(i);
+  }
+
+  auto isReady = [&](int64_t i) {
+    const SimOp &op = ops[i];
+    auto key = std::make_pair(op.rank, op.stream);
+    const std::vector<int64_t> &queue = streams[key];
+    if (head[key] >= queue.size() || queue[head[key]] != i)
+      return false;
+    return llvm::all_of(op.deps,
+                        [&](int64_t dep) { return state[dep] == State::done; });
+  };
+
+  double now = 0;
+  int64_t finished = 0;
+  while (finished < n) {
+    // Start everything that can start now.
+    bool started = true;
+    while (started) {
+      started = false;
+      for (auto &[key, queue] : streams) {
+        if (head[key] >= queue.size())
+          continue;
+        int64_t i = queue[head[key]];
+        if (state[i] != State::waiting || !isReady(i))
+          continue;
+        std::vector<int64_t> group{i};
+        if (ops[i].collectiveId >= 0) {
+          group = collectives[ops[i].collectiveId];
+          if (!llvm::all_of(group, [&](int64_t m) {
+                return state[m] == State::waiting && isReady(m);
+              }))
+            continue;
+        }
+        for (int64_t m : group) {
+          state[m] = State::running;
+          start[m] = now;
+        }
+        started = true;
+      }
+    }
+    // Rates: compute slows while comm runs on its rank.
+    std::vector<double> commMemory(numRanks, 0);
+    std::vector<bool> commActive(numRanks, false);
+    for (int64_t i = 0; i < n; ++i)
+      if (state[i] == State::running && ops[i].kind == OpKind::comm) {
+        commActive[ops[i].rank] = true;
+        commMemory[ops[i].rank] += ops[i].memoryGBps;
+      }
+    std::vector<double> rate(n, 1.0);
+    double next = std::numeric_limits<double>::infinity();
+    bool anyRunning = false;
+    for (int64_t i = 0; i < n; ++i) {
+      if (state[i] != State::running)
+        continue;
+      anyRunning = true;
+      if (ops[i].kind == OpKind::compute && commActive[ops[i].rank])
+        rate[i] = 1.0 / std::max(1.0, dilation(ops[i].memoryBoundFraction,
+                                               commMemory[ops[i].rank]));
+      next = std::min(next, remaining[i] / rate[i]);
+    }
+    if (!anyRunning) {
+      std::string stuck;
+      for (int64_t i = 0; i < n && stuck.size() < 200; ++i)
+        if (state[i] == State::waiting)
+          stuck += " '" + ops[i].name + "' (rank " + std::to_string(ops[i].rank) + ")";
+      return createStringError(inconvertibleErrorCode(),
+                               "the schedule cannot progress: waiting ops" +
+                                   stuck +
+                                   " have dependencies or collective members "
+                                   "that never become ready");
+    }
+    now += next;
+    for (int64_t i = 0; i < n; ++i) {
+      if (state[i] != State::running)
+        continue;
+      remaining[i] -= next * rate[i];
+      if (remaining[i] <= 1e-9 * std::max(1.0, ops[i].durationUs)) {
+        state[i] = State::done;
+        end[i] = now;
+        ++head[{ops[i].rank, ops[i].stream}];
+        ++finished;
+      }
+    }
+  }
+
+  SimResult result;
+  result.startUs = start;
+  result.endUs = end;
+  result.ranks.resize(numRanks);
+  std::vector<std::vector<std::pair<double, double>>> compute(numRanks),
+      comm(numRanks);
+  for (int64_t i = 0; i < n; ++i) {
+    (ops[i].kind == OpKind::compute ? compute : comm)[ops[i].rank].push_back(
+        {start[i], end[i]});
+    result.ranks[ops[i].rank].endUs =
+        std::max(result.ranks[ops[i].rank].endUs, end[i]);
+    result.makespanUs = std::max(result.makespanUs, end[i]);
+  }
+  for (int64_t r = 0; r < numRanks; ++r) {
+    RankBreakdown &b = result.ranks[r];
+    b.computeUs = unionLength(compute[r]);
+    b.commUs = unionLength(comm[r]);
+    b.exposedCommUs = uncoveredLength(comm[r], compute[r]);
+    std::vector<std::pair<double, double>> all = compute[r];
+    all.insert(all.end(), comm[r].begin(), comm[r].end());
+    b.idleUs = result.makespanUs - unionLength(all);
+  }
+  return result;
+}
+
+void mlir::braid::sim::writeChromeTrace(raw_ostream &os, ArrayRef<SimOp> ops,
+                                        const SimResult &result) {
+  json::Array events;
+  for (size_t i = 0; i < ops.size(); ++i)
+    events.push_back(json::Object{
+        {"name", ops[i].name},
+        {"cat", ops[i].kind == OpKind::compute ? "compute" : "comm"},
+        {"ph", "X"},
+        {"ts", result.startUs[i]},
+        {"dur", result.endUs[i] - result.startUs[i]},
+        {"pid", ops[i].rank},
+        {"tid", ops[i].stream}});
+  os << json::Value(json::Object{{"traceEvents", std::move(events)},
+                                 {"displayTimeUnit", "ms"}});
+}

@@ -1,0 +1,182 @@
+//===- braid-sim.cpp - Predict collective and program times ---------------===//
+//
+// This file implements braid-sim, the command-line face of the cost model and
+// the simulator:
+//
+//   braid-sim collective --kind K --bytes N --ranks R --nodes M
+//                        --hardware PRESET|FILE [--json]
+//   braid-sim FILE.mlir --hardware PRESET|FILE [--ranks R] [--json]
+//                       [--trace OUT.json]
+//
+// Bad input is an error message and exit code 1.
+//
+//===----------------------------------------------------------------------===//
+
+#include "braid/Cost/CostModel.h"
+#include "braid/Dialect/Braid/IR/Braid.h"
+#include "braid/InitAll.h"
+#include "braid/Interp/Bindings.h"
+#include "braid/Sim/ScheduleBuilder.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::braid;
+namespace cl = llvm::cl;
+
+static cl::opt<std::string> input(cl::Positional, cl::Required,
+                                  cl::desc("<collective | program.mlir>"));
+static cl::opt<std::string> hardwareName(
+    "hardware", cl::Required,
+    cl::desc("Hardware preset (dgx-a100, dgx-h100, pcie-a100x4) or JSON file"));
+static cl::opt<std::string> kindName(
+    "kind", cl::desc("all_reduce | all_gather | reduce_scatter | all_to_all | "
+                     "broadcast"));
+static cl::opt<double> bytes("bytes", cl::init(-1),
+                             cl::desc("Buffer size in bytes (nccl-tests' size)"));
+static cl::opt<int64_t> ranks("ranks", cl::init(0),
+                              cl::desc("Ranks (default: the hardware's)"));
+static cl::opt<int64_t> nodes("nodes", cl::init(0),
+                              cl::desc("Nodes (default: ranks / ranks per node)"));
+static cl::opt<bool> emitJson("json", cl::desc("Print one JSON object"));
+static cl::opt<std::string> tracePath(
+    "trace", cl::desc("Write the simulated timeline as a Chrome trace"));
+
+static int fail(const llvm::Twine &message) {
+  llvm::errs() << "braid-sim: error: " << message << "\n";
+  return 1;
+}
+
+static int runCollective(const cluster::HardwareDesc &hw) {
+  std::optional<cost::CollectiveKind> kind =
+      cost::symbolizeCollectiveKind(kindName);
+  if (!kind)
+    return fail("--kind must be all_reduce, all_gather, reduce_scatter, "
+                "all_to_all or broadcast, got '" + kindName + "'");
+  if (!(bytes > 0) || bytes > 1e15)
+    return fail("--bytes must be a positive size up to 1e15");
+  int64_t r = ranks ? ranks.getValue() : hw.worldSize();
+  int64_t m = nodes ? nodes.getValue() : (r + hw.ranksPerNode - 1) / hw.ranksPerNode;
+  if (r < 1 || r > 1 << 20)
+    return fail("--ranks must be between 1 and 2^20");
+  if (m < 1 || m > r || r % m != 0)
+    return fail("--nodes must divide --ranks (" + llvm::Twine(r) + "), got " +
+                llvm::Twine(m));
+  cost::CollectiveEstimate estimate =
+      cost::estimateCollective(hw, *kind, bytes, r, m);
+  if (emitJson) {
+    llvm::outs() << llvm::json::Value(llvm::json::Object{
+                        {"time_us", estimate.timeUs},
+                        {"algbw_GBps", estimate.algbwGBps},
+                        {"busbw_GBps", estimate.busbwGBps},
+                        {"algorithm", estimate.algorithm}})
+                 << "\n";
+    return 0;
+  }
+  llvm::outs() << llvm::format(
+      "%s of %.0f bytes over %lld ranks on %lld nodes (%s): %.2f us, algbw "
+      "%.2f GB/s, busbw %.2f GB/s, %s\n",
+      kindName.c_str(), bytes.getValue(), (long long)r, (long long)m,
+      hw.name.c_str(), estimate.timeUs, estimate.algbwGBps, estimate.busbwGBps,
+      estimate.algorithm.c_str());
+  return 0;
+}
+
+static int runProgram(const cluster::HardwareDesc &hw) {
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  MLIRContext context(registry);
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module =
+      parseSourceFile<ModuleOp>(input, sourceMgr, &context);
+  if (!module || failed(verify(*module)))
+    return 1;
+  FailureOr<func::FuncOp> func = interp::findEntryFunction(*module);
+  if (failed(func))
+    return 1;
+  int64_t numRanks = ranks, perNode = hw.ranksPerNode;
+  if (auto cluster = (*module)->getAttrOfType<ClusterAttr>(
+          BraidDialect::kClusterAttrName)) {
+    perNode = cluster.getRanksPerNode();
+    if (!numRanks)
+      numRanks = cluster.getWorldSize();
+  }
+  if (!numRanks)
+    numRanks = 1;
+  if (numRanks < 1 || numRanks > 4096)
+    return fail("--ranks must be between 1 and 4096");
+  FailureOr<std::vector<sim::SimOp>> schedule =
+      sim::buildSchedule(*func, hw, numRanks, perNode);
+  if (failed(schedule))
+    return 1;
+  auto dilation = [&](double memoryBoundFraction, double commMemoryGBps) {
+    return cost::overlapDilation(hw, memoryBoundFraction, commMemoryGBps);
+  };
+  llvm::Expected<sim::SimResult> result =
+      sim::simulate(*schedule, numRanks, dilation);
+  if (!result)
+    return fail(llvm::toString(result.takeError()));
+  if (!tracePath.empty()) {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(tracePath, ec);
+    if (ec)
+      return fail("cannot write '" + tracePath + "': " + ec.message());
+    sim::writeChromeTrace(os, *schedule, *result);
+  }
+  llvm::json::Array perRank;
+  sim::RankBreakdown total;
+  for (const sim::RankBreakdown &rank : result->ranks) {
+    perRank.push_back(rank.endUs * 1e-3);
+    total.computeUs += rank.computeUs / numRanks;
+    total.commUs += rank.commUs / numRanks;
+    total.exposedCommUs += rank.exposedCommUs / numRanks;
+    total.idleUs += rank.idleUs / numRanks;
+  }
+  if (emitJson) {
+    llvm::outs() << llvm::json::Value(llvm::json::Object{
+                        {"iteration_ms", result->makespanUs * 1e-3},
+                        {"per_rank_ms", std::move(perRank)},
+                        {"breakdown",
+                         llvm::json::Object{
+                             {"compute_ms", total.computeUs * 1e-3},
+                             {"comm_ms", total.commUs * 1e-3},
+                             {"exposed_comm_ms", total.exposedCommUs * 1e-3},
+                             {"idle_ms", total.idleUs * 1e-3}}}})
+                 << "\n";
+    return 0;
+  }
+  llvm::outs() << llvm::format(
+      "@%s on %lld ranks of %s: %.3f ms per iteration\n  mean per rank: "
+      "compute %.3f ms, comm %.3f ms, exposed comm %.3f ms, idle %.3f ms\n",
+      func->getSymName().str().c_str(), (long long)numRanks, hw.name.c_str(),
+      result->makespanUs * 1e-3, total.computeUs * 1e-3, total.commUs * 1e-3,
+      total.exposedCommUs * 1e-3, total.idleUs * 1e-3);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  cl::ParseCommandLineOptions(argc, argv,
+                              "braid-sim: predict collective and program times\n");
+  llvm::Expected<cluster::HardwareDesc> hw = cluster::loadHardware(hardwareName);
+  if (!hw)
+    return fail(llvm::toString(hw.takeError()));
+  if (input == "collective")
+    return runCollective(*hw);
+  if (!kindName.empty() || bytes >= 0)
+    return fail("--kind and --bytes belong to 'braid-sim collective'");
+  return runProgram(*hw);
+}
