@@ -10,6 +10,7 @@
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -21,7 +22,7 @@ using namespace mlir::braid::cluster;
 static std::string formatNumber(double value) {
   std::string text;
   raw_string_ostream os(text);
-  os << value;
+  os << format("%g", value);
   return text;
 }
 

@@ -1,0 +1,116 @@
+//===- CollectiveModelTest.cpp - Tests of the collective model ------------===//
+//
+// This file tests properties the collective model must have whatever its
+// constants: time grows with size, bandwidth never exceeds the links, small
+// messages pay a latency floor, and the nccl-tests definitions hold.
+//
+//===----------------------------------------------------------------------===//
+
+#include "braid/Cost/CostModel.h"
+
+#include "gtest/gtest.h"
+
+#include <cmath>
+
+using namespace mlir::braid;
+using namespace mlir::braid::cost;
+
+namespace {
+const CollectiveKind kKinds[] = {CollectiveKind::all_reduce, CollectiveKind::all_gather,
+                                 CollectiveKind::reduce_scatter, CollectiveKind::all_to_all,
+                                 CollectiveKind::broadcast};
+
+struct ClusterShape {
+  const char *preset;
+  int64_t ranks, nodes;
+};
+const ClusterShape kShapes[] = {{"dgx-h100", 8, 1},  {"dgx-h100", 16, 2}, {"dgx-h100", 128, 16},
+                         {"dgx-a100", 8, 1},  {"dgx-a100", 16, 2}, {"pcie-a100x4", 4, 1},
+                         {"pcie-a100x4", 8, 2}};
+} // namespace
+
+TEST(CollectiveModelTest, TimeGrowsWithSize) {
+  for (const ClusterShape &setup : kShapes) {
+    cluster::HardwareDesc hw = *cluster::loadHardware(setup.preset);
+    for (CollectiveKind kind : kKinds) {
+      double previous = 0;
+      for (double bytes = 8; bytes <= 16e9; bytes *= 4) {
+        double time = estimateCollective(hw, kind, bytes, setup.ranks, setup.nodes).timeUs;
+        EXPECT_GE(time, previous) << setup.preset << " " << stringifyCollectiveKind(kind).str()
+                                  << " " << bytes;
+        previous = time;
+      }
+    }
+  }
+}
+
+TEST(CollectiveModelTest, BandwidthNeverExceedsTheLinks) {
+  for (const ClusterShape &setup : kShapes) {
+    cluster::HardwareDesc hw = *cluster::loadHardware(setup.preset);
+    double intra = hw.intraNode.bandwidthGBps();
+    double nics = hw.interNode.nicsPerNode * hw.interNode.nicBandwidthGBps;
+    for (CollectiveKind kind : kKinds)
+      for (double bytes = 8; bytes <= 16e9; bytes *= 8) {
+        CollectiveEstimate e = estimateCollective(hw, kind, bytes, setup.ranks, setup.nodes);
+        bool nvls = e.algorithm.rfind("nvls", 0) == 0;
+        // NVLS reduces in the switch: its bus bandwidth may exceed the links,
+        // but its algorithm bandwidth may not.
+        EXPECT_LE(nvls ? e.algbwGBps : e.busbwGBps, intra * (1 + 1e-9));
+        if (setup.nodes > 1 && !nvls)
+          EXPECT_LE(e.busbwGBps, nics * (1 + 1e-9));
+      }
+  }
+}
+
+TEST(CollectiveModelTest, SmallMessagesPayALatencyFloor) {
+  for (const ClusterShape &setup : kShapes) {
+    cluster::HardwareDesc hw = *cluster::loadHardware(setup.preset);
+    for (CollectiveKind kind : kKinds) {
+      double time = estimateCollective(hw, kind, 8, setup.ranks, setup.nodes).timeUs;
+      // NCCL's order of magnitude: microseconds to tens of microseconds up
+      // to a node pair; a ring over 128 ranks pays about a microsecond a
+      // hop (what NCCL's PAT algorithm was made to avoid).
+      EXPECT_GE(time, 5.0);
+      EXPECT_LE(time, setup.ranks <= 16 ? 100.0 : 2.0 * setup.ranks);
+    }
+  }
+}
+
+TEST(CollectiveModelTest, NcclTestsDefinitions) {
+  cluster::HardwareDesc hw = *cluster::loadHardware("dgx-a100");
+  EXPECT_DOUBLE_EQ(busBandwidthFactor(CollectiveKind::all_reduce, 8), 14.0 / 8);
+  EXPECT_DOUBLE_EQ(busBandwidthFactor(CollectiveKind::all_gather, 8), 7.0 / 8);
+  EXPECT_DOUBLE_EQ(busBandwidthFactor(CollectiveKind::broadcast, 8), 1.0);
+  CollectiveEstimate e = estimateCollective(hw, CollectiveKind::all_reduce, 1e9, 8, 1);
+  EXPECT_NEAR(e.algbwGBps, 1e9 / (e.timeUs * 1e3), 1e-9);
+  EXPECT_NEAR(e.busbwGBps, e.algbwGBps * 14.0 / 8, 1e-9);
+  CollectiveEstimate one = estimateCollective(hw, CollectiveKind::all_reduce, 1e9, 1, 1);
+  EXPECT_EQ(one.timeUs, 0);
+  EXPECT_EQ(one.algorithm, "none");
+}
+
+TEST(CollectiveModelTest, CrossingNodesIsSlower) {
+  cluster::HardwareDesc hw = *cluster::loadHardware("dgx-h100");
+  for (CollectiveKind kind : kKinds) {
+    double one = estimateCollective(hw, kind, 1e9, 8, 1).busbwGBps;
+    double two = estimateCollective(hw, kind, 1e9, 16, 2).busbwGBps;
+    EXPECT_LT(two, one) << stringifyCollectiveKind(kind).str();
+  }
+}
+
+TEST(CollectiveModelTest, UnevenAllToAllIsBoundByItsHeaviestRank) {
+  cluster::HardwareDesc hw = *cluster::loadHardware("dgx-h100");
+  const int64_t n = 8;
+  std::vector<double> even(n * n, 1e8), skewed(n * n, 1e8);
+  for (int64_t j = 0; j < n; ++j)
+    skewed[0 * n + j] = 4e8; // rank 0 sends 4x more
+  double evenTime = estimateAllToAllvUs(hw, even, n, 8);
+  double skewedTime = estimateAllToAllvUs(hw, skewed, n, 8);
+  EXPECT_NEAR(skewedTime / evenTime, 4.0, 0.1);
+  // The even case agrees with the even model.
+  double model = estimateCollective(hw, CollectiveKind::all_to_all, 8e8, n, 1).timeUs;
+  EXPECT_NEAR(evenTime, model, model * 0.01);
+  // Across nodes the NICs, not NVLink, bind.
+  std::vector<double> wide(16 * 16, 1e8);
+  EXPECT_GT(estimateAllToAllvUs(hw, wide, 16, 8), 3 * evenTime);
+}

@@ -1,0 +1,82 @@
+//===- HardwareTest.cpp - Tests of hardware descriptions ------------------===//
+//
+// This file tests that every preset loads and that malformed descriptions are
+// rejected with the JSON path of the problem.
+//
+//===----------------------------------------------------------------------===//
+
+#include "braid/Cluster/Hardware.h"
+
+#include "gtest/gtest.h"
+
+using namespace mlir::braid::cluster;
+
+TEST(HardwareTest, EveryPresetLoads) {
+  std::vector<std::string> names = getPresetNames();
+  ASSERT_EQ(names.size(), 3u);
+  for (const std::string &name : names) {
+    llvm::Expected<HardwareDesc> hw = loadHardware(name);
+    ASSERT_TRUE(static_cast<bool>(hw)) << llvm::toString(hw.takeError());
+    EXPECT_EQ(hw->name, name);
+    EXPECT_GT(hw->intraNode.bandwidthGBps(), 0);
+    EXPECT_LE(hw->commChannels, hw->device.sms);
+  }
+  HardwareDesc h100 = *loadHardware("dgx-h100");
+  EXPECT_TRUE(h100.intraNode.nvls);
+  EXPECT_EQ(h100.worldSize(), 8);
+  EXPECT_NEAR(h100.intraNode.bandwidthGBps(), 18 * 20.6, 1e-9);
+}
+
+static std::string errorOf(llvm::StringRef json) {
+  llvm::Expected<HardwareDesc> hw = parseHardware(json, "hw.json");
+  EXPECT_FALSE(static_cast<bool>(hw));
+  return hw ? "" : llvm::toString(hw.takeError());
+}
+
+TEST(HardwareTest, MalformedDescriptionsNameThePath) {
+  EXPECT_NE(errorOf("{").find("hw.json: invalid JSON"), std::string::npos);
+  EXPECT_EQ(errorOf("[]"), "hw.json: expected a JSON object");
+  EXPECT_EQ(errorOf("{}"), "hw.json: name: expected a non-empty string");
+  // Start from a valid preset and break one field at a time.
+  std::string good = R"({"name": "x", "comm_channels": 4,
+    "device": {"arch": "hopper", "name": "d", "peak_tflops": {"f32": 1, "tf32": 2, "bf16": 3, "f16": 3},
+               "gemm_efficiency": 0.5, "memory_bandwidth_GBps": 100, "memory_efficiency": 0.9,
+               "memory_capacity_GB": 8, "l2_MB": 1, "sms": 10, "launch_overhead_us": 1},
+    "intra_node": {"kind": "nvlink", "links": 2, "link_bandwidth_GBps": 10, "nvls": false},
+    "inter_node": {"nics_per_node": 1, "nic_bandwidth_GBps": 10, "nic_efficiency": 0.9},
+    "topology": {"nodes": 1, "ranks_per_node": 2}})";
+  ASSERT_TRUE(static_cast<bool>(parseHardware(good, "hw.json")));
+  auto broken = [&](llvm::StringRef from, llvm::StringRef to) {
+    std::string text = good;
+    size_t at = text.find(from.str());
+    EXPECT_NE(at, std::string::npos) << from.str();
+    text.replace(at, from.size(), to.str());
+    return errorOf(text);
+  };
+  EXPECT_EQ(broken("\"sms\": 10", "\"sms\": -1"),
+            "hw.json: device.sms: expected a positive integer");
+  EXPECT_EQ(broken("\"memory_efficiency\": 0.9", "\"memory_efficiency\": 1.5"),
+            "hw.json: device.memory_efficiency: expected a fraction in (0, 1], got 1.5");
+  EXPECT_EQ(broken("\"f32\": 1", "\"f32\": \"fast\""),
+            "hw.json: device.peak_tflops.f32: expected a number");
+  EXPECT_EQ(broken("\"kind\": \"nvlink\"", "\"kind\": \"ether\""),
+            "hw.json: intra_node.kind: expected \"nvlink\", \"pcie\" or \"shm\", got \"ether\"");
+  EXPECT_EQ(broken("\"nvls\": false", "\"nvls\": true"),
+            "hw.json: intra_node.nvls_efficiency: expected a number");
+  EXPECT_EQ(broken("\"nodes\": 1", "\"nodes\": 0"),
+            "hw.json: topology.nodes: expected a positive integer");
+  EXPECT_EQ(broken("\"comm_channels\": 4", "\"comm_channels\": 40"),
+            "hw.json: comm_channels: a collective cannot use more channels (40) than SMs (10)");
+  EXPECT_EQ(broken("\"links\": 2", "\"links\": 2, \"lanes\": 4"),
+            "hw.json: intra_node.lanes: unknown field");
+  EXPECT_EQ(broken("\"arch\": \"hopper\"", "\"arch\": \"volta\""),
+            "hw.json: device.arch: expected \"ampere\", \"hopper\" or \"cpu\", got \"volta\"");
+}
+
+TEST(HardwareTest, UnknownPresetOrFile) {
+  llvm::Expected<HardwareDesc> hw = loadHardware("dgx-z9000");
+  ASSERT_FALSE(static_cast<bool>(hw));
+  std::string message = llvm::toString(hw.takeError());
+  EXPECT_NE(message.find("'dgx-z9000' is neither a preset (dgx-a100, dgx-h100, pcie-a100x4)"),
+            std::string::npos);
+}

@@ -1,0 +1,76 @@
+//===- KernelModelTest.cpp - Tests of the kernel and contention models ----===//
+//
+// This file tests the roofline kernels (monotone in size, never above peak,
+// launch floor), the embedding bag's cache term, and that overlapping a
+// collective always slows a kernel down.
+//
+//===----------------------------------------------------------------------===//
+
+#include "braid/Cost/CostModel.h"
+
+#include "gtest/gtest.h"
+
+using namespace mlir::braid;
+using namespace mlir::braid::cost;
+
+TEST(KernelModelTest, GemmNeverBeatsPeak) {
+  cluster::HardwareDesc hw = *cluster::loadHardware("dgx-h100");
+  for (int64_t size : {128, 1024, 8192, 16384})
+    for (const char *dtype : {"f32", "bf16"}) {
+      KernelEstimate e = estimateGemm(hw, size, size, size, dtype);
+      double tflops = 2.0 * size * size * size / (e.timeUs * 1e-6) / 1e12;
+      EXPECT_LE(tflops, hw.device.peakTflops.lookup(dtype));
+      EXPECT_GE(e.timeUs, hw.device.launchOverheadUs);
+    }
+  // Large square GEMMs reach the GEMM efficiency of the description.
+  KernelEstimate big = estimateGemm(hw, 16896, 16896, 16384, "bf16");
+  double tflops = 2.0 * 16896 * 16896 * 16384 / (big.timeUs * 1e-6) / 1e12;
+  EXPECT_NEAR(tflops / hw.device.peakTflops.lookup("bf16"), hw.device.gemmEfficiency, 0.02);
+  EXPECT_LT(big.memoryBoundFraction, 0.2);
+  // A skinny GEMM is memory bound.
+  EXPECT_EQ(estimateGemm(hw, 1, 4096, 4096, "f32").memoryBoundFraction, 1.0);
+}
+
+TEST(KernelModelTest, GemmTimeGrowsWithEachDimension) {
+  cluster::HardwareDesc hw = *cluster::loadHardware("dgx-a100");
+  double base = estimateGemm(hw, 4096, 4096, 4096, "f32").timeUs;
+  EXPECT_GT(estimateGemm(hw, 8192, 4096, 4096, "f32").timeUs, base);
+  EXPECT_GT(estimateGemm(hw, 4096, 8192, 4096, "f32").timeUs, base);
+  EXPECT_GT(estimateGemm(hw, 4096, 4096, 8192, "f32").timeUs, base);
+}
+
+TEST(KernelModelTest, EmbeddingBagReuseAndSize) {
+  cluster::HardwareDesc hw = *cluster::loadHardware("dgx-h100");
+  EmbeddingBagShape shape;
+  shape.bags = 65536;
+  shape.poolingFactor = 20;
+  shape.dim = 128;
+  shape.rows = 40000000;
+  double allDistinct = estimateEmbeddingBag(hw, shape).timeUs;
+  shape.uniqueRatio = 0.1;
+  double reused = estimateEmbeddingBag(hw, shape).timeUs;
+  EXPECT_LT(reused, allDistinct);
+  shape.uniqueRatio = 1;
+  shape.poolingFactor = 40;
+  EXPECT_GT(estimateEmbeddingBag(hw, shape).timeUs, allDistinct);
+  // A tiny table fits in L2: only its rows come from memory.
+  EmbeddingBagShape tiny = shape;
+  tiny.rows = 100;
+  EXPECT_LT(estimateEmbeddingBag(hw, tiny).timeUs, allDistinct / 10);
+  // Bandwidth bound: never faster than reading the distinct rows once.
+  double bytes = 65536.0 * 40 * 128 * 4;
+  double floorUs = bytes / (hw.device.memoryBandwidthGBps * 1e3);
+  EXPECT_GE(estimateEmbeddingBag(hw, shape).timeUs, floorUs);
+}
+
+TEST(KernelModelTest, OverlapIsNeverFree) {
+  cluster::HardwareDesc hw = *cluster::loadHardware("dgx-h100");
+  for (double memoryBound : {0.0, 0.5, 1.0})
+    for (double commGBps : {10.0, 100.0, 740.0}) { // a collective moves bytes
+      double d = overlapDilation(hw, memoryBound, commGBps);
+      EXPECT_GT(d, 1.0);
+      EXPECT_LT(d, 10.0);
+    }
+  // Memory-bound kernels suffer more from a bandwidth-hungry collective.
+  EXPECT_GT(overlapDilation(hw, 1.0, 740), overlapDilation(hw, 0.0, 740));
+}
