@@ -24,7 +24,15 @@ config.substitutions.append(("%python", config.python_executable or "python3"))
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
-tools = ["braid-opt", "braid-translate", "braid-run", "braid-sim"]
+tools = ["braid-opt", "braid-translate", "braid-run", "braid-sim", "braid-calibrate"]
 llvm_config.add_tool_substitutions(
     [ToolSubst(t, unresolved="ignore") for t in tools], [config.braid_tools_dir]
 )
+
+# MPI tests: Open MPI refuses to run as root unless told to, and CI machines
+# have fewer cores than some tests have ranks.
+if shutil.which("mpirun"):
+    config.available_features.add("mpi")
+    config.environment["OMPI_ALLOW_RUN_AS_ROOT"] = "1"
+    config.environment["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
+    config.environment["OMPI_MCA_rmaps_base_oversubscribe"] = "1"

@@ -100,6 +100,7 @@ public:
     }
     return *value;
   }
+  bool has(StringRef key) const { return object && object->get(key); }
   /// A sub-object reader sharing this reader's error.
   const json::Object *child(StringRef key) {
     const json::Object *value = object ? object->getObject(key) : nullptr;
@@ -190,7 +191,8 @@ Expected<HardwareDesc> mlir::braid::cluster::parseHardware(StringRef text,
 
   FieldReader intra(name, top.childPath("intra_node"), top.child("intra_node"));
   intra.checkKeys({"kind", "links", "link_bandwidth_GBps", "nvls",
-                   "nvls_efficiency", "nvls_channels"});
+                   "nvls_efficiency", "nvls_channels", "hop_latency_us",
+                   "collective_bandwidth_GBps"});
   std::string kind = intra.string("kind");
   if (kind == "nvlink")
     hw.intraNode.kind = IntraNodeKind::nvlink;
@@ -204,6 +206,20 @@ Expected<HardwareDesc> mlir::braid::cluster::parseHardware(StringRef text,
   hw.intraNode.links = intra.integer("links");
   hw.intraNode.linkBandwidthGBps = intra.number("link_bandwidth_GBps");
   hw.intraNode.nvls = intra.boolean("nvls");
+  if (hw.intraNode.kind == IntraNodeKind::shm) {
+    hw.intraNode.hopLatencyUs = intra.number("hop_latency_us");
+    if (intra.ok() && intra.has("collective_bandwidth_GBps")) {
+      FieldReader perKind(name, intra.childPath("collective_bandwidth_GBps"),
+                          intra.child("collective_bandwidth_GBps"));
+      const StringRef kinds[] = {"all_reduce", "all_gather", "reduce_scatter",
+                                 "all_to_all", "broadcast"};
+      perKind.checkKeys(kinds);
+      for (StringRef kind : kinds)
+        if (perKind.has(kind))
+          hw.intraNode.collectiveBandwidthGBps[kind] = perKind.number(kind);
+      intra.adopt(perKind);
+    }
+  }
   if (hw.intraNode.nvls) {
     hw.intraNode.nvlsEfficiency = intra.fraction("nvls_efficiency");
     hw.intraNode.nvlsChannels = intra.integer("nvls_channels");

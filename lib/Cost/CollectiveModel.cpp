@@ -146,7 +146,20 @@ CollectiveEstimate cost::estimateCollective(const HardwareDesc &hw,
   double busBytes = bytes * factor;
   Candidate best;
 
-  if (kind == CollectiveKind::all_to_all) {
+  if (hw.intraNode.kind == IntraNodeKind::shm) {
+    // MPI over shared memory (a braid-calibrate description): one protocol,
+    // measured step latency, ring steps as NCCL counts them; all_to_all is
+    // a pairwise exchange of n - 1 steps.
+    double steps = kind == CollectiveKind::all_reduce ? 2.0 * (ranks - 1)
+                                                      : double(ranks - 1);
+    double bw = hw.intraNode.collectiveBandwidthGBps.lookup(
+        stringifyCollectiveKind(kind));
+    if (bw <= 0)
+      bw = ringBusBandwidth(hw, nodes);
+    best.consider(steps * hw.intraNode.hopLatencyUs + busBytes / bw * 1e-3,
+                  kind == CollectiveKind::all_to_all ? "mpi/pairwise"
+                                                     : "mpi/ring");
+  } else if (kind == CollectiveKind::all_to_all) {
     // Point to point: a rank's peers on its node go over the intra-node
     // fabric, the others through the node's NICs, shared by its ranks.
     double intraBytes = bytes * (perNode - 1) / ranks;
@@ -247,8 +260,10 @@ double cost::estimateAllToAllvUs(const HardwareDesc &hw,
   double nicBw = hw.interNode.nicsPerNode * hw.interNode.effectiveNicGBps();
   for (int64_t node = 0; node < nodes; ++node)
     worstLink = std::max(worstLink, std::max(nodeOut[node], nodeIn[node]) / nicBw);
-  double latency = kBaseRing[Simple] +
-                   intraLatency(hw, kNvlinkRing, kPciRing, Simple) +
-                   (nodes > 1 ? kNetRing[Simple] : 0);
+  double latency = hw.intraNode.kind == IntraNodeKind::shm
+                       ? (ranks - 1) * hw.intraNode.hopLatencyUs
+                       : kBaseRing[Simple] +
+                             intraLatency(hw, kNvlinkRing, kPciRing, Simple) +
+                             (nodes > 1 ? kNetRing[Simple] : 0);
   return latency + worstLink * 1e-3;
 }

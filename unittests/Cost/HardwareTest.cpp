@@ -69,6 +69,12 @@ TEST(HardwareTest, MalformedDescriptionsNameThePath) {
             "hw.json: comm_channels: a collective cannot use more channels (40) than SMs (10)");
   EXPECT_EQ(broken("\"links\": 2", "\"links\": 2, \"lanes\": 4"),
             "hw.json: intra_node.lanes: unknown field");
+  EXPECT_EQ(broken("\"kind\": \"nvlink\"", "\"kind\": \"shm\""),
+            "hw.json: intra_node.hop_latency_us: expected a number");
+  EXPECT_EQ(broken("\"kind\": \"nvlink\"",
+                   "\"kind\": \"shm\", \"hop_latency_us\": 1, "
+                   "\"collective_bandwidth_GBps\": {\"all_shuffle\": 1}"),
+            "hw.json: intra_node.collective_bandwidth_GBps.all_shuffle: unknown field");
   EXPECT_EQ(broken("\"arch\": \"hopper\"", "\"arch\": \"volta\""),
             "hw.json: device.arch: expected \"ampere\", \"hopper\" or \"cpu\", got \"volta\"");
 }

@@ -52,6 +52,14 @@ struct IntraNodeDesc {
   bool nvls = false;
   double nvlsEfficiency = 0;
   int64_t nvlsChannels = 0;
+  /// Measured latency of one ring step; required for `shm` (MPI over shared
+  /// memory, written by braid-calibrate), where NCCL's GPU latencies do not
+  /// apply.
+  double hopLatencyUs = 0;
+  /// Measured bus bandwidth per collective kind ("all_reduce", ...), for
+  /// `shm`, where MPI implements each collective its own way; kinds not
+  /// listed use links * link bandwidth.
+  llvm::StringMap<double> collectiveBandwidthGBps;
   /// Per-device bandwidth, one direction.
   double bandwidthGBps() const { return links * linkBandwidthGBps; }
 };

@@ -1,0 +1,299 @@
+//===- braid-calibrate.cpp - Measure this machine -------------------------===//
+//
+// This file implements braid-calibrate. Run under `mpirun -n R`, it measures
+// the machine with every rank busy at once, as the CPU backend will run:
+// memory bandwidth (STREAM triad), single-thread GEMM rate (OpenBLAS
+// sgemm), embedding-row gather rate, and MPI collectives over message sizes.
+// It fits the ring model's step latency and bandwidth to the all_reduce
+// measurements and writes a hardware description (kind "shm", arch "cpu")
+// that braid-sim and the cost model read, with the raw measurements under
+// "_measured" for later comparison with measured runs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "braid/Cluster/Hardware.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cblas.h>
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <numeric>
+#include <random>
+#include <thread>
+#include <vector>
+
+namespace cl = llvm::cl;
+
+static cl::opt<std::string> outputPath("o", cl::Required,
+                                       cl::desc("Output hardware description"));
+static cl::opt<std::string> name("name", cl::init("local-cpu"),
+                                 cl::desc("Name of the description"));
+static cl::opt<bool> quick("quick",
+                           cl::desc("Small sizes and few repetitions (tests)"));
+
+static double now() {
+  return std::chrono::duration<double>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+/// Runs `body` on every rank at once, `repeats` times; returns the best
+/// (smallest) time of the slowest rank, in seconds.
+template <typename Body>
+static double timeAllRanks(int repeats, Body body) {
+  double best = INFINITY;
+  for (int i = 0; i < repeats; ++i) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    double start = now();
+    body();
+    double elapsed = now() - start, slowest;
+    MPI_Allreduce(&elapsed, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    best = std::min(best, slowest);
+  }
+  return best;
+}
+
+/// Median time of the slowest rank, for collectives (noisier than kernels).
+template <typename Body>
+static double medianAllRanks(int repeats, Body body) {
+  std::vector<double> times;
+  for (int i = 0; i < repeats; ++i) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    double start = now();
+    body();
+    double elapsed = now() - start, slowest;
+    MPI_Allreduce(&elapsed, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    times.push_back(slowest);
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+static double readCacheMB(const char *index) {
+  std::ifstream file(std::string("/sys/devices/system/cpu/cpu0/cache/") +
+                     index + "/size");
+  std::string text;
+  if (!(file >> text) || text.empty())
+    return 0;
+  double value = std::atof(text.c_str());
+  if (text.back() == 'K')
+    value /= 1024;
+  return value;
+}
+
+static double memoryCapacityGB() {
+  std::ifstream file("/proc/meminfo");
+  std::string key;
+  double kb = 0;
+  while (file >> key >> kb)
+    if (key == "MemTotal:")
+      return kb / 1e6;
+  return 1;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  MPI_Init(&argc, &argv);
+  int rank = 0, ranks = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  cl::ParseCommandLineOptions(argc, argv,
+                              "braid-calibrate: measure this machine and write "
+                              "a hardware description (run under mpirun -n R)\n");
+  openblas_set_num_threads(1);
+  int repeats = quick ? 3 : 10;
+  llvm::json::Object measured;
+
+  // 1. Memory bandwidth: STREAM triad, 24 bytes per element, every rank.
+  size_t elements = quick ? (1 << 20) : (1 << 24);
+  std::vector<double> a(elements, 1.0), b(elements, 2.0), c(elements, 0.5);
+  double triad = timeAllRanks(repeats, [&] {
+    for (size_t i = 0; i < elements; ++i)
+      a[i] = b[i] + 3.0 * c[i];
+  });
+  double memoryGBps = 24.0 * elements / triad / 1e9;
+  measured["triad_GBps_per_rank"] = memoryGBps;
+
+  // 2. GEMM: single-threaded sgemm per rank.
+  int n = quick ? 256 : 1024;
+  std::vector<float> x(size_t(n) * n, 1.0f), y(size_t(n) * n, 0.5f),
+      z(size_t(n) * n, 0.0f);
+  double gemm = timeAllRanks(repeats, [&] {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, n, 1.0f,
+                x.data(), n, y.data(), n, 0.0f, z.data(), n);
+  });
+  double gemmGflops = 2.0 * n * n * n / gemm / 1e9;
+  measured["sgemm_GFLOPs_per_rank"] = gemmGflops;
+
+  // 3. Embedding gather: sum-pool 20 random rows of 64 floats per bag.
+  size_t rows = quick ? (1 << 15) : (1 << 20), dim = 64, bags = 4096,
+         pooling = 20;
+  std::vector<float> table(rows * dim, 0.25f), pooled(bags * dim);
+  std::vector<uint32_t> indices(bags * pooling);
+  std::mt19937 generator(1234 + rank);
+  for (uint32_t &index : indices)
+    index = generator() % rows;
+  double gather = timeAllRanks(repeats, [&] {
+    for (size_t bag = 0; bag < bags; ++bag) {
+      float *out = &pooled[bag * dim];
+      std::fill(out, out + dim, 0.0f);
+      for (size_t j = 0; j < pooling; ++j) {
+        const float *row = &table[size_t(indices[bag * pooling + j]) * dim];
+        for (size_t c = 0; c < dim; ++c)
+          out[c] += row[c];
+      }
+    }
+  });
+  measured["gather_GBps_per_rank"] = bags * pooling * dim * 4.0 / gather / 1e9;
+
+  // 4. Collectives over sizes (bytes as nccl-tests counts them).
+  llvm::json::Array collectives;
+  std::vector<double> sizes, allReduceTimes;
+  // Time of the largest message per kind, for the per-kind bandwidth.
+  double largest[4] = {0, 0, 0, 0};
+  size_t maxBytes = quick ? (1 << 20) : (1 << 26);
+  std::vector<float> send(maxBytes / 4 + ranks, 1.0f),
+      recv(maxBytes / 4 + ranks, 0.0f);
+  for (size_t bytes = 64; bytes <= maxBytes; bytes *= 8) {
+    int count = bytes / 4;
+    int perRank = std::max(1, count / ranks);
+    int iterations = quick ? 5 : (bytes < (1 << 20) ? 50 : 10);
+    double ar = medianAllRanks(iterations, [&] {
+      MPI_Allreduce(send.data(), recv.data(), count, MPI_FLOAT, MPI_SUM,
+                    MPI_COMM_WORLD);
+    });
+    double ag = medianAllRanks(iterations, [&] {
+      MPI_Allgather(send.data(), perRank, MPI_FLOAT, recv.data(), perRank,
+                    MPI_FLOAT, MPI_COMM_WORLD);
+    });
+    double rs = medianAllRanks(iterations, [&] {
+      MPI_Reduce_scatter_block(send.data(), recv.data(), perRank, MPI_FLOAT,
+                               MPI_SUM, MPI_COMM_WORLD);
+    });
+    double aa = medianAllRanks(iterations, [&] {
+      MPI_Alltoall(send.data(), perRank, MPI_FLOAT, recv.data(), perRank,
+                   MPI_FLOAT, MPI_COMM_WORLD);
+    });
+    sizes.push_back(bytes);
+    allReduceTimes.push_back(ar);
+    largest[0] = ar;
+    largest[1] = ag;
+    largest[2] = rs;
+    largest[3] = aa;
+    collectives.push_back(llvm::json::Object{{"bytes", int64_t(bytes)},
+                                             {"all_reduce_us", ar * 1e6},
+                                             {"all_gather_us", ag * 1e6},
+                                             {"reduce_scatter_us", rs * 1e6},
+                                             {"all_to_all_us", aa * 1e6}});
+  }
+  measured["collectives"] = std::move(collectives);
+
+  // Fit the ring model t = 2(n-1) alpha + (2(n-1)/n) S / beta to the
+  // all_reduce times: the step latency alpha from the smallest message
+  // (where bandwidth is negligible), the bandwidth beta from the largest
+  // (where latency is). A least-squares fit over all sizes would let the
+  // large messages swamp alpha. One rank has nothing to fit.
+  double hopLatencyUs = 1.0, linkGBps = memoryGBps / 2;
+  if (ranks > 1) {
+    double steps = 2.0 * (ranks - 1), factor = steps / ranks;
+    hopLatencyUs = std::max(0.01, allReduceTimes.front() / steps * 1e6);
+    double transferSeconds =
+        allReduceTimes.back() - steps * hopLatencyUs * 1e-6;
+    if (transferSeconds > 0)
+      linkGBps = factor * sizes.back() / transferSeconds / 1e9;
+  }
+  measured["fit"] = llvm::json::Object{{"hop_latency_us", hopLatencyUs},
+                                       {"link_bandwidth_GBps", linkGBps}};
+  // Bus bandwidth per kind from the largest message, nccl-tests' factors:
+  // MPI implements every collective its own way.
+  llvm::json::Object perKind;
+  if (ranks > 1) {
+    const char *kinds[] = {"all_reduce", "all_gather", "reduce_scatter",
+                           "all_to_all"};
+    for (int k = 0; k < 4; ++k) {
+      double steps = k == 0 ? 2.0 * (ranks - 1) : double(ranks - 1);
+      double factor = steps / ranks;
+      double seconds = largest[k] - steps * hopLatencyUs * 1e-6;
+      if (seconds > 0)
+        perKind[kinds[k]] = factor * sizes.back() / seconds / 1e9;
+    }
+  }
+
+  int status = 0;
+  if (rank == 0) {
+    int64_t cores = std::max<int64_t>(1, std::thread::hardware_concurrency());
+    llvm::json::Object description{
+        {"_about", "Written by braid-calibrate with " + std::to_string(ranks) +
+                       " ranks; every rank measured at once, one thread each."},
+        {"_measured", std::move(measured)},
+        {"name", name.getValue()},
+        {"device",
+         llvm::json::Object{
+             {"arch", "cpu"},
+             {"name", "cpu-rank"},
+             {"peak_tflops",
+              llvm::json::Object{{"f32", gemmGflops / 1e3},
+                                 {"tf32", gemmGflops / 1e3},
+                                 {"bf16", gemmGflops / 1e3},
+                                 {"f16", gemmGflops / 1e3}}},
+             {"gemm_efficiency", 1.0},
+             {"memory_bandwidth_GBps", memoryGBps},
+             {"memory_efficiency", 1.0},
+             {"memory_capacity_GB", memoryCapacityGB() / ranks},
+             {"l2_MB", std::max(readCacheMB("index2"), 0.25)},
+             {"sms", cores},
+             {"launch_overhead_us", 0.0}}},
+        {"intra_node",
+         llvm::json::Object{{"kind", "shm"},
+                            {"links", 1},
+                            {"link_bandwidth_GBps", linkGBps},
+                            {"hop_latency_us", hopLatencyUs},
+                            {"collective_bandwidth_GBps", std::move(perKind)},
+                            {"nvls", false}}},
+        {"inter_node",
+         llvm::json::Object{{"nics_per_node", 1},
+                            {"nic_bandwidth_GBps", linkGBps},
+                            {"nic_efficiency", 1.0}}},
+        {"comm_channels", 1},
+        {"topology",
+         llvm::json::Object{{"nodes", 1}, {"ranks_per_node", ranks}}}};
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << llvm::formatv("{0:2}", llvm::json::Value(std::move(description)));
+    // Only write what the cost model can read back.
+    if (llvm::Expected<mlir::braid::cluster::HardwareDesc> check =
+            mlir::braid::cluster::parseHardware(text, outputPath)) {
+      std::error_code ec;
+      llvm::raw_fd_ostream out(outputPath, ec);
+      if (ec) {
+        llvm::errs() << "braid-calibrate: error: cannot write '" << outputPath
+                     << "': " << ec.message() << "\n";
+        status = 1;
+      } else {
+        out << text << "\n";
+        llvm::outs() << llvm::formatv(
+            "braid-calibrate: {0} ranks: triad {1:f1} GB/s, sgemm {2:f1} "
+            "GFLOP/s, all_reduce step {3:f2} us at {4:f2} GB/s per rank; "
+            "wrote {5}\n",
+            ranks, memoryGBps, gemmGflops, hopLatencyUs, linkGBps, outputPath);
+      }
+    } else {
+      llvm::errs() << "braid-calibrate: error: the measured description is "
+                      "invalid: "
+                   << llvm::toString(check.takeError()) << "\n";
+      status = 1;
+    }
+  }
+  MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  MPI_Finalize();
+  return status;
+}
