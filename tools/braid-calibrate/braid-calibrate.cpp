@@ -46,25 +46,10 @@ static double now() {
       .count();
 }
 
-/// Runs `body` on every rank at once, `repeats` times; returns the best
-/// (smallest) time of the slowest rank, in seconds.
+/// Runs `body` on every rank at once, `repeats` times; returns the time of
+/// the slowest rank for each repetition, in seconds, sorted.
 template <typename Body>
-static double timeAllRanks(int repeats, Body body) {
-  double best = INFINITY;
-  for (int i = 0; i < repeats; ++i) {
-    MPI_Barrier(MPI_COMM_WORLD);
-    double start = now();
-    body();
-    double elapsed = now() - start, slowest;
-    MPI_Allreduce(&elapsed, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    best = std::min(best, slowest);
-  }
-  return best;
-}
-
-/// Median time of the slowest rank, for collectives (noisier than kernels).
-template <typename Body>
-static double medianAllRanks(int repeats, Body body) {
+static std::vector<double> timeAllRanks(int repeats, Body body) {
   std::vector<double> times;
   for (int i = 0; i < repeats; ++i) {
     MPI_Barrier(MPI_COMM_WORLD);
@@ -75,6 +60,19 @@ static double medianAllRanks(int repeats, Body body) {
     times.push_back(slowest);
   }
   std::sort(times.begin(), times.end());
+  return times;
+}
+
+/// The best time, for kernels (noise only slows them down).
+template <typename Body>
+static double bestAllRanks(int repeats, Body body) {
+  return timeAllRanks(repeats, body).front();
+}
+
+/// The median time, for collectives (noisier than kernels).
+template <typename Body>
+static double medianAllRanks(int repeats, Body body) {
+  std::vector<double> times = timeAllRanks(repeats, body);
   return times[times.size() / 2];
 }
 
@@ -116,7 +114,7 @@ int main(int argc, char **argv) {
   // 1. Memory bandwidth: STREAM triad, 24 bytes per element, every rank.
   size_t elements = quick ? (1 << 20) : (1 << 24);
   std::vector<double> a(elements, 1.0), b(elements, 2.0), c(elements, 0.5);
-  double triad = timeAllRanks(repeats, [&] {
+  double triad = bestAllRanks(repeats, [&] {
     for (size_t i = 0; i < elements; ++i)
       a[i] = b[i] + 3.0 * c[i];
   });
@@ -127,7 +125,7 @@ int main(int argc, char **argv) {
   int n = quick ? 256 : 1024;
   std::vector<float> x(size_t(n) * n, 1.0f), y(size_t(n) * n, 0.5f),
       z(size_t(n) * n, 0.0f);
-  double gemm = timeAllRanks(repeats, [&] {
+  double gemm = bestAllRanks(repeats, [&] {
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, n, n, 1.0f,
                 x.data(), n, y.data(), n, 0.0f, z.data(), n);
   });
@@ -142,7 +140,7 @@ int main(int argc, char **argv) {
   std::mt19937 generator(1234 + rank);
   for (uint32_t &index : indices)
     index = generator() % rows;
-  double gather = timeAllRanks(repeats, [&] {
+  double gather = bestAllRanks(repeats, [&] {
     for (size_t bag = 0; bag < bags; ++bag) {
       float *out = &pooled[bag * dim];
       std::fill(out, out + dim, 0.0f);

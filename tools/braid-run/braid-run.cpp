@@ -9,21 +9,16 @@
 
 #include "braid/Interp/Bindings.h"
 #include "braid/Interp/Npy.h"
-#include "braid/InitAll.h"
+#include "braid/Tools/ModuleLoader.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/DialectRegistry.h"
-#include "mlir/IR/MLIRContext.h"
-#include "mlir/IR/Verifier.h"
-#include "mlir/Parser/Parser.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
@@ -153,16 +148,9 @@ int main(int argc, char **argv) {
     if (!dir.empty() && !llvm::sys::fs::is_directory(dir))
       return fail("'" + dir + "' is not a directory");
 
-  DialectRegistry registry;
-  registerAllDialects(registry);
-  MLIRContext context(registry);
-  llvm::SourceMgr sourceMgr;
-  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
-  OwningOpRef<ModuleOp> module =
-      parseSourceFile<ModuleOp>(inputFile, sourceMgr, &context);
+  ModuleLoader loader;
+  OwningOpRef<ModuleOp> module = loader.load(inputFile);
   if (!module)
-    return 1;
-  if (failed(verify(*module)))
     return 1;
 
   BindingOptions options;

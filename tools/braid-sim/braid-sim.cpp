@@ -14,22 +14,17 @@
 
 #include "braid/Cost/CostModel.h"
 #include "braid/Dialect/Braid/IR/Braid.h"
-#include "braid/InitAll.h"
 #include "braid/Interp/Bindings.h"
 #include "braid/Sim/ScheduleBuilder.h"
+#include "braid/Tools/ModuleLoader.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/DialectRegistry.h"
-#include "mlir/IR/MLIRContext.h"
-#include "mlir/IR/Verifier.h"
-#include "mlir/Parser/Parser.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/JSON.h"
-#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
@@ -95,14 +90,9 @@ static int runCollective(const cluster::HardwareDesc &hw) {
 }
 
 static int runProgram(const cluster::HardwareDesc &hw) {
-  DialectRegistry registry;
-  registerAllDialects(registry);
-  MLIRContext context(registry);
-  llvm::SourceMgr sourceMgr;
-  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
-  OwningOpRef<ModuleOp> module =
-      parseSourceFile<ModuleOp>(input, sourceMgr, &context);
-  if (!module || failed(verify(*module)))
+  ModuleLoader loader;
+  OwningOpRef<ModuleOp> module = loader.load(input);
+  if (!module)
     return 1;
   FailureOr<func::FuncOp> func = interp::findEntryFunction(*module);
   if (failed(func))

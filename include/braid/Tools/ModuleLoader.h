@@ -1,0 +1,38 @@
+//===- ModuleLoader.h - Read one Braid module in a tool ---------*- C++ -*-===//
+//
+// This file declares ModuleLoader, which owns what a Braid tool needs to read
+// one module: a context with every Braid dialect, a source manager, and a
+// handler printing located diagnostics to stderr.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BRAID_TOOLS_MODULELOADER_H
+#define BRAID_TOOLS_MODULELOADER_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/Support/SourceMgr.h"
+
+namespace mlir::braid {
+
+class ModuleLoader {
+public:
+  ModuleLoader();
+
+  /// Parses and verifies `path` ("-" for stdin). Returns null after
+  /// printing located diagnostics.
+  OwningOpRef<ModuleOp> load(llvm::StringRef path);
+
+  MLIRContext &getContext() { return context; }
+
+private:
+  MLIRContext context;
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagnostics;
+};
+
+} // namespace mlir::braid
+
+#endif // BRAID_TOOLS_MODULELOADER_H
