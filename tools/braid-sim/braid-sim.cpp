@@ -5,8 +5,8 @@
 //
 //   braid-sim collective --kind K --bytes N --ranks R --nodes M
 //                        --hardware PRESET|FILE [--json]
-//   braid-sim FILE.mlir --hardware PRESET|FILE [--ranks R] [--json]
-//                       [--trace OUT.json]
+//   braid-sim FILE.mlir|ARTIFACT_DIR --hardware PRESET|FILE [--ranks R]
+//                       [--json] [--trace OUT.json]
 //
 // Bad input is an error message and exit code 1.
 //
@@ -32,7 +32,7 @@ using namespace mlir::braid;
 namespace cl = llvm::cl;
 
 static cl::opt<std::string> input(cl::Positional, cl::Required,
-                                  cl::desc("<collective | program.mlir>"));
+                                  cl::desc("<collective | program.mlir | artifact dir>"));
 static cl::opt<std::string> hardwareName(
     "hardware", cl::Required,
     cl::desc("Hardware preset (dgx-a100, dgx-h100, pcie-a100x4) or JSON file"));
@@ -90,8 +90,16 @@ static int runCollective(const cluster::HardwareDesc &hw) {
 }
 
 static int runProgram(const cluster::HardwareDesc &hw) {
+  // An artifact directory (braid-compile's OUT) holds its per-rank program
+  // as OUT/program.mlir.
+  std::string path = input;
+  if (llvm::sys::fs::is_directory(path)) {
+    path = (llvm::Twine(input) + "/program.mlir").str();
+    if (!llvm::sys::fs::exists(path))
+      return fail("'" + input + "' is a directory without program.mlir");
+  }
   ModuleLoader loader;
-  OwningOpRef<ModuleOp> module = loader.load(input);
+  OwningOpRef<ModuleOp> module = loader.load(path);
   if (!module)
     return 1;
   FailureOr<func::FuncOp> func = interp::findEntryFunction(*module);
