@@ -1,0 +1,106 @@
+//===- Planner.h - Embedding sharding planner -------------------*- C++ -*-===//
+//
+// This file declares the sharding planner's core: a planning problem (tables,
+// batch, cluster), plans in TorchRec's vocabulary (table_wise, row_wise,
+// column_wise, table_row_wise, data_parallel), the cost of a plan under the
+// cost model, the greedy baselines of the published benchmarks, Braid's
+// search, and a provable lower bound on the iteration time.
+//
+// The cost is the forward pass of the embedding stage, as the partitioner
+// will lay it out: an all_to_all of indices to the shard owners, the lookups,
+// an all_to_all of pooled rows back to the samples' ranks, and a
+// reduce_scatter for row-wise partial sums. Dense layers are data-parallel
+// and identical in every plan, so they are left out of the comparison.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BRAID_PLAN_PLANNER_H
+#define BRAID_PLAN_PLANNER_H
+
+#include "braid/Cluster/Hardware.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir::braid::plan {
+
+struct TableSpec {
+  std::string name;
+  int64_t rows = 0, dim = 0;
+  int64_t elementBytes = 4;
+  double poolingFactor = 0;
+  double uniqueRatio = 1;
+  double bytes() const { return double(rows) * dim * elementBytes; }
+};
+
+struct PlanProblem {
+  std::vector<TableSpec> tables;
+  /// The global batch; each rank holds batch / ranks samples.
+  int64_t batch = 0;
+  cluster::HardwareDesc hw;
+  int64_t nodes = 1, ranksPerNode = 1;
+  /// Memory kept free on each rank for activations and buffers.
+  double reserveBytes = 0;
+  int64_t ranks() const { return nodes * ranksPerNode; }
+  double capacityBytes() const {
+    return hw.device.memoryCapacityGB * 1e9 - reserveBytes;
+  }
+};
+
+enum class ShardingType { table_wise, row_wise, column_wise, table_row_wise, data_parallel };
+llvm::StringRef stringifyShardingType(ShardingType type);
+std::optional<ShardingType> symbolizeShardingType(llvm::StringRef name);
+
+struct Shard {
+  int64_t rank = 0, rowOffset = 0, rows = 0, colOffset = 0, cols = 0;
+};
+
+struct TablePlan {
+  ShardingType type = ShardingType::table_wise;
+  std::vector<Shard> shards;
+};
+
+struct Plan {
+  std::string planner;
+  std::vector<TablePlan> tables; ///< in problem order
+};
+
+struct PlanCost {
+  double iterationUs = 0;
+  std::vector<double> perRankUs;     ///< lookups + communication, per rank
+  std::vector<double> memoryBytes;   ///< table shards, per rank
+  double indexExchangeUs = 0, outputExchangeUs = 0, reduceScatterUs = 0;
+  bool fitsMemory = true;
+};
+
+/// The cost of `plan` under the cost model.
+PlanCost evaluatePlan(const PlanProblem &problem, const Plan &plan);
+
+/// The cost keys of the greedy baselines (embedding_sharding_benchmark_
+/// protocols.json): size = bytes, dim, dim * pooling, dim * pooling *
+/// log10(rows).
+enum class GreedyKey { size, dim, dim_pooling, dim_pooling_logrows };
+std::optional<GreedyKey> symbolizeGreedyKey(llvm::StringRef name);
+
+/// Table-wise greedy: tables by key, descending, each on the rank with the
+/// smallest accumulated key whose memory still fits (ties: smaller
+/// accumulated size). Fails when a table fits nowhere.
+llvm::Expected<Plan> planGreedy(const PlanProblem &problem, GreedyKey key);
+
+/// Braid's planner: greedy construction on the cost model over all sharding
+/// types, then local search on the bottleneck rank. Deterministic.
+llvm::Expected<Plan> planBraid(const PlanProblem &problem);
+
+/// A lower bound on evaluatePlan(...).iterationUs over every feasible plan.
+double lowerBoundUs(const PlanProblem &problem);
+
+/// Every table in one sharding type (for tests); table-wise goes round robin.
+llvm::Expected<Plan> planForced(const PlanProblem &problem, ShardingType type);
+
+} // namespace mlir::braid::plan
+
+#endif // BRAID_PLAN_PLANNER_H

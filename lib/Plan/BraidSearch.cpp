@@ -1,0 +1,289 @@
+//===- BraidSearch.cpp - Braid's sharding search --------------------------===//
+//
+// This file implements Braid's planner. Construction: tables in decreasing
+// order of their table-wise lookup cost; each takes the option (table-wise
+// on a rank, row-wise, table-row-wise on a node, column-wise, or
+// data-parallel) that minimizes a fast estimate of the plan's iteration
+// time: the slowest rank's lookups plus the busiest rank's share of the
+// exchanges. Portfolio: the best, under the full cost model, of that plan
+// and the greedy baselines' plans. Improvement: repeatedly move a table off
+// the bottleneck rank when the full cost model says the plan gets faster.
+// Every choice is deterministic (ties go to the lower rank and earlier
+// option).
+//
+//===----------------------------------------------------------------------===//
+
+#include "TablePlans.h"
+
+#include "braid/Cost/CostModel.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+using namespace mlir::braid;
+using namespace mlir::braid::plan;
+
+namespace {
+/// Incremental state of the construction: per-rank lookup time, exchange
+/// bytes and memory.
+struct LoadState {
+  std::vector<double> lookupUs, exchangeBytes, memory;
+  double reduceScatterBytes = 0;
+};
+
+/// Lookup time of one table-plan's shards (launch excluded), per rank.
+std::vector<std::pair<int64_t, double>> shardTimes(const PlanProblem &problem,
+                                                   const TableSpec &table,
+                                                   const TablePlan &tp) {
+  std::vector<std::pair<int64_t, double>> times;
+  for (const Shard &shard : tp.shards) {
+    cost::EmbeddingBagShape shape;
+    shape.dim = shard.cols;
+    shape.elementBytes = table.elementBytes;
+    shape.uniqueRatio = table.uniqueRatio;
+    shape.rows = shard.rows;
+    shape.bags = problem.batch;
+    shape.poolingFactor = table.poolingFactor;
+    if (tp.type == ShardingType::data_parallel)
+      shape.bags = (problem.batch + problem.ranks() - 1) / problem.ranks();
+    else if (tp.type == ShardingType::row_wise ||
+             tp.type == ShardingType::table_row_wise)
+      shape.poolingFactor *= double(shard.rows) / table.rows;
+    double us = shape.rows && shape.dim
+                    ? cost::estimateEmbeddingBag(problem.hw, shape).timeUs -
+                          problem.hw.device.launchOverheadUs
+                    : 0;
+    times.push_back({shard.rank, us});
+  }
+  return times;
+}
+
+class Search {
+public:
+  explicit Search(const PlanProblem &problem)
+      : problem(problem), R(problem.ranks()) {
+    state.lookupUs.assign(R, 0);
+    state.exchangeBytes.assign(R, 0);
+    state.memory.assign(R, 0);
+    // Per-rank exchange bandwidth: NVLink inside a node, the node's NICs
+    // shared by its ranks across nodes.
+    bandwidth = problem.hw.intraNode.bandwidthGBps();
+    if (problem.nodes > 1)
+      bandwidth = std::min(bandwidth, problem.hw.interNode.nicsPerNode *
+                                          problem.hw.interNode.effectiveNicGBps() /
+                                          problem.ranksPerNode);
+  }
+
+  llvm::Expected<Plan> run();
+
+private:
+  /// The options worth trying for a table.
+  std::vector<TablePlan> options(const TableSpec &table) const;
+  /// Estimated iteration time if `tp` were added to the state.
+  double estimateWith(const TableSpec &table, const TablePlan &tp) const;
+  void add(const TableSpec &table, const TablePlan &tp, double sign);
+  bool fits(const TableSpec &table, const TablePlan &tp) const;
+
+  const PlanProblem &problem;
+  int64_t R;
+  double bandwidth;
+  LoadState state;
+};
+} // namespace
+
+std::vector<TablePlan> Search::options(const TableSpec &table) const {
+  std::vector<TablePlan> result;
+  for (int64_t r = 0; r < R; ++r)
+    result.push_back(makeTablePlan(problem, table, ShardingType::table_wise, r, 1));
+  if (R > 1) {
+    result.push_back(makeTablePlan(problem, table, ShardingType::row_wise, 0, R));
+    for (int64_t parts : {2, 4, 8})
+      if (parts <= R && table.dim % parts == 0 && table.dim / parts >= 4)
+        for (int64_t start = 0; start < R; start += parts)
+          result.push_back(makeTablePlan(problem, table, ShardingType::column_wise,
+                                         start, parts));
+    if (problem.nodes > 1)
+      for (int64_t node = 0; node < problem.nodes; ++node)
+        result.push_back(makeTablePlan(problem, table,
+                                       ShardingType::table_row_wise, node,
+                                       problem.ranksPerNode));
+    result.push_back(makeTablePlan(problem, table, ShardingType::data_parallel, 0, R));
+  }
+  return result;
+}
+
+bool Search::fits(const TableSpec &table, const TablePlan &tp) const {
+  for (const Shard &shard : tp.shards)
+    if (state.memory[shard.rank] + double(shard.rows) * shard.cols * table.elementBytes >
+        problem.capacityBytes())
+      return false;
+  return true;
+}
+
+void Search::add(const TableSpec &table, const TablePlan &tp, double sign) {
+  double perRank = double(problem.batch) / R;
+  for (auto [rank, us] : shardTimes(problem, table, tp))
+    state.lookupUs[rank] += sign * us;
+  for (const Shard &shard : tp.shards) {
+    state.memory[shard.rank] +=
+        sign * double(shard.rows) * shard.cols * table.elementBytes;
+    if (tp.type == ShardingType::table_wise || tp.type == ShardingType::column_wise)
+      // The owner receives indices from, and sends pooled rows to, all.
+      state.exchangeBytes[shard.rank] +=
+          sign * (R - 1) * perRank * (table.poolingFactor * 8 + shard.cols * 4);
+  }
+  if (tp.type == ShardingType::row_wise || tp.type == ShardingType::table_row_wise)
+    state.reduceScatterBytes += sign * problem.batch * table.dim * 4.0;
+}
+
+double Search::estimateWith(const TableSpec &table, const TablePlan &tp) const {
+  std::vector<double> lookup = state.lookupUs, exchange = state.exchangeBytes;
+  double perRank = double(problem.batch) / R;
+  double reduceScatter = state.reduceScatterBytes;
+  for (auto [rank, us] : shardTimes(problem, table, tp))
+    lookup[rank] += us;
+  for (const Shard &shard : tp.shards)
+    if (tp.type == ShardingType::table_wise || tp.type == ShardingType::column_wise)
+      exchange[shard.rank] +=
+          (R - 1) * perRank * (table.poolingFactor * 8 + shard.cols * 4);
+  if (tp.type == ShardingType::row_wise || tp.type == ShardingType::table_row_wise)
+    reduceScatter += problem.batch * table.dim * 4.0;
+  double slowest = *std::max_element(lookup.begin(), lookup.end());
+  double busiest = *std::max_element(exchange.begin(), exchange.end());
+  // Reduce-scatter moves (R-1)/R of the partial sums through every rank.
+  double rsBytes = reduceScatter * (R - 1) / R / R;
+  return slowest + (busiest + rsBytes) / bandwidth * 1e-3;
+}
+
+llvm::Expected<Plan> Search::run() {
+  double totalBytes = 0;
+  for (const TableSpec &table : problem.tables)
+    totalBytes += table.bytes();
+  if (totalBytes > R * problem.capacityBytes())
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "the tables need " + formatGB(totalBytes) + " but " + llvm::Twine(R) +
+            " ranks have " + formatGB(R * problem.capacityBytes()) +
+            " for tables");
+  // Construction, heaviest tables first.
+  std::vector<double> weight;
+  for (const TableSpec &table : problem.tables)
+    weight.push_back(shardTimes(problem, table,
+                                makeTablePlan(problem, table,
+                                              ShardingType::table_wise, 0, 1))
+                         .front()
+                         .second);
+  std::vector<size_t> order(problem.tables.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return weight[a] > weight[b]; });
+  Plan plan;
+  plan.planner = "braid";
+  plan.tables.resize(problem.tables.size());
+  // Look-ahead: an option may only use memory the unplaced tables can spare,
+  // counting them at one copy each (their most compact sharding), so that
+  // replicating a table never starves a later one.
+  double unplacedBytes = 0;
+  for (const TableSpec &table : problem.tables)
+    unplacedBytes += table.bytes();
+  for (size_t t : order) {
+    const TableSpec &table = problem.tables[t];
+    unplacedBytes -= table.bytes();
+    double freeBytes = 0;
+    for (double used : state.memory)
+      freeBytes += problem.capacityBytes() - used;
+    double bestTime = INFINITY;
+    std::optional<TablePlan> best;
+    for (TablePlan &option : options(table)) {
+      double optionBytes = 0;
+      for (const Shard &shard : option.shards)
+        optionBytes += double(shard.rows) * shard.cols * table.elementBytes;
+      if (!fits(table, option) || freeBytes - optionBytes < unplacedBytes)
+        continue;
+      double time = estimateWith(table, option);
+      if (time < bestTime * (1 - 1e-12)) {
+        bestTime = time;
+        best = std::move(option);
+      }
+    }
+    if (!best) {
+      // No even split fits the memory left: split the rows in proportion to
+      // each rank's free memory (uneven row_wise).
+      if (freeBytes - table.bytes() < unplacedBytes)
+        return llvm::createStringError(
+            llvm::inconvertibleErrorCode(),
+            "table '" + table.name + "' (" + formatGB(table.bytes()) +
+                ") does not fit: " + formatGB(freeBytes) +
+                " are free and the tables after it need " +
+                formatGB(unplacedBytes));
+      TablePlan uneven;
+      uneven.type = ShardingType::row_wise;
+      int64_t offset = 0;
+      for (int64_t r = 0; r < R; ++r) {
+        double spare = problem.capacityBytes() - state.memory[r];
+        int64_t rows = r + 1 == R ? table.rows - offset
+                                  : std::min<int64_t>(
+                                        table.rows - offset,
+                                        int64_t(std::floor(table.rows * spare / freeBytes)));
+        uneven.shards.push_back({r, offset, rows, 0, table.dim});
+        offset += rows;
+      }
+      best = std::move(uneven);
+    }
+    add(table, *best, +1);
+    plan.tables[t] = std::move(*best);
+  }
+
+  // Portfolio: the construction's fast estimate misjudges some clusters
+  // (it does not see that cross-node exchanges share the node's NICs), so
+  // the search starts from the best, under the full model, of the
+  // construction and the table-wise greedy baselines.
+  PlanCost current = evaluatePlan(problem, plan);
+  for (GreedyKey key : {GreedyKey::size, GreedyKey::dim, GreedyKey::dim_pooling,
+                        GreedyKey::dim_pooling_logrows}) {
+    llvm::Expected<Plan> greedy = planGreedy(problem, key);
+    if (!greedy) {
+      llvm::consumeError(greedy.takeError());
+      continue;
+    }
+    PlanCost cost = evaluatePlan(problem, *greedy);
+    if (cost.fitsMemory && cost.iterationUs < current.iterationUs) {
+      current = cost;
+      plan.tables = std::move(greedy->tables);
+    }
+  }
+
+  // Improvement: move table-wise tables off the bottleneck rank while the
+  // full model says the plan gets faster.
+  for (int round = 0; round < 64; ++round) {
+    std::vector<double> lookup(R, 0);
+    for (size_t t = 0; t < plan.tables.size(); ++t)
+      for (auto [rank, us] : shardTimes(problem, problem.tables[t], plan.tables[t]))
+        lookup[rank] += us;
+    int64_t hot = std::max_element(lookup.begin(), lookup.end()) - lookup.begin();
+    int64_t cold = std::min_element(lookup.begin(), lookup.end()) - lookup.begin();
+    bool improved = false;
+    for (size_t t = 0; t < plan.tables.size() && !improved; ++t) {
+      TablePlan &tp = plan.tables[t];
+      if (tp.type != ShardingType::table_wise || tp.shards.front().rank != hot)
+        continue;
+      TablePlan saved = tp;
+      tp.shards.front().rank = cold;
+      PlanCost moved = evaluatePlan(problem, plan);
+      if (moved.fitsMemory && moved.iterationUs < current.iterationUs * (1 - 1e-9)) {
+        current = moved;
+        improved = true;
+      } else {
+        tp = saved;
+      }
+    }
+    if (!improved)
+      break;
+  }
+  return plan;
+}
+
+llvm::Expected<Plan> plan::planBraid(const PlanProblem &problem) {
+  return Search(problem).run();
+}

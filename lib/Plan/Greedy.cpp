@@ -1,0 +1,152 @@
+//===- Greedy.cpp - Greedy baselines and forced plans ---------------------===//
+//
+// This file implements the table-wise greedy baselines of DreamShard,
+// NeuroShard and AutoShard (identical in all three: sort by cost key, place
+// each table on the rank with the smallest accumulated key whose memory
+// still fits, ties to the smaller accumulated size), and plans that put
+// every table in one sharding type.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TablePlans.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include "llvm/ADT/StringSwitch.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+using namespace mlir::braid;
+using namespace mlir::braid::plan;
+
+std::optional<GreedyKey> plan::symbolizeGreedyKey(llvm::StringRef name) {
+  return llvm::StringSwitch<std::optional<GreedyKey>>(name)
+      .Case("size", GreedyKey::size)
+      .Case("dim", GreedyKey::dim)
+      .Case("dim_pooling", GreedyKey::dim_pooling)
+      .Case("dim_pooling_logrows", GreedyKey::dim_pooling_logrows)
+      .Default(std::nullopt);
+}
+
+static double keyOf(const TableSpec &table, GreedyKey key) {
+  switch (key) {
+  case GreedyKey::size:
+    return table.bytes();
+  case GreedyKey::dim:
+    return table.dim;
+  case GreedyKey::dim_pooling:
+    return table.dim * table.poolingFactor;
+  case GreedyKey::dim_pooling_logrows:
+    return table.dim * table.poolingFactor * std::log10(double(table.rows));
+  }
+  return 0;
+}
+
+static llvm::Error noRoom(const TableSpec &table, const PlanProblem &problem) {
+  return llvm::createStringError(
+      llvm::inconvertibleErrorCode(),
+      "table '" + table.name + "' (" + formatGB(table.bytes()) +
+          ") fits on no rank: each rank has " +
+          formatGB(problem.capacityBytes()) + " for tables");
+}
+
+llvm::Expected<Plan> plan::planGreedy(const PlanProblem &problem,
+                                      GreedyKey key) {
+  int64_t R = problem.ranks();
+  std::vector<size_t> order(problem.tables.size());
+  std::iota(order.begin(), order.end(), 0);
+  // Stable: equal keys keep problem order, so plans are deterministic.
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return keyOf(problem.tables[a], key) > keyOf(problem.tables[b], key);
+  });
+  std::vector<double> load(R, 0), size(R, 0);
+  Plan plan;
+  plan.tables.resize(problem.tables.size());
+  for (size_t t : order) {
+    const TableSpec &table = problem.tables[t];
+    int64_t best = -1;
+    for (int64_t r = 0; r < R; ++r) {
+      if (size[r] + table.bytes() > problem.capacityBytes())
+        continue;
+      if (best < 0 || load[r] < load[best] ||
+          (load[r] == load[best] && size[r] < size[best]))
+        best = r;
+    }
+    if (best < 0)
+      return noRoom(table, problem);
+    load[best] += keyOf(table, key);
+    size[best] += table.bytes();
+    plan.tables[t] = {ShardingType::table_wise,
+                      {{best, 0, table.rows, 0, table.dim}}};
+  }
+  return plan;
+}
+
+/// `count` ranges splitting `extent` as evenly as possible.
+static std::vector<std::pair<int64_t, int64_t>> evenSplit(int64_t extent,
+                                                          int64_t count) {
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t begin = extent * i / count, end = extent * (i + 1) / count;
+    ranges.push_back({begin, end - begin});
+  }
+  return ranges;
+}
+
+std::string plan::formatGB(double bytes) {
+  return llvm::formatv("{0:f2} GB", bytes / 1e9).str();
+}
+
+TablePlan plan::makeTablePlan(const PlanProblem &problem, const TableSpec &table,
+                        ShardingType type, int64_t where, int64_t parts) {
+  TablePlan tp;
+  tp.type = type;
+  int64_t R = problem.ranks(), g = problem.ranksPerNode;
+  switch (type) {
+  case ShardingType::table_wise:
+    tp.shards.push_back({where, 0, table.rows, 0, table.dim});
+    break;
+  case ShardingType::row_wise: {
+    int64_t r = 0;
+    for (auto [offset, rows] : evenSplit(table.rows, R))
+      tp.shards.push_back({r++, offset, rows, 0, table.dim});
+    break;
+  }
+  case ShardingType::table_row_wise: {
+    int64_t r = where * g;
+    for (auto [offset, rows] : evenSplit(table.rows, g))
+      tp.shards.push_back({r++, offset, rows, 0, table.dim});
+    break;
+  }
+  case ShardingType::column_wise: {
+    int64_t i = 0;
+    for (auto [offset, cols] : evenSplit(table.dim, parts))
+      tp.shards.push_back({(where + i++) % R, 0, table.rows, offset, cols});
+    break;
+  }
+  case ShardingType::data_parallel:
+    for (int64_t r = 0; r < R; ++r)
+      tp.shards.push_back({r, 0, table.rows, 0, table.dim});
+    break;
+  }
+  return tp;
+}
+
+llvm::Expected<Plan> plan::planForced(const PlanProblem &problem,
+                                      ShardingType type) {
+  Plan plan;
+  plan.planner = ("forced:" + stringifyShardingType(type)).str();
+  int64_t R = problem.ranks();
+  for (size_t t = 0; t < problem.tables.size(); ++t) {
+    const TableSpec &table = problem.tables[t];
+    int64_t parts = std::min<int64_t>(R, table.dim);
+    plan.tables.push_back(makeTablePlan(problem, table, type,
+                                        type == ShardingType::table_row_wise
+                                            ? int64_t(t) % problem.nodes
+                                            : int64_t(t) % R,
+                                        parts));
+  }
+  return plan;
+}

@@ -1,0 +1,166 @@
+//===- PlanCost.cpp - Cost of a sharding plan -----------------------------===//
+//
+// This file evaluates a plan under the cost model (see Planner.h for the
+// stages), and computes the lower bound. Rank r holds samples
+// [r * B / R, (r + 1) * B / R) of the global batch B.
+//
+//===----------------------------------------------------------------------===//
+
+#include "braid/Plan/Planner.h"
+
+#include "braid/Cost/CostModel.h"
+
+#include "llvm/ADT/StringSwitch.h"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace mlir::braid;
+using namespace mlir::braid::plan;
+
+llvm::StringRef plan::stringifyShardingType(ShardingType type) {
+  switch (type) {
+  case ShardingType::table_wise:
+    return "table_wise";
+  case ShardingType::row_wise:
+    return "row_wise";
+  case ShardingType::column_wise:
+    return "column_wise";
+  case ShardingType::table_row_wise:
+    return "table_row_wise";
+  case ShardingType::data_parallel:
+    return "data_parallel";
+  }
+  return "?";
+}
+
+std::optional<ShardingType> plan::symbolizeShardingType(llvm::StringRef name) {
+  return llvm::StringSwitch<std::optional<ShardingType>>(name)
+      .Case("table_wise", ShardingType::table_wise)
+      .Case("row_wise", ShardingType::row_wise)
+      .Case("column_wise", ShardingType::column_wise)
+      .Case("table_row_wise", ShardingType::table_row_wise)
+      .Case("data_parallel", ShardingType::data_parallel)
+      .Default(std::nullopt);
+}
+
+/// Lookup time of one shard, without the launch (all shards of a rank run in
+/// one fused kernel, as FBGEMM's table-batched embedding does).
+static double shardLookupUs(const PlanProblem &problem, const TableSpec &table,
+                            ShardingType type, const Shard &shard) {
+  cost::EmbeddingBagShape shape;
+  shape.dim = shard.cols;
+  shape.elementBytes = table.elementBytes;
+  shape.uniqueRatio = table.uniqueRatio;
+  shape.rows = shard.rows;
+  shape.bags = problem.batch;
+  shape.poolingFactor = table.poolingFactor;
+  if (type == ShardingType::data_parallel) {
+    shape.bags = (problem.batch + problem.ranks() - 1) / problem.ranks();
+  } else if (type == ShardingType::row_wise ||
+             type == ShardingType::table_row_wise) {
+    // Uniformly drawn rows: the shard sees its share of the lookups.
+    shape.poolingFactor *= double(shard.rows) / table.rows;
+  }
+  if (shape.rows == 0 || shape.dim == 0)
+    return 0;
+  return cost::estimateEmbeddingBag(problem.hw, shape).timeUs -
+         problem.hw.device.launchOverheadUs;
+}
+
+PlanCost plan::evaluatePlan(const PlanProblem &problem, const Plan &plan) {
+  int64_t R = problem.ranks(), g = problem.ranksPerNode;
+  double B = problem.batch, perRank = B / R;
+  const cluster::HardwareDesc &hw = problem.hw;
+  PlanCost cost;
+  std::vector<double> compute(R, 0);
+  cost.memoryBytes.assign(R, 0);
+  std::vector<double> indexBytes(R * R, 0), outputBytes(R * R, 0);
+  double rowWiseBytes = 0, tableRowWiseBytes = 0;
+  for (size_t t = 0; t < plan.tables.size(); ++t) {
+    const TableSpec &table = problem.tables[t];
+    const TablePlan &tp = plan.tables[t];
+    double indicesPerRank = perRank * table.poolingFactor * 8;
+    for (const Shard &shard : tp.shards) {
+      compute[shard.rank] += shardLookupUs(problem, table, tp.type, shard);
+      cost.memoryBytes[shard.rank] +=
+          double(shard.rows) * shard.cols * table.elementBytes;
+      if (tp.type == ShardingType::data_parallel)
+        continue;
+      double rowShare = double(shard.rows) / table.rows;
+      for (int64_t i = 0; i < R; ++i) {
+        // Indices from every rank to the owner (row shards get their share).
+        indexBytes[i * R + shard.rank] += indicesPerRank * rowShare;
+        // Pooled rows back to the samples' ranks (f32 output).
+        if (tp.type == ShardingType::table_wise ||
+            tp.type == ShardingType::column_wise)
+          outputBytes[shard.rank * R + i] += perRank * shard.cols * 4;
+      }
+    }
+    if (tp.type == ShardingType::row_wise)
+      rowWiseBytes += B * table.dim * 4;
+    if (tp.type == ShardingType::table_row_wise) {
+      tableRowWiseBytes += B * table.dim * 4;
+      // After the node-local reduce_scatter, node rank k holds samples
+      // [k B/g, (k+1) B/g) and sends each owner its B/R rows.
+      int64_t node = tp.shards.front().rank / g;
+      for (int64_t k = 0; k < g; ++k)
+        for (int64_t i = 0; i < R; ++i)
+          if (i * g / R == k)
+            outputBytes[(node * g + k) * R + i] += perRank * table.dim * 4;
+    }
+  }
+  int64_t fused = 0;
+  for (int64_t r = 0; r < R; ++r)
+    if (compute[r] > 0) {
+      compute[r] += hw.device.launchOverheadUs;
+      ++fused;
+    }
+  cost.indexExchangeUs = cost::estimateAllToAllvUs(hw, indexBytes, R, g);
+  cost.outputExchangeUs = cost::estimateAllToAllvUs(hw, outputBytes, R, g);
+  if (rowWiseBytes > 0)
+    cost.reduceScatterUs += cost::estimateCollective(
+        hw, cost::CollectiveKind::reduce_scatter, rowWiseBytes, R,
+        problem.nodes).timeUs;
+  if (tableRowWiseBytes > 0)
+    cost.reduceScatterUs += cost::estimateCollective(
+        hw, cost::CollectiveKind::reduce_scatter, tableRowWiseBytes, g, 1)
+                                .timeUs;
+  double comm = cost.indexExchangeUs + cost.outputExchangeUs + cost.reduceScatterUs;
+  double slowest = *std::max_element(compute.begin(), compute.end());
+  cost.perRankUs.resize(R);
+  for (int64_t r = 0; r < R; ++r)
+    cost.perRankUs[r] = compute[r] + comm;
+  cost.iterationUs = slowest + comm;
+  for (double bytes : cost.memoryBytes)
+    cost.fitsMemory = cost.fitsMemory && bytes <= problem.capacityBytes();
+  (void)fused;
+  return cost;
+}
+
+double plan::lowerBoundUs(const PlanProblem &problem) {
+  // iteration = slowest rank's lookups + communication >= mean lookups.
+  // Whatever the sharding, the lookups of a table together read each
+  // distinct row at least once at its exact size (shards round rows up to
+  // sectors and split the distinct rows in proportion to their rows),
+  // every index once and every pooled output once, and do every
+  // multiply-add once. The cost model charges every shard at least the
+  // larger of its memory and arithmetic time, so their sums bound the total.
+  // Communication is bounded below by zero (data_parallel needs none) and
+  // the fused launch by one launch on some rank.
+  const cluster::HardwareDesc &hw = problem.hw;
+  double bandwidth = hw.device.memoryBandwidthGBps * hw.device.memoryEfficiency;
+  double total = 0;
+  for (const TableSpec &table : problem.tables) {
+    double lookups = double(problem.batch) * table.poolingFactor;
+    double distinct = std::min(lookups * table.uniqueRatio, double(table.rows));
+    double bytes = distinct * table.dim * table.elementBytes + lookups * 8 +
+                   double(problem.batch) * table.dim * table.elementBytes;
+    double memoryUs = bytes / bandwidth * 1e-3;
+    double computeUs =
+        lookups * table.dim / (hw.device.peakTflops.lookup("f32") * 1e12) * 1e6;
+    total += std::max(memoryUs, computeUs);
+  }
+  int64_t R = problem.ranks();
+  return total / R + hw.device.launchOverheadUs / R;
+}
