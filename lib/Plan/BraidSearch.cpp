@@ -37,25 +37,8 @@ std::vector<std::pair<int64_t, double>> shardTimes(const PlanProblem &problem,
                                                    const TableSpec &table,
                                                    const TablePlan &tp) {
   std::vector<std::pair<int64_t, double>> times;
-  for (const Shard &shard : tp.shards) {
-    cost::EmbeddingBagShape shape;
-    shape.dim = shard.cols;
-    shape.elementBytes = table.elementBytes;
-    shape.uniqueRatio = table.uniqueRatio;
-    shape.rows = shard.rows;
-    shape.bags = problem.batch;
-    shape.poolingFactor = table.poolingFactor;
-    if (tp.type == ShardingType::data_parallel)
-      shape.bags = (problem.batch + problem.ranks() - 1) / problem.ranks();
-    else if (tp.type == ShardingType::row_wise ||
-             tp.type == ShardingType::table_row_wise)
-      shape.poolingFactor *= double(shard.rows) / table.rows;
-    double us = shape.rows && shape.dim
-                    ? cost::estimateEmbeddingBag(problem.hw, shape).timeUs -
-                          problem.hw.device.launchOverheadUs
-                    : 0;
-    times.push_back({shard.rank, us});
-  }
+  for (const Shard &shard : tp.shards)
+    times.push_back({shard.rank, shardLookupUs(problem, table, tp.type, shard)});
   return times;
 }
 

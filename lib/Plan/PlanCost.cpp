@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "braid/Plan/Planner.h"
+#include "TablePlans.h"
 
 #include "braid/Cost/CostModel.h"
 
@@ -44,10 +44,8 @@ std::optional<ShardingType> plan::symbolizeShardingType(llvm::StringRef name) {
       .Default(std::nullopt);
 }
 
-/// Lookup time of one shard, without the launch (all shards of a rank run in
-/// one fused kernel, as FBGEMM's table-batched embedding does).
-static double shardLookupUs(const PlanProblem &problem, const TableSpec &table,
-                            ShardingType type, const Shard &shard) {
+double plan::shardLookupUs(const PlanProblem &problem, const TableSpec &table,
+                           ShardingType type, const Shard &shard) {
   cost::EmbeddingBagShape shape;
   shape.dim = shard.cols;
   shape.elementBytes = table.elementBytes;

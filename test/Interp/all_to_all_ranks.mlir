@@ -1,24 +1,24 @@
-// RUN: braid-run %s --reference --ranks 1 --print-values | FileCheck %s --check-prefix=R1
-// RUN: braid-run %s --reference --ranks 2 --print-values | FileCheck %s --check-prefix=R2
-// RUN: braid-run %s --reference --ranks 3 --print-values | FileCheck %s --check-prefix=R3
-// RUN: braid-run %s --reference --ranks 4 --print-values | FileCheck %s --check-prefix=R4
+// RUN: braid-run %s --reference --ranks 1 --print-values | FileCheck %s --check-prefix=CHECK-ONE
+// RUN: braid-run %s --reference --ranks 2 --print-values | FileCheck %s --check-prefix=CHECK-TWO
+// RUN: braid-run %s --reference --ranks 3 --print-values | FileCheck %s --check-prefix=CHECK-THREE
+// RUN: braid-run %s --reference --ranks 4 --print-values | FileCheck %s --check-prefix=CHECK-FOUR
 
 // Rank r holds [0, ..., 11] + 100 r and sends chunk j (12 / N elements) to
 // rank j, which concatenates the chunks in rank order.
-// R1: rank 0 result 0: tensor<12xf32>
-// R1-NEXT: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]
-// R2: rank 0 result 0: tensor<12xf32>
-// R2-NEXT: [0, 1, 2, 3, 4, 5, 100, 101, 102, 103, 104, 105]
-// R2: rank 1 result 0: tensor<12xf32>
-// R2-NEXT: [6, 7, 8, 9, 10, 11, 106, 107, 108, 109, 110, 111]
-// R3: rank 0 result 0: tensor<12xf32>
-// R3-NEXT: [0, 1, 2, 3, 100, 101, 102, 103, 200, 201, 202, 203]
-// R3: rank 2 result 0: tensor<12xf32>
-// R3-NEXT: [8, 9, 10, 11, 108, 109, 110, 111, 208, 209, 210, 211]
-// R4: rank 0 result 0: tensor<12xf32>
-// R4-NEXT: [0, 1, 2, 100, 101, 102, 200, 201, 202, 300, 301, 302]
-// R4: rank 3 result 0: tensor<12xf32>
-// R4-NEXT: [9, 10, 11, 109, 110, 111, 209, 210, 211, 309, 310, 311]
+// CHECK-ONE: rank 0 result 0: tensor<12xf32>
+// CHECK-ONE-NEXT: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]
+// CHECK-TWO: rank 0 result 0: tensor<12xf32>
+// CHECK-TWO-NEXT: [0, 1, 2, 3, 4, 5, 100, 101, 102, 103, 104, 105]
+// CHECK-TWO: rank 1 result 0: tensor<12xf32>
+// CHECK-TWO-NEXT: [6, 7, 8, 9, 10, 11, 106, 107, 108, 109, 110, 111]
+// CHECK-THREE: rank 0 result 0: tensor<12xf32>
+// CHECK-THREE-NEXT: [0, 1, 2, 3, 100, 101, 102, 103, 200, 201, 202, 203]
+// CHECK-THREE: rank 2 result 0: tensor<12xf32>
+// CHECK-THREE-NEXT: [8, 9, 10, 11, 108, 109, 110, 111, 208, 209, 210, 211]
+// CHECK-FOUR: rank 0 result 0: tensor<12xf32>
+// CHECK-FOUR-NEXT: [0, 1, 2, 100, 101, 102, 200, 201, 202, 300, 301, 302]
+// CHECK-FOUR: rank 3 result 0: tensor<12xf32>
+// CHECK-FOUR-NEXT: [9, 10, 11, 109, 110, 111, 209, 210, 211, 309, 310, 311]
 func.func @forward() -> tensor<12xf32> {
   %r = braid.rank : index
   %ri = arith.index_cast %r : index to i64

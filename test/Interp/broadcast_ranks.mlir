@@ -1,17 +1,17 @@
-// RUN: braid-run %s --reference --ranks 1 --print-values | FileCheck %s --check-prefix=R1
-// RUN: braid-run %s --reference --ranks 2 --print-values | FileCheck %s --check-prefix=R2
-// RUN: braid-run %s --reference --ranks 3 --print-values | FileCheck %s --check-prefix=R3
-// RUN: braid-run %s --reference --ranks 4 --print-values | FileCheck %s --check-prefix=R4
+// RUN: braid-run %s --reference --ranks 1 --print-values | FileCheck %s --check-prefix=CHECK-ONE
+// RUN: braid-run %s --reference --ranks 2 --print-values | FileCheck %s --check-prefix=CHECK-TWO
+// RUN: braid-run %s --reference --ranks 3 --print-values | FileCheck %s --check-prefix=CHECK-THREE
+// RUN: braid-run %s --reference --ranks 4 --print-values | FileCheck %s --check-prefix=CHECK-FOUR
 
 // Rank r holds [r + 1, 10 (r + 1)]; every rank receives rank 0's input.
-// R1: rank 0 result 0: tensor<2xf32>
-// R1-NEXT: [1, 10]
-// R2: rank 1 result 0: tensor<2xf32>
-// R2-NEXT: [1, 10]
-// R3: rank 2 result 0: tensor<2xf32>
-// R3-NEXT: [1, 10]
-// R4: rank 3 result 0: tensor<2xf32>
-// R4-NEXT: [1, 10]
+// CHECK-ONE: rank 0 result 0: tensor<2xf32>
+// CHECK-ONE-NEXT: [1, 10]
+// CHECK-TWO: rank 1 result 0: tensor<2xf32>
+// CHECK-TWO-NEXT: [1, 10]
+// CHECK-THREE: rank 2 result 0: tensor<2xf32>
+// CHECK-THREE-NEXT: [1, 10]
+// CHECK-FOUR: rank 3 result 0: tensor<2xf32>
+// CHECK-FOUR-NEXT: [1, 10]
 func.func @forward() -> tensor<2xf32> {
   %r = braid.rank : index
   %ri = arith.index_cast %r : index to i64

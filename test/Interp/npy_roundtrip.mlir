@@ -1,16 +1,16 @@
 // RUN: rm -rf %t
 // RUN: braid-run %s --reference --seed 7 --dump %t > %t.first
 // RUN: braid-run %s --reference --inputs %t/inputs --weights %t/weights > %t.second
-// RUN: FileCheck %s --check-prefix=FIRST < %t.first
-// RUN: FileCheck %s --check-prefix=SECOND < %t.second
-// RUN: %python -c "import numpy as n; a = n.load('%t/output.npy'); assert a.shape == (4, 3) and a.dtype == n.float32, a; print('output', a.shape, a.dtype)" | FileCheck %s --check-prefix=NPY
+// RUN: FileCheck %s --check-prefix=CHECK-FIRST < %t.first
+// RUN: FileCheck %s --check-prefix=CHECK-SECOND < %t.second
+// RUN: %python -c "import numpy as n; a = n.load('%t/output.npy'); assert a.shape == (4, 3) and a.dtype == n.float32, a; print('output', a.shape, a.dtype)" | FileCheck %s --check-prefix=CHECK-NPY
 
 // A run on generated data, dumped and read back, reproduces itself exactly.
-// FIRST: reference semantics of @forward on 1 rank (seed 7)
-// FIRST-NEXT: rank 0 result 0: tensor<4x3xf32> sum=[[SUM:[-0-9.e+]+]] min=[[MIN:[-0-9.e+]+]] max=[[MAX:[-0-9.e+]+]]
-// SECOND: reference semantics of @forward on 1 rank{{$}}
-// SECOND-NEXT: rank 0 result 0: tensor<4x3xf32> sum=[[SUM:[-0-9.e+]+]] min=[[MIN:[-0-9.e+]+]]
-// NPY: output (4, 3) float32
+// CHECK-FIRST: reference semantics of @forward on 1 rank (seed 7)
+// CHECK-FIRST-NEXT: rank 0 result 0: tensor<4x3xf32> sum=[[SUM:[-0-9.e+]+]] min=[[MIN:[-0-9.e+]+]] max=[[MAX:[-0-9.e+]+]]
+// CHECK-SECOND: reference semantics of @forward on 1 rank{{$}}
+// CHECK-SECOND-NEXT: rank 0 result 0: tensor<4x3xf32> sum=[[SUM:[-0-9.e+]+]] min=[[MIN:[-0-9.e+]+]]
+// CHECK-NPY: output (4, 3) float32
 braid.table @t : tensor<50x3xf16> pooling_factor = 3.0
 
 func.func @forward(%dense: tensor<4x5xf32> {braid.input = "dense"},

@@ -1,12 +1,12 @@
-// RUN: not braid-run %s --reference --ranks 2 2>&1 | FileCheck %s --check-prefix=BEYOND
-// RUN: not braid-run %s --reference --ranks 5 2>&1 | FileCheck %s --check-prefix=UNCOVERED
-// RUN: not braid-run %s --reference --ranks 0 2>&1 | FileCheck %s --check-prefix=ZERO
-// RUN: not braid-run %s 2>&1 | FileCheck %s --check-prefix=NOREF
+// RUN: not braid-run %s --reference --ranks 2 2>&1 | FileCheck %s --check-prefix=CHECK-BEYOND
+// RUN: not braid-run %s --reference --ranks 5 2>&1 | FileCheck %s --check-prefix=CHECK-UNCOVERED
+// RUN: not braid-run %s --reference --ranks 0 2>&1 | FileCheck %s --check-prefix=CHECK-ZERO
+// RUN: not braid-run %s 2>&1 | FileCheck %s --check-prefix=CHECK-NOREF
 
-// BEYOND: error: replica groups name rank 2 but only 2 ranks run
-// UNCOVERED: error: rank 4 is in no replica group of this collective
-// ZERO: braid-run: error: --ranks must be between 1 and 4096, got 0
-// NOREF: braid-run: error: running compiled artifacts is not supported yet; pass --reference
+// CHECK-BEYOND: error: replica groups name rank 2 but only 2 ranks run
+// CHECK-UNCOVERED: error: rank 4 is in no replica group of this collective
+// CHECK-ZERO: braid-run: error: --ranks must be between 1 and 4096, got 0
+// CHECK-NOREF: braid-run: error: running compiled artifacts is not supported yet; pass --reference
 func.func @forward(%x: tensor<4xf32> {braid.input = "x"}) -> tensor<4xf32> {
   %y = braid.all_reduce sum %x groups [[0, 1], [2, 3]] : tensor<4xf32>
   return %y : tensor<4xf32>
