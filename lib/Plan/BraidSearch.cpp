@@ -65,7 +65,8 @@ private:
   std::vector<TablePlan> options(const TableSpec &table) const;
   /// Estimated iteration time if `tp` were added to the state.
   double estimateWith(const TableSpec &table, const TablePlan &tp) const;
-  void add(const TableSpec &table, const TablePlan &tp, double sign);
+  /// Adds `tp`'s lookups, exchanges and memory to `into`.
+  void apply(LoadState &into, const TableSpec &table, const TablePlan &tp) const;
   bool fits(const TableSpec &table, const TablePlan &tp) const;
 
   const PlanProblem &problem;
@@ -104,38 +105,30 @@ bool Search::fits(const TableSpec &table, const TablePlan &tp) const {
   return true;
 }
 
-void Search::add(const TableSpec &table, const TablePlan &tp, double sign) {
+void Search::apply(LoadState &into, const TableSpec &table,
+                   const TablePlan &tp) const {
   double perRank = double(problem.batch) / R;
   for (auto [rank, us] : shardTimes(problem, table, tp))
-    state.lookupUs[rank] += sign * us;
+    into.lookupUs[rank] += us;
   for (const Shard &shard : tp.shards) {
-    state.memory[shard.rank] +=
-        sign * double(shard.rows) * shard.cols * table.elementBytes;
+    into.memory[shard.rank] += double(shard.rows) * shard.cols * table.elementBytes;
     if (tp.type == ShardingType::table_wise || tp.type == ShardingType::column_wise)
       // The owner receives indices from, and sends pooled rows to, all.
-      state.exchangeBytes[shard.rank] +=
-          sign * (R - 1) * perRank * (table.poolingFactor * 8 + shard.cols * 4);
+      into.exchangeBytes[shard.rank] +=
+          (R - 1) * perRank * (table.poolingFactor * 8 + shard.cols * 4);
   }
   if (tp.type == ShardingType::row_wise || tp.type == ShardingType::table_row_wise)
-    state.reduceScatterBytes += sign * problem.batch * table.dim * 4.0;
+    into.reduceScatterBytes += problem.batch * table.dim * 4.0;
 }
 
 double Search::estimateWith(const TableSpec &table, const TablePlan &tp) const {
-  std::vector<double> lookup = state.lookupUs, exchange = state.exchangeBytes;
-  double perRank = double(problem.batch) / R;
-  double reduceScatter = state.reduceScatterBytes;
-  for (auto [rank, us] : shardTimes(problem, table, tp))
-    lookup[rank] += us;
-  for (const Shard &shard : tp.shards)
-    if (tp.type == ShardingType::table_wise || tp.type == ShardingType::column_wise)
-      exchange[shard.rank] +=
-          (R - 1) * perRank * (table.poolingFactor * 8 + shard.cols * 4);
-  if (tp.type == ShardingType::row_wise || tp.type == ShardingType::table_row_wise)
-    reduceScatter += problem.batch * table.dim * 4.0;
-  double slowest = *std::max_element(lookup.begin(), lookup.end());
-  double busiest = *std::max_element(exchange.begin(), exchange.end());
+  LoadState next = state;
+  apply(next, table, tp);
+  double slowest = *std::max_element(next.lookupUs.begin(), next.lookupUs.end());
+  double busiest =
+      *std::max_element(next.exchangeBytes.begin(), next.exchangeBytes.end());
   // Reduce-scatter moves (R-1)/R of the partial sums through every rank.
-  double rsBytes = reduceScatter * (R - 1) / R / R;
+  double rsBytes = next.reduceScatterBytes * (R - 1) / R / R;
   return slowest + (busiest + rsBytes) / bandwidth * 1e-3;
 }
 
@@ -214,7 +207,7 @@ llvm::Expected<Plan> Search::run() {
       }
       best = std::move(uneven);
     }
-    add(table, *best, +1);
+    apply(state, table, *best);
     plan.tables[t] = std::move(*best);
   }
 
