@@ -181,6 +181,11 @@ ArgumentGenerator::makeBags(StringRef tableName) {
     return func.emitError() << "cannot generate '" << tableName
                             << ".offsets' of dynamic length; give --inputs";
   int64_t numBags = offsetsType.getDimSize(0) - 1;
+  if (!isAllocatable(offsetsType.getShape()) ||
+      (!indicesType.isDynamicDim(0) && !isAllocatable(indicesType.getShape())))
+    return func.emitError() << "cannot generate bags for '" << tableName
+                            << "': more than " << kMaxTensorElements
+                            << " offsets or indices";
   uint64_t stream = streamFor(tableName, /*perRank=*/true);
   uint64_t counter = 0;
   auto next = [&]() { return mixBits(stream ^ mixBits(++counter)); };
@@ -207,6 +212,10 @@ ArgumentGenerator::makeBags(StringRef tableName) {
     offsets.data[numBags] = total;
   }
   int64_t numIndices = offsets.data[numBags];
+  if (numIndices > kMaxTensorElements)
+    return func.emitError() << "cannot generate " << numIndices
+                            << " indices for '" << tableName << "': more than "
+                            << kMaxTensorElements;
   HostTensor indices(*getElementKind(indicesType.getElementType()),
                      {numIndices});
   for (int64_t i = 0; i < numIndices; ++i)
@@ -249,6 +258,10 @@ FailureOr<HostTensor> ArgumentGenerator::generate(unsigned index) {
     return func.emitError() << "cannot generate argument " << index << " '"
                             << name << "' of dynamic shape " << type
                             << "; give --inputs";
+  if (!isAllocatable(shape))
+    return func.emitError() << "cannot generate argument " << index << " '"
+                            << name << "' of type " << type << ": more than "
+                            << kMaxTensorElements << " elements";
   bool parameter = isParameter(func, index);
   double low = 0, high = 1;
   if (parameter) {

@@ -48,6 +48,20 @@ static FailureOr<Groups> resolveGroups(Operation *op, ReplicaGroupsAttr attr,
   return groups;
 }
 
+/// Checks that concatenating `parts` along `dim` gives a tensor the
+/// reference semantics can hold.
+static LogicalResult checkConcatSize(Operation *op, ArrayRef<HostTensor> parts,
+                                     int64_t dim) {
+  SmallVector<int64_t> shape = llvm::to_vector(parts.front().shape);
+  shape[dim] = 0;
+  for (const HostTensor &part : parts)
+    shape[dim] += part.shape[dim];
+  if (isAllocatable(shape))
+    return success();
+  (void)allocate(op, parts.front().kind, shape); // reports the error
+  return failure();
+}
+
 /// Checks that the members of `group` send tensors of one shape.
 static LogicalResult checkSameShapes(Operation *op, ArrayRef<int64_t> group,
                                      ArrayRef<HostTensor> inputs) {
@@ -139,6 +153,8 @@ static LogicalResult runAllToAllGroup(OpTy op, ArrayRef<int64_t> group,
                  << " and " << chunks[0][j].describeType();
       received.push_back(chunk);
     }
+    if (failed(checkConcatSize(op, received, concatDim)))
+      return failure();
     results[group[j]] = HostTensor::concat(received, concatDim);
   }
   return success();
@@ -180,6 +196,8 @@ mlir::braid::interp::runCollective(CollectiveOpInterface op,
                            << allGather.getDim() << ": "
                            << parts.front().describeType() << " and "
                            << part.describeType());
+              if (failed(checkConcatSize(allGather, parts, allGather.getDim())))
+                return failure();
               HostTensor gathered =
                   HostTensor::concat(parts, allGather.getDim());
               for (int64_t rank : group)

@@ -258,8 +258,10 @@ LogicalResult LockstepInterpreter::execute(Operation &op) {
                                   "splat shape");
         return perRank(op, [&](int64_t rank) -> FailureOr<HostTensor> {
           const HostTensor &scalar = lookup(splat.getInput())[rank];
-          HostTensor result(scalar.kind, type.getShape());
-          std::fill(result.data.begin(), result.data.end(), scalar.data[0]);
+          FailureOr<HostTensor> result =
+              allocate(splat, scalar.kind, type.getShape());
+          if (succeeded(result))
+            std::fill(result->data.begin(), result->data.end(), scalar.data[0]);
           return result;
         });
       })

@@ -35,6 +35,19 @@ uint64_t mlir::braid::interp::hashName(StringRef text) {
   return hash;
 }
 
+FailureOr<HostTensor> mlir::braid::interp::allocate(Operation *op,
+                                                    ElementKind kind,
+                                                    ArrayRef<int64_t> shape) {
+  if (!isAllocatable(shape)) {
+    InFlightDiagnostic diag = op->emitError()
+                              << "a tensor of shape [";
+    llvm::interleaveComma(shape, diag);
+    return diag << "] is larger than the reference semantics holds ("
+                << kMaxTensorElements << " elements)";
+  }
+  return HostTensor(kind, shape);
+}
+
 //===----------------------------------------------------------------------===//
 // TableData
 //===----------------------------------------------------------------------===//
@@ -120,7 +133,11 @@ FailureOr<HostTensor> mlir::braid::interp::runEmbeddingBag(
     return op.emitError() << "offsets describe " << numBags
                           << " bags but the result type has "
                           << resultType.getDimSize(0) << " rows";
-  HostTensor result(table.getKind(), {numBags, dim});
+  FailureOr<HostTensor> allocated =
+      allocate(op, table.getKind(), {numBags, dim});
+  if (failed(allocated))
+    return failure();
+  HostTensor &result = *allocated;
   std::vector<double> accumulator(dim);
   for (int64_t b = 0; b < numBags; ++b) {
     int64_t begin = offsets.data[b], end = offsets.data[b + 1];
@@ -161,7 +178,10 @@ FailureOr<HostTensor> mlir::braid::interp::runLinear(LinearOp op,
                           << input.describeType() << ", weight "
                           << weight.describeType() << ", bias "
                           << bias.describeType();
-  HostTensor result(input.kind, {batch, out});
+  FailureOr<HostTensor> allocated = allocate(op, input.kind, {batch, out});
+  if (failed(allocated))
+    return failure();
+  HostTensor &result = *allocated;
   for (int64_t b = 0; b < batch; ++b) {
     const double *x = &input.data[b * in];
     for (int64_t o = 0; o < out; ++o) {
@@ -202,13 +222,21 @@ mlir::braid::interp::runInteraction(InteractionOp op, const HostTensor &dense,
                             << " at run time but dense has " << d;
   }
   if (op.getKind() == InteractionKind::cat) {
+    int64_t columns = d;
+    for (const HostTensor &embedding : embeddings)
+      columns += embedding.shape[1];
+    if (!isAllocatable({batch, columns}))
+      return allocate(op, dense.kind, {batch, columns}); // reports the error
     SmallVector<HostTensor> parts{dense};
     parts.append(embeddings.begin(), embeddings.end());
     return HostTensor::concat(parts, 1);
   }
   int64_t numFeatures = embeddings.size();
   int64_t columns = d + numFeatures * (numFeatures + 1) / 2;
-  HostTensor result(dense.kind, {batch, columns});
+  FailureOr<HostTensor> allocated = allocate(op, dense.kind, {batch, columns});
+  if (failed(allocated))
+    return failure();
+  HostTensor &result = *allocated;
   for (int64_t b = 0; b < batch; ++b) {
     auto vector = [&](int64_t i) -> const double * {
       return i == 0 ? &dense.data[b * d] : &embeddings[i - 1].data[b * d];

@@ -22,6 +22,11 @@ double unitInterval(uint64_t bits);
 /// A stable 64-bit hash of `text` (FNV-1a).
 uint64_t hashName(StringRef text);
 
+/// A zero tensor of `shape`, or an error located at `op` when it is larger
+/// than the reference semantics holds (kMaxTensorElements).
+FailureOr<HostTensor> allocate(Operation *op, ElementKind kind,
+                               ArrayRef<int64_t> shape);
+
 FailureOr<HostTensor> runEmbeddingBag(EmbeddingBagOp op, const TableData &table,
                                       const HostTensor &indices,
                                       const HostTensor &offsets,

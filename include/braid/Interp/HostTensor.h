@@ -63,6 +63,16 @@ struct HostTensor {
 /// Product of `shape`, or std::nullopt on overflow or a negative size.
 std::optional<int64_t> getNumElements(llvm::ArrayRef<int64_t> shape);
 
+/// The largest tensor the reference semantics holds: 2^28 elements (2 GiB of
+/// doubles). Larger shapes are errors, never an allocation failure.
+constexpr int64_t kMaxTensorElements = int64_t(1) << 28;
+
+/// True when a tensor of `shape` can be held.
+inline bool isAllocatable(llvm::ArrayRef<int64_t> shape) {
+  std::optional<int64_t> count = getNumElements(shape);
+  return count && *count <= kMaxTensorElements;
+}
+
 } // namespace mlir::braid::interp
 
 #endif // BRAID_INTERP_HOSTTENSOR_H
