@@ -11,12 +11,17 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "braid/Dialect/Braid/IR/Braid.h"
+#include "braid/Import/ModelJson.h"
 #include "braid/Plan/Planner.h"
+
+#include "mlir/IR/MLIRContext.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
@@ -24,6 +29,7 @@
 #include <random>
 
 using namespace mlir::braid;
+using mlir::braid::plan::TableSpec;
 using namespace mlir::braid::plan;
 namespace cl = llvm::cl;
 
@@ -32,34 +38,40 @@ static cl::opt<std::string> specPath(cl::Positional, cl::Required,
 static cl::opt<std::string> outputPath("o", cl::init("bench/planner/results.json"),
                                        cl::desc("JSON output"));
 
-static std::vector<TableSpec> readSpec(llvm::StringRef path, int64_t &batch) {
+/// The tables and batch of a model spec, through the importer (which
+/// validates the spec and reports errors with their JSON path).
+static std::vector<TableSpec> readSpec(llvm::StringRef path, int64_t &batch,
+                                       std::string &name) {
   auto buffer = llvm::MemoryBuffer::getFile(path);
   if (!buffer) {
     llvm::errs() << "braid-bench-planner: error: cannot read " << path << "\n";
     std::exit(1);
   }
-  llvm::Expected<llvm::json::Value> json = llvm::json::parse((*buffer)->getBuffer());
-  const llvm::json::Object *root = json ? json->getAsObject() : nullptr;
-  const llvm::json::Array *tables = root ? root->getArray("tables") : nullptr;
-  if (!tables) {
-    if (!json)
-      llvm::consumeError(json.takeError());
-    llvm::errs() << "braid-bench-planner: error: " << path
-                 << " is not a model spec with tables\n";
+  mlir::MLIRContext context;
+  llvm::SourceMgr sourceMgr;
+  mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      importModelJson((*buffer)->getBuffer(), path, &context);
+  if (!module)
     std::exit(1);
-  }
-  batch = root->getInteger("batch_size").value_or(65536);
+  if (auto model = (*module)->getAttrOfType<mlir::StringAttr>(
+          BraidDialect::kModelAttrName))
+    name = model.str();
   std::vector<TableSpec> result;
-  for (const llvm::json::Value &value : *tables) {
-    const llvm::json::Object *t = value.getAsObject();
+  for (TableOp op : module->getOps<TableOp>()) {
     TableSpec table;
-    table.name = t->getString("name").value_or("").str();
-    table.rows = t->getInteger("num_embeddings").value_or(1);
-    table.dim = t->getInteger("embedding_dim").value_or(1);
-    table.poolingFactor = t->getNumber("pooling_factor").value_or(1);
-    table.uniqueRatio = t->getNumber("unique_ratio").value_or(1);
+    table.name = op.getSymName().str();
+    table.rows = op.getNumRows();
+    table.dim = op.getDim();
+    table.elementBytes = op.getElementType().getIntOrFloatBitWidth() / 8;
+    table.poolingFactor = op.getPoolingFactor().convertToDouble();
+    if (std::optional<llvm::APFloat> ratio = op.getUniqueRatio())
+      table.uniqueRatio = ratio->convertToDouble();
     result.push_back(table);
   }
+  module->walk([&](EmbeddingBagOp bag) {
+    batch = bag.getResult().getType().getDimSize(0);
+  });
   return result;
 }
 
@@ -83,8 +95,10 @@ static std::vector<TableSpec> synthetic(int64_t count, unsigned seed) {
 int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv, "Braid planner benchmark\n");
   int64_t dcnBatch = 65536;
+  std::string modelName = "model";
+  std::vector<TableSpec> modelTables = readSpec(specPath, dcnBatch, modelName);
   std::vector<std::pair<std::string, std::vector<TableSpec>>> sets = {
-      {"mlperf-dcnv2", readSpec(specPath, dcnBatch)},
+      {modelName, modelTables},
       {"synthetic-300", synthetic(300, 1)},
       {"synthetic-856", synthetic(856, 2)}};
   cluster::HardwareDesc hw = *cluster::loadHardware("dgx-h100");
