@@ -83,12 +83,9 @@ KernelEstimate cost::estimatePack(const HardwareDesc &hw, double bytes) {
   return roofline(hw, 0, memoryUs(hw, 2 * bytes));
 }
 
-double cost::collectiveMemoryGBps(const CollectiveEstimate &estimate,
-                                  CollectiveKind kind, int64_t ranks) {
+double cost::collectiveMemoryGBps(const CollectiveEstimate &estimate) {
   // Every byte a device sends is read from its memory and every byte it
   // receives is written: about twice the bus bandwidth.
-  (void)kind;
-  (void)ranks;
   return 2 * estimate.busbwGBps;
 }
 

@@ -142,14 +142,14 @@ private:
     return mixBits(seed ^ hashName(name) ^ (perRank ? mixBits(rank + 1) : 0));
   }
   FailureOr<std::pair<HostTensor, HostTensor>> makeBags(StringRef table);
-  std::optional<unsigned> findArgument(StringRef name) const {
+  std::optional<unsigned> findArgument(StringRef name) {
     for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
       if (getArgumentName(func, i) == name)
         return i;
     return std::nullopt;
   }
 
-  mutable func::FuncOp func;
+  func::FuncOp func;
   const TableMap &tables;
   uint64_t seed;
   int64_t rank;

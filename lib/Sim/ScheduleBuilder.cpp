@@ -119,7 +119,7 @@ static FailureOr<OpCost> costOf(Operation &op, const HardwareDesc &hw,
         cost::estimateCollective(hw, kind, bytes, groupSize, nodes.size());
     cost.kind = OpKind::comm;
     cost.timeUs = estimate.timeUs;
-    cost.memoryGBps = cost::collectiveMemoryGBps(estimate, kind, groupSize);
+    cost.memoryGBps = cost::collectiveMemoryGBps(estimate);
     cost.async = collective.isAsync();
     return cost;
   }
@@ -133,7 +133,7 @@ static FailureOr<OpCost> costOf(Operation &op, const HardwareDesc &hw,
         numRanks > ranksPerNode ? 2 : 1);
     cost.kind = OpKind::comm;
     cost.timeUs = estimate.timeUs;
-    cost.memoryGBps = 2 * estimate.busbwGBps;
+    cost.memoryGBps = cost::collectiveMemoryGBps(estimate);
     return cost;
   }
   if (isa<InteractionOp>(op) || op.getDialect()->getNamespace() == "arith" ||

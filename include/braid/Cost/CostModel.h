@@ -99,8 +99,7 @@ double overlapDilation(const cluster::HardwareDesc &hw,
 
 /// The memory bandwidth a collective uses on one device while it runs: it
 /// reads its send buffer and writes its receive buffer.
-double collectiveMemoryGBps(const CollectiveEstimate &estimate,
-                            CollectiveKind kind, int64_t ranks);
+double collectiveMemoryGBps(const CollectiveEstimate &estimate);
 
 } // namespace mlir::braid::cost
 
