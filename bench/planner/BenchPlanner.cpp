@@ -115,7 +115,7 @@ int main(int argc, char **argv) {
       problem.hw = hw;
       problem.nodes = nodes;
       problem.ranksPerNode = 8;
-      problem.reserveBytes = 8e9;
+      problem.reserveBytes = defaultReserveBytes(hw);
       double bound = lowerBoundUs(problem) * 1e-3;
       auto start = std::chrono::steady_clock::now();
       llvm::Expected<Plan> braid = planBraid(problem);

@@ -48,6 +48,10 @@ private:
   LogicalResult runElementwise(Operation &op,
                                const std::function<double(double, double)> &fn);
   LogicalResult runCast(Operation &op);
+  LogicalResult runBucketizeOp(BucketizeOp op);
+  /// The table `op` names and its data, or a located error.
+  FailureOr<std::pair<TableOp, const TableData *>>
+  lookupTable(Operation *op, FlatSymbolRefAttr name);
 
   const TableMap &tables;
   int64_t numRanks;
@@ -167,6 +171,35 @@ LogicalResult LockstepInterpreter::runCast(Operation &op) {
   });
 }
 
+FailureOr<std::pair<TableOp, const TableData *>>
+LockstepInterpreter::lookupTable(Operation *op, FlatSymbolRefAttr name) {
+  auto table = SymbolTable::lookupNearestSymbolFrom<TableOp>(op, name);
+  auto data = tables.find(name.getValue());
+  if (!table || data == tables.end())
+    return op->emitError() << "no data for table '" << name.getValue() << "'";
+  return std::make_pair(table, &data->second);
+}
+
+LogicalResult LockstepInterpreter::runBucketizeOp(BucketizeOp op) {
+  FailureOr<std::pair<TableOp, const TableData *>> table =
+      lookupTable(op, op.getTableAttr());
+  if (failed(table))
+    return failure();
+  std::array<PerRank, 3> results;
+  for (int64_t rank = 0; rank < numRanks; ++rank) {
+    FailureOr<std::array<HostTensor, 3>> routed =
+        runBucketize(op, table->first, lookup(op.getIndices())[rank],
+                     lookup(op.getOffsets())[rank], numRanks);
+    if (failed(routed))
+      return failure();
+    for (int i = 0; i < 3; ++i)
+      results[i].push_back(std::move((*routed)[i]));
+  }
+  for (int i = 0; i < 3; ++i)
+    values[op->getResult(i)] = std::move(results[i]);
+  return success();
+}
+
 LogicalResult LockstepInterpreter::execute(Operation &op) {
   auto operandsOf = [&](ValueRange operands, int64_t rank) {
     SmallVector<HostTensor> result;
@@ -202,6 +235,38 @@ LogicalResult LockstepInterpreter::execute(Operation &op) {
           return runEmbeddingBag(bag, table->second,
                                  lookup(bag.getIndices())[rank],
                                  lookup(bag.getOffsets())[rank], weights);
+        });
+      })
+      .Case([&](BucketizeOp bucketize) { return runBucketizeOp(bucketize); })
+      .Case([&](AllToAllVOp exchange) {
+        FailureOr<std::vector<HostTensor>> results = runAllToAllV(
+            exchange, lookup(exchange.getInput()),
+            lookup(exchange.getSendCounts()));
+        if (failed(results))
+          return failure();
+        values[exchange.getResult()] = std::move(*results);
+        return success();
+      })
+      .Case([&](ShardEmbeddingBagOp bag) {
+        FailureOr<std::pair<TableOp, const TableData *>> table =
+            lookupTable(bag, bag.getTableAttr());
+        if (failed(table))
+          return failure();
+        return perRank(op, [&](int64_t rank) {
+          return runShardEmbeddingBag(bag, table->first, *table->second, rank,
+                                      lookup(bag.getValues())[rank],
+                                      lookup(bag.getLengths())[rank]);
+        });
+      })
+      .Case([&](CombineShardsOp combine) {
+        FailureOr<std::pair<TableOp, const TableData *>> table =
+            lookupTable(combine, combine.getTableAttr());
+        if (failed(table))
+          return failure();
+        return perRank(op, [&](int64_t rank) {
+          return runCombineShards(combine, table->first,
+                                  lookup(combine.getReceived())[rank],
+                                  lookup(combine.getOffsets())[rank]);
         });
       })
       .Case([&](LinearOp linear) {

@@ -93,27 +93,36 @@ HostTensor TableData::materialize() const {
 // Kernels
 //===----------------------------------------------------------------------===//
 
+LogicalResult mlir::braid::interp::checkOffsets(Operation *op,
+                                               const HostTensor &offsets,
+                                               int64_t numIndices) {
+  int64_t numBags = offsets.getNumElements() - 1;
+  if (numBags < 0)
+    return op->emitError() << "offsets must have at least one entry";
+  if (offsets.data.front() != 0)
+    return op->emitError() << "offsets must start at 0, got "
+                           << static_cast<int64_t>(offsets.data.front());
+  for (int64_t b = 0; b < numBags; ++b)
+    if (offsets.data[b + 1] < offsets.data[b])
+      return op->emitError() << "offsets must not decrease, but offsets["
+                             << b + 1 << "] = "
+                             << static_cast<int64_t>(offsets.data[b + 1])
+                             << " < offsets[" << b << "] = "
+                             << static_cast<int64_t>(offsets.data[b]);
+  if (offsets.data.back() != numIndices)
+    return op->emitError() << "the last offset must be the number of indices ("
+                           << numIndices << "), got "
+                           << static_cast<int64_t>(offsets.data.back());
+  return success();
+}
+
 FailureOr<HostTensor> mlir::braid::interp::runEmbeddingBag(
     EmbeddingBagOp op, const TableData &table, const HostTensor &indices,
     const HostTensor &offsets, const HostTensor *weights) {
   int64_t numIndices = indices.getNumElements();
   int64_t numBags = offsets.getNumElements() - 1;
-  if (numBags < 0)
-    return op.emitError() << "offsets must have at least one entry";
-  if (offsets.data.front() != 0)
-    return op.emitError() << "offsets must start at 0, got "
-                          << static_cast<int64_t>(offsets.data.front());
-  for (int64_t b = 0; b < numBags; ++b)
-    if (offsets.data[b + 1] < offsets.data[b])
-      return op.emitError() << "offsets must not decrease, but offsets["
-                            << b + 1 << "] = "
-                            << static_cast<int64_t>(offsets.data[b + 1])
-                            << " < offsets[" << b << "] = "
-                            << static_cast<int64_t>(offsets.data[b]);
-  if (offsets.data.back() != numIndices)
-    return op.emitError() << "the last offset must be the number of indices ("
-                          << numIndices << "), got "
-                          << static_cast<int64_t>(offsets.data.back());
+  if (failed(checkOffsets(op, offsets, numIndices)))
+    return failure();
   if (weights && weights->getNumElements() != numIndices)
     return op.emitError() << "per_sample_weights have "
                           << weights->getNumElements()

@@ -13,6 +13,8 @@
 #include "braid/Dialect/Braid/IR/Braid.h"
 #include "braid/Interp/Interpreter.h"
 
+#include <array>
+
 namespace mlir::braid::interp {
 
 /// A 64-bit mix of `x` (SplitMix64's finalizer).
@@ -27,6 +29,10 @@ uint64_t hashName(StringRef text);
 FailureOr<HostTensor> allocate(Operation *op, ElementKind kind,
                                ArrayRef<int64_t> shape);
 
+/// Checks that `offsets` start at 0, never decrease and end at `numIndices`.
+LogicalResult checkOffsets(Operation *op, const HostTensor &offsets,
+                           int64_t numIndices);
+
 FailureOr<HostTensor> runEmbeddingBag(EmbeddingBagOp op, const TableData &table,
                                       const HostTensor &indices,
                                       const HostTensor &offsets,
@@ -39,6 +45,23 @@ FailureOr<HostTensor> runInteraction(InteractionOp op, const HostTensor &dense,
 
 /// Runs a collective for all ranks at once: `inputs[r]` is rank r's input;
 /// returns rank r's result at index r.
+/// The kernels of partitioned lookups (ShardKernels.cpp); `rank` is the
+/// calling rank and `numRanks` the world size.
+FailureOr<std::array<HostTensor, 3>>
+runBucketize(BucketizeOp op, TableOp table, const HostTensor &indices,
+             const HostTensor &offsets, int64_t numRanks);
+FailureOr<HostTensor> runShardEmbeddingBag(ShardEmbeddingBagOp op,
+                                           TableOp table,
+                                           const TableData &data, int64_t rank,
+                                           const HostTensor &values,
+                                           const HostTensor &lengths);
+FailureOr<HostTensor> runCombineShards(CombineShardsOp op, TableOp table,
+                                       const HostTensor &received,
+                                       const HostTensor &offsets);
+FailureOr<std::vector<HostTensor>>
+runAllToAllV(AllToAllVOp op, ArrayRef<HostTensor> inputs,
+             ArrayRef<HostTensor> sendCounts);
+
 FailureOr<std::vector<HostTensor>>
 runCollective(CollectiveOpInterface op, ArrayRef<HostTensor> inputs);
 FailureOr<std::vector<HostTensor>> runPermute(PermuteOp op,

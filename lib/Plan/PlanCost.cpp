@@ -18,6 +18,10 @@
 using namespace mlir::braid;
 using namespace mlir::braid::plan;
 
+double plan::defaultReserveBytes(const cluster::HardwareDesc &hw) {
+  return 0.1 * hw.device.memoryCapacityGB * 1e9;
+}
+
 llvm::StringRef plan::stringifyShardingType(ShardingType type) {
   switch (type) {
   case ShardingType::table_wise:

@@ -6,6 +6,8 @@
 
 #include "braid/InitAll.h"
 
+#include "braid/Transforms/Passes.h"
+
 #include "braid/Dialect/Braid/IR/Braid.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -22,4 +24,5 @@ void mlir::braid::registerAllDialects(DialectRegistry &registry) {
 void mlir::braid::registerAllPasses() {
   // The generic upstream transforms: canonicalize, cse, symbol-dce, ...
   registerTransformsPasses();
+  registerBraidPassesAndPipelines();
 }

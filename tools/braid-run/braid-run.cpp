@@ -3,10 +3,14 @@
 // This file implements braid-run. With --reference it executes a Braid module
 // under the reference semantics on N simulated ranks, on inputs and weights
 // read from .npy files or generated from a seed, and reports, dumps or
-// prints the results. Bad input is a located error and exit code 1.
+// prints the results. Given a braid-compile output directory, it runs the
+// per-rank program on the global inputs split by rank and, with --check,
+// compares the gathered results with the global program. Bad input is a
+// located error and exit code 1.
 //
 //===----------------------------------------------------------------------===//
 
+#include "braid/Interp/BatchSplit.h"
 #include "braid/Interp/Bindings.h"
 #include "braid/Interp/Npy.h"
 #include "braid/Tools/ModuleLoader.h"
@@ -30,7 +34,7 @@ using namespace mlir::braid::interp;
 namespace cl = llvm::cl;
 
 static cl::opt<std::string> inputFile(cl::Positional, cl::Required,
-                                      cl::desc("<program.mlir>"));
+                                      cl::desc("<program.mlir | OUT>"));
 static cl::opt<bool> reference("reference",
                                cl::desc("Run under the reference semantics"));
 static cl::opt<int64_t> numRanks("ranks", cl::init(1),
@@ -46,6 +50,12 @@ static cl::opt<std::string>
 static cl::opt<bool> emitJson("json", cl::desc("Print one JSON object"));
 static cl::opt<bool> printValues("print-values",
                                  cl::desc("Print every result element"));
+static cl::opt<bool> check(
+    "check", cl::desc("With OUT: compare the per-rank program's gathered "
+                      "results with the global program"));
+static cl::opt<double> tolerance(
+    "tolerance", cl::init(1e-5),
+    cl::desc("Largest relative error --check accepts"));
 static cl::opt<int64_t> maxDumpElements(
     "max-dump-table-elements", cl::init(1 << 24),
     cl::desc("Largest table (rows x dim) written by --dump"));
@@ -131,13 +141,105 @@ static llvm::Error dumpRun(StringRef dir, func::FuncOp func,
   return llvm::Error::success();
 }
 
+static void printResults(StringRef label, ArrayRef<HostTensor> results) {
+  for (auto [index, result] : llvm::enumerate(results)) {
+    Summary summary = summarize(result);
+    llvm::outs() << label << " result " << index << ": "
+                 << result.describeType()
+                 << llvm::format(" sum=%.6g min=%.6g max=%.6g", summary.sum,
+                                 summary.min, summary.max)
+                 << "\n";
+    if (printValues)
+      llvm::outs() << "  " << result.formatValues() << "\n";
+  }
+}
+
+/// Runs OUT/program.mlir, the per-rank program braid-compile wrote, on the
+/// global inputs of OUT/model.mlir split by rank.
+static int runArtifact(StringRef dir, const BindingOptions &globalOptions) {
+  ModuleLoader globalLoader, rankLoader;
+  OwningOpRef<ModuleOp> globalModule =
+      globalLoader.load(joinPath(dir, "model.mlir"));
+  if (!globalModule)
+    return 1;
+  OwningOpRef<ModuleOp> rankModule =
+      rankLoader.load(joinPath(dir, "program.mlir"));
+  if (!rankModule)
+    return 1;
+  auto split = (*rankModule)->getAttrOfType<DenseI64ArrayAttr>(
+      "braid.batch_split");
+  if (!split)
+    return fail(joinPath(dir, "program.mlir") +
+                " is not a per-rank program (no braid.batch_split)");
+  FailureOr<func::FuncOp> globalFunc = findEntryFunction(*globalModule);
+  FailureOr<func::FuncOp> rankFunc = findEntryFunction(*rankModule);
+  if (failed(globalFunc) || failed(rankFunc))
+    return 1;
+  FailureOr<TableMap> tables = bindTables(*globalModule, globalOptions);
+  if (failed(tables))
+    return 1;
+  FailureOr<RankValues> globalArgs =
+      bindArguments(*globalFunc, *tables, globalOptions);
+  if (failed(globalArgs))
+    return 1;
+  FailureOr<RankValues> rankArgs = splitGlobalArguments(
+      *globalFunc, globalArgs->front(), *rankFunc, split.asArrayRef());
+  if (failed(rankArgs))
+    return 1;
+  FailureOr<RankValues> rankResults =
+      runFunction(*rankFunc, *rankArgs, *tables);
+  if (failed(rankResults))
+    return 1;
+  std::vector<HostTensor> gathered = gatherResults(*rankResults);
+  int64_t ranks = split.size();
+  llvm::outs() << "per-rank program of @" << rankFunc->getSymName() << " on "
+               << ranks << (ranks == 1 ? " rank" : " ranks") << " (seed "
+               << seed << "), results gathered\n";
+  printResults("gathered", gathered);
+  if (!dumpDir.empty()) {
+    for (auto [index, result] : llvm::enumerate(gathered)) {
+      std::string name = index == 0 ? std::string("output.npy")
+                                    : "output." + std::to_string(index) + ".npy";
+      if (llvm::Error error = writeNpy(joinPath(dumpDir, name), result))
+        return fail(llvm::toString(std::move(error)));
+    }
+    llvm::outs() << "wrote the gathered outputs to " << dumpDir << "\n";
+  }
+  if (!check)
+    return 0;
+  FailureOr<RankValues> expected =
+      runFunction(*globalFunc, *globalArgs, *tables);
+  if (failed(expected))
+    return 1;
+  if (expected->front().size() != gathered.size())
+    return fail("the per-rank program returns " +
+                llvm::Twine(gathered.size()) + " results, the global one " +
+                llvm::Twine(expected->front().size()));
+  double worst = 0;
+  for (auto [actual, reference] : llvm::zip(gathered, expected->front())) {
+    if (actual.shape != reference.shape)
+      return fail("check failed: the gathered result is " +
+                  actual.describeType() + " but the global result is " +
+                  reference.describeType());
+    worst = std::max(worst, relativeError(actual, reference));
+  }
+  bool ok = worst <= tolerance;
+  llvm::outs() << llvm::format("check against the global program: max "
+                               "relative error %.3g (tolerance %.3g): %s\n",
+                               worst, tolerance.getValue(),
+                               ok ? "ok" : "FAILED");
+  return ok ? 0 : 1;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   cl::ParseCommandLineOptions(
       argc, argv,
       "braid-run: run a Braid program\n\n"
       "  braid-run FILE.mlir --reference [--ranks N] [--seed S | --inputs DIR "
-      "--weights DIR] [--dump DIR] [--json]\n");
+      "--weights DIR] [--dump DIR] [--json]\n"
+      "  braid-run OUT --reference [--check] [--seed S | --inputs DIR "
+      "--weights DIR] [--dump DIR]\n");
   if (!reference)
     return fail("running compiled artifacts is not supported yet; pass "
                 "--reference to run the reference semantics");
@@ -147,6 +249,21 @@ int main(int argc, char **argv) {
   for (const std::string &dir : {inputsDir.getValue(), weightsDir.getValue()})
     if (!dir.empty() && !llvm::sys::fs::is_directory(dir))
       return fail("'" + dir + "' is not a directory");
+
+  if (llvm::sys::fs::is_directory(inputFile)) {
+    if (numRanks.getNumOccurrences() || emitJson)
+      return fail("with a braid-compile directory the ranks come from its "
+                  "program, and --json is not supported");
+    BindingOptions globalOptions;
+    globalOptions.seed = seed;
+    if (!inputsDir.empty())
+      globalOptions.inputsDir = inputsDir.getValue();
+    if (!weightsDir.empty())
+      globalOptions.weightsDir = weightsDir.getValue();
+    return runArtifact(inputFile, globalOptions);
+  }
+  if (check)
+    return fail("--check needs a braid-compile output directory");
 
   ModuleLoader loader;
   OwningOpRef<ModuleOp> module = loader.load(inputFile);
@@ -204,16 +321,7 @@ int main(int argc, char **argv) {
     llvm::outs() << " (seed " << seed << ")";
   llvm::outs() << "\n";
   for (int64_t rank = 0; rank < numRanks; ++rank)
-    for (auto [index, result] : llvm::enumerate((*results)[rank])) {
-      Summary summary = summarize(result);
-      llvm::outs() << "rank " << rank << " result " << index << ": "
-                   << result.describeType()
-                   << llvm::format(" sum=%.6g min=%.6g max=%.6g", summary.sum,
-                                   summary.min, summary.max)
-                   << "\n";
-      if (printValues)
-        llvm::outs() << "  " << result.formatValues() << "\n";
-    }
+    printResults("rank " + std::to_string(rank), (*results)[rank]);
   if (!dumpDir.empty())
     llvm::outs() << "wrote inputs, weights and outputs to " << dumpDir << "\n";
   return 0;

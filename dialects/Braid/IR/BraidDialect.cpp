@@ -53,6 +53,20 @@ LogicalResult BraidDialect::verifyOperationAttribute(Operation *op,
                                << "' must be a string on a module";
     return success();
   }
+  if (attr.getName() == kBatchSplitAttrName) {
+    auto split = dyn_cast<DenseI64ArrayAttr>(attr.getValue());
+    if (!isa<ModuleOp>(op) || !split || split.empty() ||
+        llvm::any_of(split.asArrayRef(), [](int64_t n) { return n < 0; }))
+      return op->emitOpError() << "'" << kBatchSplitAttrName
+                               << "' must be a non-empty array<i64> of "
+                                  "non-negative sample counts on a module";
+    if (auto cluster = op->getAttrOfType<ClusterAttr>(kClusterAttrName);
+        cluster && cluster.getWorldSize() != int64_t(split.size()))
+      return op->emitOpError() << "'" << kBatchSplitAttrName << "' has "
+                               << split.size() << " entries but the cluster has "
+                               << cluster.getWorldSize() << " ranks";
+    return success();
+  }
   return op->emitOpError() << "unknown Braid attribute '" << attr.getName().getValue()
                            << "'";
 }

@@ -51,6 +51,10 @@ struct PlanProblem {
   }
 };
 
+/// The memory kept free for activations and exchange buffers by default:
+/// a tenth of the device's capacity (8 GB of an 80 GB H100).
+double defaultReserveBytes(const cluster::HardwareDesc &hw);
+
 enum class ShardingType { table_wise, row_wise, column_wise, table_row_wise, data_parallel };
 llvm::StringRef stringifyShardingType(ShardingType type);
 std::optional<ShardingType> symbolizeShardingType(llvm::StringRef name);

@@ -61,4 +61,13 @@ LogicalResult verifyCollectiveOp(Operation *op);
 #define GET_OP_CLASSES
 #include "braid/Dialect/Braid/IR/BraidOps.h.inc"
 
+namespace mlir::braid {
+/// The element type partial results of `table` accumulate in: f32 for f16
+/// and bf16 tables, else the table's own.
+Type getAccumulationType(TableOp table);
+/// The columns of the widest shard of `table`'s placement; the table's dim
+/// when it has no placement.
+int64_t getWidestShardCols(TableOp table);
+} // namespace mlir::braid
+
 #endif // BRAID_DIALECT_BRAID_IR_BRAID_H

@@ -25,7 +25,9 @@ def Braid_Dialect : Dialect {
     for hierarchical forms and start/wait pairs for overlap.
 
     A module may carry a `braid.cluster` attribute naming the hardware it is
-    compiled for, and a `braid.model` string naming the model. Function
+    compiled for, and a `braid.model` string naming the model. A per-rank
+    program (the output of braid-partition) carries `braid.batch_split`,
+    the number of samples of the global batch each rank holds. Function
     arguments are bound to named inputs and parameters with the
     `braid.input` and `braid.param` argument attributes.
   }];
@@ -37,6 +39,7 @@ def Braid_Dialect : Dialect {
     /// Names of the discardable attributes the dialect understands.
     static constexpr ::llvm::StringLiteral kClusterAttrName = "braid.cluster";
     static constexpr ::llvm::StringLiteral kModelAttrName = "braid.model";
+    static constexpr ::llvm::StringLiteral kBatchSplitAttrName = "braid.batch_split";
     static constexpr ::llvm::StringLiteral kInputAttrName = "braid.input";
     static constexpr ::llvm::StringLiteral kParamAttrName = "braid.param";
 

@@ -413,4 +413,6 @@ def Braid_WaitOp : Braid_Op<"wait", [TypesMatchWith<
   let hasCanonicalizer = 1;
 }
 
+include "braid/Dialect/Braid/IR/BraidShardOps.td"
+
 #endif // BRAID_DIALECT_BRAID_IR_BRAIDOPS_TD

@@ -1,0 +1,222 @@
+//===- ShardOps.cpp - Ops of partitioned embeddings -----------------------===//
+//
+// This file implements the verifiers of the ops braid-partition emits for
+// sharded tables: bucketize, all_to_all_v, shard_embedding_bag and
+// combine_shards.
+//
+//===----------------------------------------------------------------------===//
+
+#include "braid/Dialect/Braid/IR/Braid.h"
+
+using namespace mlir;
+using namespace mlir::braid;
+
+static bool isStatic(int64_t size) { return !ShapedType::isDynamic(size); }
+
+Type mlir::braid::getAccumulationType(TableOp table) {
+  Type element = table.getElementType();
+  if (element.isF16() || element.isBF16())
+    return Float32Type::get(table.getContext());
+  return element;
+}
+
+int64_t mlir::braid::getWidestShardCols(TableOp table) {
+  auto placement = table.getPlacementAttr();
+  if (!placement)
+    return table.getDim();
+  int64_t widest = 0;
+  for (const TableShard &shard :
+       placement.getShards(table.getNumRows(), table.getDim()))
+    widest = std::max(widest, shard.cols);
+  return widest;
+}
+
+/// The table `op` names, which must have a placement other than
+/// data-parallel.
+static FailureOr<TableOp> lookupShardedTable(Operation *op,
+                                             FlatSymbolRefAttr name,
+                                             SymbolTableCollection &symbols) {
+  auto table = symbols.lookupNearestSymbolFrom<TableOp>(op, name);
+  if (!table)
+    return op->emitOpError() << "'" << name.getValue()
+                             << "' does not name a braid.table";
+  auto placement = table.getPlacementAttr();
+  if (!placement || isa<DataParallelAttr>(placement))
+    return op->emitOpError() << "table '" << name.getValue()
+                             << "' needs a placement other than data_parallel";
+  return table;
+}
+
+/// Checks `type` against the partial results of `table`.
+static LogicalResult verifyPartialType(Operation *op, TableOp table,
+                                       RankedTensorType type, StringRef what) {
+  if (type.getElementType() != getAccumulationType(table))
+    return op->emitOpError() << what << " element type " << type.getElementType()
+                             << " is not the accumulation type "
+                             << getAccumulationType(table) << " of table '"
+                             << table.getSymName() << "'";
+  int64_t widest = getWidestShardCols(table);
+  if (isStatic(type.getDimSize(1)) && type.getDimSize(1) != widest)
+    return op->emitOpError() << what << " has " << type.getDimSize(1)
+                             << " columns but the widest shard of table '"
+                             << table.getSymName() << "' has " << widest;
+  return success();
+}
+
+/// Checks a static offsets size against `bagsPerRank` slots.
+static LogicalResult verifyBagsPerRank(Operation *op, int64_t bagsPerRank,
+                                       RankedTensorType offsets) {
+  if (bagsPerRank < 0)
+    return op->emitOpError() << "bags_per_rank must not be negative, got "
+                             << bagsPerRank;
+  int64_t numOffsets = offsets.getDimSize(0);
+  if (numOffsets == 0)
+    return op->emitOpError() << "offsets must have at least one entry";
+  if (isStatic(numOffsets) && numOffsets - 1 > bagsPerRank)
+    return op->emitOpError() << "there are " << numOffsets - 1
+                             << " local bags but bags_per_rank is only "
+                             << bagsPerRank;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// BucketizeOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult BucketizeOp::verify() {
+  ArrayRef<int64_t> destinations = getDestinations();
+  for (size_t i = 0; i < destinations.size(); ++i)
+    if (destinations[i] < 0 || (i > 0 && destinations[i] <= destinations[i - 1]))
+      return emitOpError() << "destinations must be non-negative and strictly "
+                              "increasing";
+  if (failed(verifyBagsPerRank(*this, getBagsPerRank(),
+                               getOffsets().getType())))
+    return failure();
+  int64_t numLengths = getLengths().getType().getDimSize(0);
+  int64_t expected = getBagsPerRank() * int64_t(destinations.size());
+  if (isStatic(numLengths) && numLengths != expected)
+    return emitOpError() << "lengths have " << numLengths << " entries but "
+                         << destinations.size() << " destinations of "
+                         << getBagsPerRank() << " bags need " << expected;
+  if (getValues().getType().getElementType() !=
+      getIndices().getType().getElementType())
+    return emitOpError() << "values must have the indices' element type "
+                         << getIndices().getType().getElementType();
+  int64_t numCounts = getSendCounts().getType().getDimSize(0);
+  if (!isStatic(numCounts))
+    return emitOpError() << "send_counts must be static (one per rank)";
+  if (!destinations.empty() && numCounts <= destinations.back())
+    return emitOpError() << "send_counts has " << numCounts
+                         << " entries but destination " << destinations.back()
+                         << " needs more";
+  return success();
+}
+
+LogicalResult BucketizeOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  FailureOr<TableOp> table = lookupShardedTable(*this, getTableAttr(), symbols);
+  if (failed(table))
+    return failure();
+  for (int64_t rank : table->getPlacementAttr().getPlacementRanks())
+    if (!llvm::is_contained(getDestinations(), rank))
+      return emitOpError() << "rank " << rank << " holds a shard of table '"
+                           << getTable() << "' but is not a destination";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// AllToAllVOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult AllToAllVOp::verify() {
+  auto input = cast<RankedTensorType>(getInput().getType());
+  auto result = cast<RankedTensorType>(getResult().getType());
+  if (input.getRank() == 0)
+    return emitOpError() << "the input needs at least one dimension";
+  if (input.getElementType() != result.getElementType() ||
+      input.getRank() != result.getRank())
+    return emitOpError() << "the result must have the input's element type "
+                            "and rank, got "
+                         << result << " for " << input;
+  for (int64_t d = 1; d < input.getRank(); ++d)
+    if (isStatic(input.getDimSize(d)) && isStatic(result.getDimSize(d)) &&
+        input.getDimSize(d) != result.getDimSize(d))
+      return emitOpError() << "the result differs from the input along "
+                              "dimension "
+                           << d << ": " << result << " for " << input;
+  if (!isStatic(getSendCounts().getType().getDimSize(0)))
+    return emitOpError() << "send_counts must be static (one per rank)";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ShardEmbeddingBagOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ShardEmbeddingBagOp::verify() {
+  if (getMode() == PoolingMode::mean)
+    return emitOpError() << "mode must be sum or max; combine_shards "
+                            "finishes mean";
+  return success();
+}
+
+LogicalResult
+ShardEmbeddingBagOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  FailureOr<TableOp> table = lookupShardedTable(*this, getTableAttr(), symbols);
+  if (failed(table))
+    return failure();
+  return verifyPartialType(*this, *table,
+                           cast<RankedTensorType>(getResult().getType()),
+                           "result");
+}
+
+//===----------------------------------------------------------------------===//
+// CombineShardsOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult CombineShardsOp::verify() {
+  if (getBagsPerRank() <= 0)
+    return emitOpError() << "bags_per_rank must be positive, got "
+                         << getBagsPerRank();
+  RankedTensorType offsets = getOffsets().getType();
+  if (failed(verifyBagsPerRank(*this, getBagsPerRank(), offsets)))
+    return failure();
+  int64_t rows = getReceived().getType().getDimSize(0);
+  if (isStatic(rows) && rows % getBagsPerRank() != 0)
+    return emitOpError() << "received has " << rows
+                         << " rows, not a multiple of bags_per_rank "
+                         << getBagsPerRank();
+  auto result = cast<RankedTensorType>(getResult().getType());
+  if (isStatic(offsets.getDimSize(0)) && isStatic(result.getDimSize(0)) &&
+      result.getDimSize(0) != offsets.getDimSize(0) - 1)
+    return emitOpError() << "the result has " << result.getDimSize(0)
+                         << " rows but there are " << offsets.getDimSize(0) - 1
+                         << " local bags";
+  return success();
+}
+
+LogicalResult CombineShardsOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  FailureOr<TableOp> table = lookupShardedTable(*this, getTableAttr(), symbols);
+  if (failed(table))
+    return failure();
+  if (failed(verifyPartialType(*this, *table, getReceived().getType(),
+                               "received")))
+    return failure();
+  auto result = cast<RankedTensorType>(getResult().getType());
+  if (result.getElementType() != table->getElementType())
+    return emitOpError() << "result element type " << result.getElementType()
+                         << " differs from table '" << getTable()
+                         << "' element type " << table->getElementType();
+  if (isStatic(result.getDimSize(1)) && result.getDimSize(1) != table->getDim())
+    return emitOpError() << "result has " << result.getDimSize(1)
+                         << " columns but table '" << getTable()
+                         << "' has dim " << table->getDim();
+  int64_t rows = getReceived().getType().getDimSize(0);
+  int64_t parts = isa<ColumnWiseAttr>(table->getPlacementAttr())
+                      ? int64_t(table->getPlacementAttr().getPlacementRanks().size())
+                      : 1;
+  if (isStatic(rows) && rows != parts * getBagsPerRank())
+    return emitOpError() << "received has " << rows << " rows but "
+                         << parts << " part(s) of " << getBagsPerRank()
+                         << " bags need " << parts * getBagsPerRank();
+  return success();
+}

@@ -1,0 +1,27 @@
+//===- Passes.h - Braid passes ----------------------------------*- C++ -*-===//
+//
+// This file declares Braid's passes and pipelines (see Passes.td and
+// docs/reference/BraidPasses.md).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BRAID_TRANSFORMS_PASSES_H
+#define BRAID_TRANSFORMS_PASSES_H
+
+#include "mlir/Pass/Pass.h"
+
+namespace mlir::braid {
+
+#define GEN_PASS_DECL
+#include "braid/Transforms/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "braid/Transforms/Passes.h.inc"
+
+/// Registers the passes and the `braid-shard` pipeline (plan the sharding,
+/// then partition).
+void registerBraidPassesAndPipelines();
+
+} // namespace mlir::braid
+
+#endif // BRAID_TRANSFORMS_PASSES_H
