@@ -12,7 +12,6 @@
 #include "braid/Import/ModelJson.h"
 
 #include "braid/Dialect/Braid/IR/Braid.h"
-#include "braid/InitAll.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -443,5 +442,7 @@ void mlir::braid::registerImportModelJsonTranslation() {
         return importModelJson(buffer->getBuffer(),
                                buffer->getBufferIdentifier(), context);
       },
-      [](DialectRegistry &registry) { registerAllDialects(registry); });
+      [](DialectRegistry &registry) {
+        registry.insert<BraidDialect, arith::ArithDialect, func::FuncDialect>();
+      });
 }

@@ -10,6 +10,7 @@
 
 #include "braid/Cost/CostModel.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSwitch.h"
 
 #include <algorithm>
@@ -115,8 +116,13 @@ PlanCost plan::evaluatePlan(const PlanProblem &problem, const Plan &plan) {
   for (int64_t r = 0; r < R; ++r)
     if (compute[r] > 0)
       compute[r] += hw.device.launchOverheadUs; // one fused kernel per rank
-  cost.indexExchangeUs = cost::estimateAllToAllvUs(hw, indexBytes, R, g);
-  cost.outputExchangeUs = cost::estimateAllToAllvUs(hw, outputBytes, R, g);
+  // A plan with no sharded table (all data-parallel) exchanges nothing.
+  auto exchangeUs = [&](const std::vector<double> &bytes) {
+    bool any = llvm::any_of(bytes, [](double b) { return b > 0; });
+    return any ? cost::estimateAllToAllvUs(hw, bytes, R, g) : 0.0;
+  };
+  cost.indexExchangeUs = exchangeUs(indexBytes);
+  cost.outputExchangeUs = exchangeUs(outputBytes);
   if (rowWiseBytes > 0)
     cost.reduceScatterUs += cost::estimateCollective(
         hw, cost::CollectiveKind::reduce_scatter, rowWiseBytes, R,
@@ -125,6 +131,7 @@ PlanCost plan::evaluatePlan(const PlanProblem &problem, const Plan &plan) {
     cost.reduceScatterUs += cost::estimateCollective(
         hw, cost::CollectiveKind::reduce_scatter, tableRowWiseBytes, g, 1)
                                 .timeUs;
+  cost.lookupUs = compute;
   double comm = cost.indexExchangeUs + cost.outputExchangeUs + cost.reduceScatterUs;
   double slowest = *std::max_element(compute.begin(), compute.end());
   cost.perRankUs.resize(R);

@@ -18,11 +18,6 @@ namespace mlir::braid::plan {
 TablePlan makeTablePlan(const PlanProblem &problem, const TableSpec &table,
                         ShardingType type, int64_t where, int64_t parts);
 
-/// Lookup time of one shard in microseconds, launch excluded (all shards of
-/// a rank run in one fused kernel, as FBGEMM's table-batched embedding does).
-double shardLookupUs(const PlanProblem &problem, const TableSpec &table,
-                     ShardingType type, const Shard &shard);
-
 /// "12.34 GB".
 std::string formatGB(double bytes);
 

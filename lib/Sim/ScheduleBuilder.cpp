@@ -203,3 +203,39 @@ mlir::braid::sim::buildSchedule(func::FuncOp func, const HardwareDesc &hw,
   }
   return ops;
 }
+
+std::vector<SimOp> mlir::braid::sim::buildPlanSchedule(const plan::PlanCost &cost) {
+  struct Stage {
+    const char *name;
+    OpKind kind;
+    bool perRank;
+    double us;
+  };
+  const Stage stages[] = {
+      {"index all_to_all", OpKind::comm, false, cost.indexExchangeUs},
+      {"lookups", OpKind::compute, true, 0},
+      {"output all_to_all", OpKind::comm, false, cost.outputExchangeUs},
+      {"reduce_scatter", OpKind::comm, false, cost.reduceScatterUs}};
+  std::vector<SimOp> ops;
+  int64_t numRanks = cost.lookupUs.size();
+  for (int64_t rank = 0; rank < numRanks; ++rank) {
+    int64_t previous = -1, collectiveId = 0;
+    for (const Stage &stage : stages) {
+      double us = stage.perRank ? cost.lookupUs[rank] : stage.us;
+      bool isComm = stage.kind == OpKind::comm;
+      if (us <= 0 && !stage.perRank)
+        continue;
+      SimOp op;
+      op.name = stage.name;
+      op.rank = rank;
+      op.kind = stage.kind;
+      op.durationUs = us;
+      op.collectiveId = isComm ? collectiveId++ : -1;
+      if (previous >= 0)
+        op.deps.push_back(previous);
+      previous = ops.size();
+      ops.push_back(std::move(op));
+    }
+  }
+  return ops;
+}

@@ -77,9 +77,15 @@ struct PlanCost {
   double iterationUs = 0;
   std::vector<double> perRankUs;     ///< lookups + communication, per rank
   std::vector<double> memoryBytes;   ///< table shards, per rank
+  std::vector<double> lookupUs;      ///< the fused lookups, per rank
   double indexExchangeUs = 0, outputExchangeUs = 0, reduceScatterUs = 0;
   bool fitsMemory = true;
 };
+
+/// Lookup time of one shard in microseconds, launch excluded (all shards of
+/// a rank run in one fused kernel, as FBGEMM's table-batched embedding does).
+double shardLookupUs(const PlanProblem &problem, const TableSpec &table,
+                     ShardingType type, const Shard &shard);
 
 /// The cost of `plan` under the cost model.
 PlanCost evaluatePlan(const PlanProblem &problem, const Plan &plan);

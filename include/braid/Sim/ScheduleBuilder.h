@@ -12,6 +12,7 @@
 #define BRAID_SIM_SCHEDULEBUILDER_H
 
 #include "braid/Cluster/Hardware.h"
+#include "braid/Plan/Planner.h"
 #include "braid/Sim/Simulator.h"
 
 #include "mlir/Support/LLVM.h"
@@ -27,6 +28,12 @@ namespace mlir::braid::sim {
 /// Builds the schedule of `func` run by `numRanks` ranks, `ranksPerNode` to
 /// a node. Emits a located error and fails on ops it cannot cost (for
 /// example a collective over a dynamically shaped tensor).
+/// The embedding stage of a costed sharding plan: on every rank the index
+/// all_to_all, the fused lookups, the output all_to_all and the row-wise
+/// reduce_scatter, in order, each collective synchronized across ranks.
+/// Its simulated makespan is the plan's iteration time.
+std::vector<SimOp> buildPlanSchedule(const plan::PlanCost &cost);
+
 FailureOr<std::vector<SimOp>> buildSchedule(func::FuncOp func,
                                             const cluster::HardwareDesc &hw,
                                             int64_t numRanks,

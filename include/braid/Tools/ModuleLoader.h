@@ -25,6 +25,9 @@ public:
   /// printing located diagnostics.
   OwningOpRef<ModuleOp> load(llvm::StringRef path);
 
+  /// Like load, but imports a model spec when `path` ends in `.json`.
+  OwningOpRef<ModuleOp> loadModel(llvm::StringRef path);
+
   MLIRContext &getContext() { return context; }
 
 private:

@@ -1,0 +1,281 @@
+//===- braid-compile.cpp - Compile a model for a cluster ------------------===//
+//
+// This file implements braid-compile: it imports a model (JSON spec or
+// MLIR), plans its sharding for a cluster, partitions it into the per-rank
+// program, and writes OUT/plan.json, OUT/trace.json (the simulated
+// embedding stage), OUT/model.mlir (the planned global program, the oracle
+// of `braid-run OUT --reference --check`) and OUT/program.mlir, then prints
+// the plan.
+//
+//===----------------------------------------------------------------------===//
+
+#include "braid/Dialect/Braid/IR/Braid.h"
+#include "braid/Sim/ScheduleBuilder.h"
+#include "braid/Tools/ModuleLoader.h"
+#include "braid/Transforms/Passes.h"
+#include "braid/Transforms/PlanSharding.h"
+
+#include "braid/Cost/CostModel.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::braid;
+namespace cl = llvm::cl;
+
+static cl::opt<std::string> modelPath(cl::Positional, cl::Required,
+                                      cl::desc("<model.json | model.mlir>"));
+static cl::opt<std::string>
+    clusterName("cluster", cl::Required,
+                cl::desc("Hardware preset (dgx-h100, dgx-a100, pcie-a100x4) "
+                         "or JSON file"));
+static cl::opt<int64_t> nodes("nodes", cl::init(1), cl::desc("Nodes"));
+static cl::opt<int64_t>
+    ranksPerNode("ranks-per-node", cl::init(0),
+                 cl::desc("Ranks per node (default: the hardware's)"));
+static cl::opt<std::string> target("target", cl::init("none"),
+                                   cl::desc("none | cpu | cuda"));
+static cl::opt<std::string> outDir("o", cl::Required,
+                                   cl::desc("Output directory"));
+static cl::opt<std::string>
+    planner("planner", cl::init("braid"),
+            cl::desc("braid | greedy:size | greedy:dim | greedy:dim_pooling "
+                     "| greedy:dim_pooling_logrows"));
+static cl::opt<std::string>
+    forceSharding("force-sharding",
+                  cl::desc("Every table in one sharding type (table_wise, "
+                           "row_wise, column_wise, table_row_wise, "
+                           "data_parallel)"));
+static cl::opt<int> optLevel(
+    "opt-level", cl::init(1),
+    cl::desc("0: partition only; 1 and 2: then canonicalize and CSE"));
+static cl::opt<int64_t> maxTableRows(
+    "max-table-rows", cl::init(40),
+    cl::desc("Tables listed one per row in the printed plan"));
+
+static int fail(const llvm::Twine &message) {
+  llvm::errs() << "braid-compile: error: " << message << "\n";
+  return 1;
+}
+
+static std::string joinPath(StringRef dir, StringRef name) {
+  llvm::SmallString<256> path(dir);
+  llvm::sys::path::append(path, name);
+  return std::string(path);
+}
+
+static llvm::Error writeFile(StringRef path,
+                             llvm::function_ref<void(llvm::raw_ostream &)> write) {
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (ec)
+    return llvm::createStringError(ec, "cannot write '%s': %s",
+                                   path.str().c_str(), ec.message().c_str());
+  write(os);
+  return llvm::Error::success();
+}
+
+static llvm::json::Value planJson(const ShardingResult &sharding,
+                                  const plan::PlanCost &cost, double boundUs) {
+  llvm::json::Array tables;
+  for (auto [spec, tp] :
+       llvm::zip(sharding.problem.tables, sharding.plan.tables)) {
+    llvm::json::Array ranks, shards;
+    for (const plan::Shard &shard : tp.shards) {
+      ranks.push_back(shard.rank);
+      shards.push_back(llvm::json::Object{{"rank", shard.rank},
+                                          {"row_offset", shard.rowOffset},
+                                          {"rows", shard.rows},
+                                          {"col_offset", shard.colOffset},
+                                          {"cols", shard.cols}});
+    }
+    tables.push_back(llvm::json::Object{
+        {"name", spec.name},
+        {"sharding", plan::stringifyShardingType(tp.type)},
+        {"ranks", std::move(ranks)},
+        {"shards", std::move(shards)}});
+  }
+  llvm::json::Array perRank, memory;
+  for (double us : cost.perRankUs)
+    perRank.push_back(us * 1e-3);
+  for (double bytes : cost.memoryBytes)
+    memory.push_back(static_cast<int64_t>(bytes));
+  return llvm::json::Object{
+      {"planner", sharding.plan.planner},
+      {"planning_seconds", sharding.planningSeconds},
+      {"lower_bound_ms", boundUs * 1e-3},
+      {"predicted",
+       llvm::json::Object{{"iteration_ms", cost.iterationUs * 1e-3},
+                          {"per_rank_ms", std::move(perRank)},
+                          {"peak_memory_bytes", std::move(memory)},
+                          {"index_exchange_ms", cost.indexExchangeUs * 1e-3},
+                          {"output_exchange_ms", cost.outputExchangeUs * 1e-3},
+                          {"reduce_scatter_ms", cost.reduceScatterUs * 1e-3}}},
+      {"tables", std::move(tables)}};
+}
+
+/// "0-7" for consecutive ranks, else "0,3,5" (elided past 8).
+static std::string formatRanks(const plan::TablePlan &tp) {
+  SmallVector<int64_t> ranks;
+  for (const plan::Shard &shard : tp.shards)
+    ranks.push_back(shard.rank);
+  bool consecutive = ranks.size() > 2;
+  for (size_t i = 1; consecutive && i < ranks.size(); ++i)
+    consecutive = ranks[i] == ranks[i - 1] + 1;
+  if (consecutive)
+    return llvm::formatv("{0}-{1}", ranks.front(), ranks.back());
+  std::string text;
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    if (i == 8) {
+      text += ",...";
+      break;
+    }
+    text += (i ? "," : "") + std::to_string(ranks[i]);
+  }
+  return text;
+}
+
+static void printPlan(const ShardingResult &sharding, const plan::PlanCost &cost,
+                      double boundUs) {
+  const plan::PlanProblem &problem = sharding.problem;
+  llvm::outs() << llvm::formatv(
+      "plan by '{0}' for {1} x {2} ranks of {3}, global batch {4} "
+      "({5:f3} s)\n",
+      sharding.plan.planner, problem.nodes, problem.ranksPerNode,
+      problem.hw.name, problem.batch, sharding.planningSeconds);
+  llvm::outs() << llvm::formatv("{0,-24} {1,-15} {2,-16} {3,12}\n", "table",
+                                "sharding", "ranks", "lookup_us");
+  int64_t listed = 0;
+  for (auto [spec, tp] : llvm::zip(problem.tables, sharding.plan.tables)) {
+    if (listed++ == maxTableRows) {
+      llvm::outs() << "... " << problem.tables.size() - maxTableRows
+                   << " more tables in plan.json\n";
+      break;
+    }
+    double lookupUs = 0;
+    for (const plan::Shard &shard : tp.shards)
+      lookupUs += plan::shardLookupUs(problem, spec, tp.type, shard);
+    llvm::outs() << llvm::formatv("{0,-24} {1,-15} {2,-16} {3,12:f2}\n",
+                                  spec.name,
+                                  plan::stringifyShardingType(tp.type),
+                                  formatRanks(tp), lookupUs);
+  }
+  llvm::outs() << llvm::formatv("{0,-6} {1,12} {2,12} {3,12}\n", "rank",
+                                "lookups_us", "total_us", "memory_GB");
+  for (size_t r = 0; r < cost.perRankUs.size(); ++r)
+    llvm::outs() << llvm::formatv("{0,-6} {1,12:f2} {2,12:f2} {3,12:f3}\n", r,
+                                  cost.lookupUs[r], cost.perRankUs[r],
+                                  cost.memoryBytes[r] * 1e-9);
+  llvm::outs() << llvm::formatv(
+      "predicted embedding stage: {0:f3} ms (index all_to_all {1:f3}, output "
+      "all_to_all {2:f3}, reduce_scatter {3:f3}); lower bound {4:f3} ms\n",
+      cost.iterationUs * 1e-3, cost.indexExchangeUs * 1e-3,
+      cost.outputExchangeUs * 1e-3, cost.reduceScatterUs * 1e-3,
+      boundUs * 1e-3);
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  registerBraidPassesAndPipelines();
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "braid-compile: plan, partition and emit a model for a cluster\n\n"
+      "  braid-compile MODEL --cluster PRESET|FILE [--nodes N] "
+      "[--ranks-per-node R] --target none|cpu|cuda -o OUT\n");
+  if (target == "cpu" || target == "cuda")
+    return fail("--target " + target +
+                " is not yet supported; use --target none (plan and "
+                "partition only)");
+  if (target != "none")
+    return fail("unknown --target '" + target + "' (expected none, cpu or cuda)");
+  if (optLevel < 0 || optLevel > 2)
+    return fail("--opt-level must be 0, 1 or 2");
+  if (nodes < 1 || nodes > 1024)
+    return fail("--nodes must be between 1 and 1024");
+
+  ModuleLoader loader;
+  OwningOpRef<ModuleOp> module = loader.loadModel(modelPath);
+  if (!module)
+    return 1;
+  ShardingOptions options;
+  options.planner = planner;
+  options.forceSharding = forceSharding;
+  options.cluster = clusterName;
+  options.nodes = nodes;
+  options.ranksPerNode = ranksPerNode;
+  if (!ranksPerNode) {
+    llvm::Expected<cluster::HardwareDesc> hw =
+        cluster::loadHardware(clusterName);
+    if (!hw)
+      return fail(llvm::toString(hw.takeError()));
+    options.ranksPerNode = hw->ranksPerNode;
+  }
+  if (options.ranksPerNode < 1 || options.ranksPerNode > 1024)
+    return fail("--ranks-per-node must be between 1 and 1024");
+  FailureOr<ShardingResult> sharding = planModuleSharding(*module, options);
+  if (failed(sharding))
+    return 1;
+  plan::PlanCost cost = plan::evaluatePlan(sharding->problem, sharding->plan);
+  double boundUs = plan::lowerBoundUs(sharding->problem);
+
+  if (std::error_code ec = llvm::sys::fs::create_directories(outDir))
+    return fail("cannot create '" + outDir + "': " + ec.message());
+  if (llvm::Error error = writeFile(joinPath(outDir, "model.mlir"),
+                                    [&](llvm::raw_ostream &os) {
+                                      module->print(os);
+                                      os << "\n";
+                                    }))
+    return fail(llvm::toString(std::move(error)));
+
+  PassManager pm(module->getContext());
+  pm.addPass(createBraidPartitionPass());
+  if (optLevel >= 1) {
+    pm.addPass(createCanonicalizerPass());
+    pm.addPass(createCSEPass());
+  }
+  if (failed(pm.run(*module)))
+    return 1;
+
+  std::vector<sim::SimOp> schedule = sim::buildPlanSchedule(cost);
+  llvm::Expected<sim::SimResult> simulated = sim::simulate(
+      schedule, cost.lookupUs.size(),
+      [&](double memoryBoundFraction, double commMemoryGBps) {
+        return cost::overlapDilation(sharding->problem.hw, memoryBoundFraction,
+                                     commMemoryGBps);
+      });
+  if (!simulated)
+    return fail(llvm::toString(simulated.takeError()));
+
+  llvm::json::Value planValue = planJson(*sharding, cost, boundUs);
+  for (auto [name, write] :
+       std::initializer_list<std::pair<const char *,
+                                       std::function<void(llvm::raw_ostream &)>>>{
+           {"program.mlir",
+            [&](llvm::raw_ostream &os) {
+              module->print(os);
+              os << "\n";
+            }},
+           {"plan.json",
+            [&](llvm::raw_ostream &os) {
+              os << llvm::formatv("{0:2}", planValue) << "\n";
+            }},
+           {"trace.json", [&](llvm::raw_ostream &os) {
+              sim::writeChromeTrace(os, schedule, *simulated);
+            }}})
+    if (llvm::Error error = writeFile(joinPath(outDir, name), write))
+      return fail(llvm::toString(std::move(error)));
+
+  printPlan(*sharding, cost, boundUs);
+  llvm::outs() << "wrote " << outDir
+               << "/{plan.json, trace.json, model.mlir, program.mlir}\n";
+  return 0;
+}
