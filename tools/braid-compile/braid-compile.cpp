@@ -227,6 +227,8 @@ int main(int argc, char **argv) {
   plan::PlanCost cost = plan::evaluatePlan(sharding->problem, sharding->plan);
   double boundUs = plan::lowerBoundUs(sharding->problem);
 
+  if (llvm::sys::fs::exists(outDir) && !llvm::sys::fs::is_directory(outDir))
+    return fail("cannot create '" + outDir + "': a file of that name exists");
   if (std::error_code ec = llvm::sys::fs::create_directories(outDir))
     return fail("cannot create '" + outDir + "': " + ec.message());
   if (llvm::Error error = writeFile(joinPath(outDir, "model.mlir"),
