@@ -189,7 +189,7 @@ LogicalResult LockstepInterpreter::runBucketizeOp(BucketizeOp op) {
   for (int64_t rank = 0; rank < numRanks; ++rank) {
     FailureOr<std::array<HostTensor, 3>> routed =
         runBucketize(op, table->first, lookup(op.getIndices())[rank],
-                     lookup(op.getOffsets())[rank], numRanks);
+                     lookup(op.getOffsets())[rank], rank, numRanks);
     if (failed(routed))
       return failure();
     for (int i = 0; i < 3; ++i)

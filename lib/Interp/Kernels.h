@@ -49,7 +49,7 @@ FailureOr<HostTensor> runInteraction(InteractionOp op, const HostTensor &dense,
 /// calling rank and `numRanks` the world size.
 FailureOr<std::array<HostTensor, 3>>
 runBucketize(BucketizeOp op, TableOp table, const HostTensor &indices,
-             const HostTensor &offsets, int64_t numRanks);
+             const HostTensor &offsets, int64_t rank, int64_t numRanks);
 FailureOr<HostTensor> runShardEmbeddingBag(ShardEmbeddingBagOp op,
                                            TableOp table,
                                            const TableData &data, int64_t rank,

@@ -31,7 +31,8 @@ static std::optional<TableShard> shardOnRank(TableOp table, int64_t rank) {
 FailureOr<std::array<HostTensor, 3>>
 mlir::braid::interp::runBucketize(BucketizeOp op, TableOp table,
                                   const HostTensor &indices,
-                                  const HostTensor &offsets, int64_t numRanks) {
+                                  const HostTensor &offsets, int64_t rank,
+                                  int64_t numRanks) {
   if (failed(checkOffsets(op, offsets, indices.getNumElements())))
     return failure();
   int64_t numBags = offsets.getNumElements() - 1;
@@ -51,7 +52,8 @@ mlir::braid::interp::runBucketize(BucketizeOp op, TableOp table,
   int64_t rows = table.getNumRows();
   for (int64_t i = 0; i < indices.getNumElements(); ++i)
     if (indices.data[i] < 0 || indices.data[i] >= rows)
-      return op.emitError() << "index " << static_cast<int64_t>(indices.data[i])
+      return op.emitError() << "rank " << rank << ": index "
+                            << static_cast<int64_t>(indices.data[i])
                             << " at position " << i << " is outside table '"
                             << table.getSymName() << "' (" << rows << " rows)";
 
