@@ -6,12 +6,14 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "braid/Sim/ScheduleBuilder.h"
 #include "braid/Sim/Simulator.h"
 
 #include "llvm/Support/JSON.h"
 
 #include "gtest/gtest.h"
 
+using namespace mlir::braid;
 using namespace mlir::braid::sim;
 
 static DilationFn noContention() {
@@ -124,4 +126,31 @@ TEST(SimulatorTest, ChromeTraceHasOneEventPerOp) {
   EXPECT_EQ(*first->getInteger("tid"), 0);
   EXPECT_EQ(*(*events)[1].getAsObject()->getString("cat"), "comm");
   EXPECT_EQ(*(*events)[1].getAsObject()->getNumber("dur"), 5);
+}
+
+// The schedule braid-compile writes to trace.json simulates to exactly the
+// iteration time the planner predicts, for every sharding type.
+TEST(PlanScheduleTest, MakespanIsThePlansIterationTime) {
+  plan::PlanProblem problem;
+  problem.hw = *cluster::loadHardware("dgx-h100");
+  problem.nodes = 2;
+  problem.ranksPerNode = 8;
+  problem.batch = 4096;
+  for (int t = 0; t < 12; ++t)
+    problem.tables.push_back({"t" + std::to_string(t), 100000 * (t + 1),
+                              t % 2 ? 64 : 128, 4, 2.0 + t, 0.5});
+  for (plan::ShardingType type :
+       {plan::ShardingType::table_wise, plan::ShardingType::row_wise,
+        plan::ShardingType::column_wise, plan::ShardingType::table_row_wise,
+        plan::ShardingType::data_parallel}) {
+    llvm::Expected<plan::Plan> forced = plan::planForced(problem, type);
+    ASSERT_TRUE(bool(forced)) << llvm::toString(forced.takeError());
+    plan::PlanCost cost = plan::evaluatePlan(problem, *forced);
+    std::vector<SimOp> ops = buildPlanSchedule(cost);
+    llvm::Expected<SimResult> result = simulate(
+        ops, problem.ranks(), [](double, double) { return 1.0; });
+    ASSERT_TRUE(bool(result)) << llvm::toString(result.takeError());
+    EXPECT_NEAR(result->makespanUs, cost.iterationUs, 1e-6 * cost.iterationUs)
+        << plan::stringifyShardingType(type).str();
+  }
 }
