@@ -230,6 +230,21 @@ CollectiveEstimate cost::estimateCollective(const HardwareDesc &hw,
   return estimate;
 }
 
+double cost::reduceScatterUsPerByteAtLeast(const HardwareDesc &hw,
+                                           int64_t ranks, int64_t nodes) {
+  if (ranks <= 1)
+    return 0;
+  nodes = std::max<int64_t>(1, std::min(nodes, ranks));
+  double bw = ringBusBandwidth(hw, nodes);
+  if (hw.intraNode.kind == IntraNodeKind::shm) {
+    double measured = hw.intraNode.collectiveBandwidthGBps.lookup(
+        stringifyCollectiveKind(CollectiveKind::reduce_scatter));
+    if (measured > 0)
+      bw = measured;
+  }
+  return busBandwidthFactor(CollectiveKind::reduce_scatter, ranks) / bw * 1e-3;
+}
+
 double cost::estimateAllToAllvUs(const HardwareDesc &hw,
                                  llvm::ArrayRef<double> sendBytes,
                                  int64_t ranks, int64_t ranksPerNode) {

@@ -143,6 +143,103 @@ PlanCost plan::evaluatePlan(const PlanProblem &problem, const Plan &plan) {
   return cost;
 }
 
+namespace {
+/// One way to place a table, for the lower bound: the least exchange time
+/// it implies and the lookup time of its largest shard ("piece").
+struct BoundOption {
+  double commUs, pieceUs;
+};
+} // namespace
+
+/// For every table, its options: table-wise, column-wise in 2, 4, ... R
+/// shards, table-row-wise and row-wise. Each option's exchange is bounded
+/// by the bytes it must move over the links the cost model charges, at
+/// their full bandwidth (the NICs' average across nodes, else the ranks'
+/// intra-node links): table-wise and table-row-wise move every index and
+/// pooled row of the other nodes' (ranks') samples; column-wise moves the
+/// indices once per shard; row-wise moves the indices and reduce-scatters
+/// every partial sum. Row-wise's piece is taken as zero.
+static std::vector<std::vector<BoundOption>>
+boundOptions(const PlanProblem &problem) {
+  const cluster::HardwareDesc &hw = problem.hw;
+  int64_t R = problem.ranks(), g = problem.ranksPerNode, N = problem.nodes;
+  double B = problem.batch;
+  double crossShare = N > 1 ? double(R - g) / R : double(R - 1) / R;
+  double a2aUsPerByte =
+      N > 1 ? 1e-3 / (N * hw.interNode.nicsPerNode *
+                      hw.interNode.effectiveNicGBps())
+            : 1e-3 / (R * hw.intraNode.bandwidthGBps());
+  double rsUsPerByte = cost::reduceScatterUsPerByteAtLeast(hw, R, N);
+  std::vector<std::vector<BoundOption>> result;
+  for (const TableSpec &table : problem.tables) {
+    double indexBytes = B * table.poolingFactor * 8;
+    double outputBytes = B * table.dim * 4;
+    auto piece = [&](ShardingType type, int64_t where, int64_t parts) {
+      double worst = 0;
+      for (const Shard &shard :
+           makeTablePlan(problem, table, type, where, parts).shards)
+        worst = std::max(worst, shardLookupUs(problem, table, type, shard));
+      return worst;
+    };
+    std::vector<BoundOption> options;
+    options.push_back({crossShare * (indexBytes + outputBytes) * a2aUsPerByte,
+                       piece(ShardingType::table_wise, 0, 1)});
+    for (int64_t parts = 2; parts <= std::min(R, table.dim); parts *= 2)
+      options.push_back(
+          {crossShare * (parts * indexBytes + outputBytes) * a2aUsPerByte,
+           piece(ShardingType::column_wise, 0, parts)});
+    if (N > 1)
+      options.push_back(
+          {crossShare * (indexBytes + outputBytes) * a2aUsPerByte,
+           piece(ShardingType::table_row_wise, 0, g)});
+    options.push_back(
+        {crossShare * indexBytes * a2aUsPerByte + outputBytes * rsUsPerByte, 0});
+    result.push_back(std::move(options));
+  }
+  return result;
+}
+
+/// A lower bound on the exchanges of every plan whose largest shard
+/// lookup is at most `pieceUs`: each table takes its cheapest option within
+/// that, or is replicated (no exchange, a copy on every rank, its
+/// per-rank lookup within `pieceUs`); which tables to replicate is relaxed
+/// to a fractional knapsack under the ranks' average memory.
+static double exchangeLowerBoundUs(
+    const PlanProblem &problem,
+    const std::vector<std::vector<BoundOption>> &options,
+    const std::vector<double> &replicaPieceUs, double pieceUs) {
+  int64_t R = problem.ranks();
+  struct Item {
+    double weight, value;
+  };
+  std::vector<Item> items;
+  double budget = problem.capacityBytes(), total = 0;
+  for (size_t t = 0; t < problem.tables.size(); ++t) {
+    const TableSpec &table = problem.tables[t];
+    double cheapest = INFINITY;
+    for (const BoundOption &option : options[t])
+      if (option.pieceUs <= pieceUs)
+        cheapest = std::min(cheapest, option.commUs);
+    budget -= table.bytes() / R;
+    total += cheapest;
+    if (replicaPieceUs[t] <= pieceUs)
+      items.push_back({table.bytes() * (1 - 1.0 / R), cheapest});
+  }
+  // Replicate the most exchange per byte first; the last one fractionally.
+  std::sort(items.begin(), items.end(), [](const Item &a, const Item &b) {
+    return a.value * b.weight > b.value * a.weight;
+  });
+  double saved = 0;
+  for (const Item &item : items) {
+    if (budget <= 0)
+      break;
+    double fraction = item.weight <= budget ? 1 : budget / item.weight;
+    saved += fraction * item.value;
+    budget -= fraction * item.weight;
+  }
+  return std::max(0.0, total - saved);
+}
+
 double plan::lowerBoundUs(const PlanProblem &problem) {
   // iteration = slowest rank's lookups + communication >= mean lookups.
   // Whatever the sharding, the lookups of a table together read each
@@ -151,8 +248,9 @@ double plan::lowerBoundUs(const PlanProblem &problem) {
   // every index once and every pooled output once, and do every
   // multiply-add once. The cost model charges every shard at least the
   // larger of its memory and arithmetic time, so their sums bound the total.
-  // Communication is bounded below by zero (data_parallel needs none) and
-  // the fused launch by one launch on some rank.
+  // The fused launch is bounded by one launch on some rank. The exchanges
+  // add their own bound: the iteration is the slowest rank's lookups plus
+  // the exchanges.
   const cluster::HardwareDesc &hw = problem.hw;
   double bandwidth = hw.device.memoryBandwidthGBps * hw.device.memoryEfficiency;
   double total = 0;
@@ -167,5 +265,30 @@ double plan::lowerBoundUs(const PlanProblem &problem) {
     total += std::max(memoryUs, computeUs);
   }
   int64_t R = problem.ranks();
-  return total / R + hw.device.launchOverheadUs / R;
+  double computeUs = total / R + hw.device.launchOverheadUs / R;
+  if (R == 1)
+    return computeUs;
+  // A plan whose largest shard lookup takes P has its slowest rank at
+  // max(computeUs, P) and its exchanges at least exchangeLowerBoundUs(P),
+  // which only falls as P grows; so the bound is the least, over the
+  // pieces P >= computeUs that options can have, of their sum.
+  std::vector<std::vector<BoundOption>> options = boundOptions(problem);
+  std::vector<double> replicaPieceUs, pieces{computeUs};
+  for (size_t t = 0; t < problem.tables.size(); ++t) {
+    const TableSpec &table = problem.tables[t];
+    Shard replica{0, 0, table.rows, 0, table.dim};
+    replicaPieceUs.push_back(
+        shardLookupUs(problem, table, ShardingType::data_parallel, replica));
+    pieces.push_back(replicaPieceUs.back());
+    for (const BoundOption &option : options[t])
+      pieces.push_back(option.pieceUs);
+  }
+  std::sort(pieces.begin(), pieces.end());
+  pieces.erase(std::unique(pieces.begin(), pieces.end()), pieces.end());
+  double best = INFINITY;
+  for (double piece : pieces)
+    if (piece >= computeUs)
+      best = std::min(best, piece + exchangeLowerBoundUs(problem, options,
+                                                         replicaPieceUs, piece));
+  return best;
 }

@@ -46,6 +46,13 @@ CollectiveEstimate estimateCollective(const cluster::HardwareDesc &hw,
                                       CollectiveKind kind, double bytes,
                                       int64_t ranks, int64_t nodes);
 
+/// The least time per byte (in microseconds) estimateCollective charges a
+/// reduce_scatter over `ranks` ranks on `nodes` nodes, whatever the size:
+/// its bus factor over the fastest bandwidth any protocol reaches. Lower
+/// bounds use it; the fixed latencies come on top.
+double reduceScatterUsPerByteAtLeast(const cluster::HardwareDesc &hw,
+                                     int64_t ranks, int64_t nodes);
+
 /// An uneven all_to_all: `sendBytes[i * ranks + j]` bytes go from rank i to
 /// rank j; ranks are laid out node by node, `ranksPerNode` per node. The
 /// time is set by the most loaded rank link and node NIC set.
