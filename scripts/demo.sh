@@ -48,5 +48,17 @@ func.func @forward() -> tensor<1xf32> {
 }
 MLIR
 "$BIN/braid-run" "$OUT/collective.mlir" --reference --ranks 4 --print-values | sed 's/^/   /'
+
+echo
+echo "== 6. Plan and partition the MLPerf DLRM-DCNv2 tables for 2 DGX-H100 nodes (16 ranks)"
+"$BIN/braid-compile" examples/mlperf_dcnv2.json --cluster dgx-h100 --nodes 2 -o "$OUT/dcnv2" \
+  --max-table-rows 6 | sed 's/^/   /' | grep -v '^   [0-9]\{1,2\} ' | head -14
+
+echo
+echo "== 7. Compile the small DLRM for 2 x 4 ranks with every table row-wise, and check the"
+echo "      per-rank program against the global one on seeded inputs"
+"$BIN/braid-compile" examples/dlrm_small.json --cluster dgx-h100 --nodes 2 --ranks-per-node 4 \
+  --force-sharding row_wise -o "$OUT/small" >/dev/null
+"$BIN/braid-run" "$OUT/small" --reference --check --seed 3 | sed 's/^/   /'
 echo
 echo "Artifacts are in $OUT"
