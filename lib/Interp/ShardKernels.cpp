@@ -19,6 +19,21 @@ using namespace mlir;
 using namespace mlir::braid;
 using namespace mlir::braid::interp;
 
+/// Checks `offsets` (ending at `numIndices`) and that their bags fit in
+/// `op`'s bags_per_rank slots; returns the number of bags.
+template <typename OpTy>
+static FailureOr<int64_t> checkLocalBags(OpTy op, const HostTensor &offsets,
+                                         int64_t numIndices) {
+  if (failed(checkOffsets(op, offsets, numIndices)))
+    return failure();
+  int64_t numBags = offsets.getNumElements() - 1;
+  if (numBags > int64_t(op.getBagsPerRank()))
+    return op.emitError() << "there are " << numBags
+                          << " local bags but bags_per_rank is only "
+                          << op.getBagsPerRank();
+  return numBags;
+}
+
 /// The shard of `table` that `rank` holds, if any.
 static std::optional<TableShard> shardOnRank(TableOp table, int64_t rank) {
   for (const TableShard &shard : table.getPlacementAttr().getShards(
@@ -33,13 +48,11 @@ mlir::braid::interp::runBucketize(BucketizeOp op, TableOp table,
                                   const HostTensor &indices,
                                   const HostTensor &offsets, int64_t rank,
                                   int64_t numRanks) {
-  if (failed(checkOffsets(op, offsets, indices.getNumElements())))
+  FailureOr<int64_t> numBags =
+      checkLocalBags(op, offsets, indices.getNumElements());
+  if (failed(numBags))
     return failure();
-  int64_t numBags = offsets.getNumElements() - 1;
   int64_t slots = op.getBagsPerRank();
-  if (numBags > slots)
-    return op.emitError() << "there are " << numBags
-                          << " local bags but bags_per_rank is only " << slots;
   int64_t numCounts = op.getSendCounts().getType().getDimSize(0);
   if (numCounts != numRanks)
     return op.emitError() << "send_counts has " << numCounts
@@ -64,7 +77,7 @@ mlir::braid::interp::runBucketize(BucketizeOp op, TableOp table,
   for (auto [d, destination] : llvm::enumerate(destinations)) {
     std::optional<TableShard> shard = shardOnRank(table, destination);
     size_t before = values.size();
-    for (int64_t b = 0; shard && b < numBags; ++b) {
+    for (int64_t b = 0; shard && b < *numBags; ++b) {
       int64_t count = 0;
       for (int64_t i = offsets.data[b]; i < offsets.data[b + 1]; ++i) {
         int64_t row = indices.data[i];
@@ -187,15 +200,12 @@ FailureOr<HostTensor>
 mlir::braid::interp::runCombineShards(CombineShardsOp op, TableOp table,
                                       const HostTensor &received,
                                       const HostTensor &offsets) {
-  if (failed(checkOffsets(op, offsets, offsets.data.empty()
-                                            ? 0
-                                            : int64_t(offsets.data.back()))))
+  // The offsets alone define the bags here: they end wherever they end.
+  FailureOr<int64_t> numBags = checkLocalBags(
+      op, offsets, offsets.data.empty() ? 0 : int64_t(offsets.data.back()));
+  if (failed(numBags))
     return failure();
-  int64_t numBags = offsets.getNumElements() - 1;
   int64_t slots = op.getBagsPerRank();
-  if (numBags > slots)
-    return op.emitError() << "there are " << numBags
-                          << " local bags but bags_per_rank is only " << slots;
   // The parts, in the order they arrive: by increasing owner rank.
   SmallVector<TableShard> parts;
   if (isa<ColumnWiseAttr>(table.getPlacementAttr())) {
@@ -213,10 +223,10 @@ mlir::braid::interp::runCombineShards(CombineShardsOp op, TableOp table,
                           << " bags need " << int64_t(parts.size()) * slots;
   int64_t dim = table.getDim(), width = received.shape[1];
   FailureOr<HostTensor> result =
-      allocate(op, *getElementKind(table.getElementType()), {numBags, dim});
+      allocate(op, *getElementKind(table.getElementType()), {*numBags, dim});
   if (failed(result))
     return failure();
-  for (int64_t b = 0; b < numBags; ++b) {
+  for (int64_t b = 0; b < *numBags; ++b) {
     int64_t size = offsets.data[b + 1] - offsets.data[b];
     double *row = &result->data[b * dim];
     for (auto [p, part] : llvm::enumerate(parts))

@@ -49,8 +49,8 @@ struct BatchLayout {
 /// Rewrites the functions of one module.
 class Partitioner {
 public:
-  Partitioner(ModuleOp module, const BatchLayout &layout)
-      : module(module), layout(layout), context(module.getContext()) {}
+  Partitioner(MLIRContext *context, const BatchLayout &layout)
+      : layout(layout), context(context) {}
 
   LogicalResult partitionFunction(func::FuncOp func);
 
@@ -63,7 +63,6 @@ private:
   ReplicaGroupsAttr groupsOf(int64_t groupSize) const;
   LogicalResult rewriteShardedBag(EmbeddingBagOp bag, TableOp table);
 
-  ModuleOp module;
   const BatchLayout &layout;
   MLIRContext *context;
   /// Values whose first dimension is now the rank's share of the batch.
@@ -292,7 +291,8 @@ struct BraidPartitionPass
     : braid::impl::BraidPartitionPassBase<BraidPartitionPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    auto cluster = module->getAttrOfType<ClusterAttr>("braid.cluster");
+    auto cluster =
+        module->getAttrOfType<ClusterAttr>(BraidDialect::kClusterAttrName);
     if (!cluster) {
       module.emitError() << "braid-partition needs a braid.cluster; run "
                             "braid-plan-sharding first";
@@ -303,7 +303,7 @@ struct BraidPartitionPass
       return signalPassFailure();
     BatchLayout layout(*batch, cluster.getWorldSize(),
                        cluster.getRanksPerNode());
-    Partitioner partitioner(module, layout);
+    Partitioner partitioner(&getContext(), layout);
     for (auto func : llvm::to_vector(module.getOps<func::FuncOp>()))
       if (failed(partitioner.partitionFunction(func)))
         return signalPassFailure();
