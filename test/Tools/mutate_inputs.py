@@ -1,6 +1,7 @@
 """Feeds mutated versions of Braid's test inputs to its tools and fails on a crash.
 
-Tools: braid-opt, braid-translate, braid-run and braid-sim.
+Tools: braid-opt (with and without the sharding passes), braid-translate,
+braid-compile, braid-run and braid-sim.
 
 Every mutant must end with exit code 0 or 1 (a clean diagnostic), within a
 time limit, and without a stack dump or assertion message. The mutations are
@@ -93,6 +94,7 @@ def main():
     translate = os.path.join(args.tools, "braid-translate")
     braid_run = os.path.join(args.tools, "braid-run")
     braid_sim = os.path.join(args.tools, "braid-sim")
+    compile_ = os.path.join(args.tools, "braid-compile")
 
     failures = 0
     runs = 0
@@ -102,7 +104,10 @@ def main():
             mutant = os.path.join(args.out, "mutant%d.json" % n)
             with open(mutant, "w") as f:
                 f.write(mutate(text, rng, JSON_TOKENS))
-            commands = [[translate, "--import-model-json", mutant, "-o", os.devnull]]
+            commands = [[translate, "--import-model-json", mutant, "-o", os.devnull],
+                        [compile_, mutant, "--cluster", "dgx-h100", "--nodes", "1",
+                         "--ranks-per-node", str(rng.randint(1, 8)),
+                         "-o", os.path.join(args.out, "compiled%d" % n)]]
         else:
             source, text = rng.choice(corpus)
             # Split files are fed whole and also one case at a time.
@@ -113,6 +118,12 @@ def main():
                 f.write(mutate(text, rng, TOKENS))
             commands = [[opt, mutant, "-o", os.devnull],
                         [opt, mutant, "-canonicalize", "-o", os.devnull]]
+            if n % 2 == 0:
+                commands.append([opt, mutant, "--braid-partition", "-o", os.devnull])
+            else:
+                commands.append([opt, mutant, "--braid-plan-sharding=cluster=dgx-h100 nodes=2 "
+                                 "ranks-per-node=%d" % rng.randint(1, 4), "--braid-partition",
+                                 "-o", os.devnull])
             # The simulator's tests describe GPU-sized work (4096^3 GEMMs) that
             # the reference interpreter legitimately needs minutes for.
             sized_for_interpreter = os.sep + "braid-sim" + os.sep not in source
