@@ -26,6 +26,9 @@ using namespace mlir::braid;
 using namespace mlir::braid::plan;
 
 namespace {
+/// Up to this many candidates, replication gains are measured one by one.
+constexpr size_t kMeasuredPromotionTables = 128;
+
 /// Incremental state of the construction: per-rank lookup time, exchange
 /// bytes and memory.
 struct LoadState {
@@ -255,10 +258,23 @@ bool Search::promoteToDataParallel(Plan &plan, PlanCost &current) const {
   for (size_t t = 0; t < plan.tables.size(); ++t)
     if (plan.tables[t].type != ShardingType::data_parallel)
       candidates.push_back(t);
-  auto benefit = [&](size_t t) {
+  // With few tables, measure each replica's gain under the full model;
+  // otherwise estimate it from the bytes the table exchanges.
+  std::vector<double> gain(plan.tables.size(), 0);
+  bool measured = candidates.size() <= kMeasuredPromotionTables;
+  for (size_t t : candidates) {
     const TableSpec &table = problem.tables[t];
-    return (table.poolingFactor * 8 + table.dim * 4) / table.bytes();
-  };
+    if (!measured) {
+      gain[t] = table.poolingFactor * 8 + table.dim * 4;
+      continue;
+    }
+    TablePlan saved = plan.tables[t];
+    plan.tables[t] =
+        makeTablePlan(problem, table, ShardingType::data_parallel, 0, R);
+    gain[t] = current.iterationUs - evaluatePlan(problem, plan).iterationUs;
+    plan.tables[t] = std::move(saved);
+  }
+  auto benefit = [&](size_t t) { return gain[t] / problem.tables[t].bytes(); };
   std::stable_sort(candidates.begin(), candidates.end(),
                    [&](size_t a, size_t b) { return benefit(a) > benefit(b); });
   bool improved = false;

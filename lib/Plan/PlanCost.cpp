@@ -199,11 +199,17 @@ boundOptions(const PlanProblem &problem) {
   return result;
 }
 
+/// Up to this many tables, which to replicate is an exact 0/1 knapsack.
+static constexpr size_t kExactKnapsackItems = 128;
+static constexpr int64_t kKnapsackUnits = 4096;
+
 /// A lower bound on the exchanges of every plan whose largest shard
 /// lookup is at most `pieceUs`: each table takes its cheapest option within
 /// that, or is replicated (no exchange, a copy on every rank, its
-/// per-rank lookup within `pieceUs`); which tables to replicate is relaxed
-/// to a fractional knapsack under the ranks' average memory.
+/// per-rank lookup within `pieceUs`). Which tables to replicate is a
+/// knapsack under the ranks' average memory: 0/1 over rounded-down weights
+/// for small table counts, fractional beyond. A plan that shards any table
+/// pays at least one all_to_all's latency for its indices.
 static double exchangeLowerBoundUs(
     const PlanProblem &problem,
     const std::vector<std::vector<BoundOption>> &options,
@@ -214,6 +220,7 @@ static double exchangeLowerBoundUs(
   };
   std::vector<Item> items;
   double budget = problem.capacityBytes(), total = 0;
+  bool someSharded = false;
   for (size_t t = 0; t < problem.tables.size(); ++t) {
     const TableSpec &table = problem.tables[t];
     double cheapest = INFINITY;
@@ -224,20 +231,48 @@ static double exchangeLowerBoundUs(
     total += cheapest;
     if (replicaPieceUs[t] <= pieceUs)
       items.push_back({table.bytes() * (1 - 1.0 / R), cheapest});
+    else
+      someSharded = true;
   }
-  // Replicate the most exchange per byte first; the last one fractionally.
-  std::sort(items.begin(), items.end(), [](const Item &a, const Item &b) {
-    return a.value * b.weight > b.value * a.weight;
-  });
   double saved = 0;
-  for (const Item &item : items) {
-    if (budget <= 0)
-      break;
-    double fraction = item.weight <= budget ? 1 : budget / item.weight;
-    saved += fraction * item.value;
-    budget -= fraction * item.weight;
+  if (budget > 0 && items.size() <= kExactKnapsackItems) {
+    // 0/1 knapsack over weights rounded down to 1/kKnapsackUnits of the
+    // budget, which only enlarges the feasible set.
+    double unit = budget / kKnapsackUnits;
+    std::vector<double> best(kKnapsackUnits + 1, 0);
+    double weightSum = 0;
+    for (const Item &item : items) {
+      weightSum += item.weight;
+      int64_t w = int64_t(std::floor(item.weight / unit));
+      for (int64_t c = kKnapsackUnits; c >= w; --c)
+        best[c] = std::max(best[c], best[c - w] + item.value);
+    }
+    saved = best[kKnapsackUnits];
+    // Unless every table can be replicated, some table exchanges indices.
+    someSharded = someSharded || weightSum > budget;
+  } else {
+    // Fractional: replicate the most exchange per byte first.
+    std::sort(items.begin(), items.end(), [](const Item &a, const Item &b) {
+      return a.value * b.weight > b.value * a.weight;
+    });
+    double left = budget;
+    for (const Item &item : items) {
+      if (left <= 0) {
+        someSharded = true;
+        break;
+      }
+      double fraction = item.weight <= left ? 1 : left / item.weight;
+      someSharded = someSharded || fraction < 1;
+      saved += fraction * item.value;
+      left -= fraction * item.weight;
+    }
   }
-  return std::max(0.0, total - saved);
+  double latencyUs = 0;
+  if (someSharded)
+    latencyUs = cost::estimateAllToAllvUs(problem.hw,
+                                          std::vector<double>(R * R, 0), R,
+                                          problem.ranksPerNode);
+  return std::max(0.0, total - saved) + latencyUs;
 }
 
 double plan::lowerBoundUs(const PlanProblem &problem) {
