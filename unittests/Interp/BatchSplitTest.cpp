@@ -1,0 +1,120 @@
+//===- BatchSplitTest.cpp - Tests of the batch split ----------------------===//
+//
+// This file tests how global arguments are split over the ranks of a
+// partitioned program: bags keep their indices and are rebased, batch rows
+// are sliced, parameters are replicated, and results gather back in rank
+// order.
+//
+//===----------------------------------------------------------------------===//
+
+#include "braid/Interp/BatchSplit.h"
+#include "braid/InitAll.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+
+#include "gtest/gtest.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::braid;
+using namespace mlir::braid::interp;
+
+namespace {
+constexpr StringLiteral kGlobal = R"mlir(
+func.func @forward(%dense: tensor<3x2xf32> {braid.input = "dense"},
+                   %idx: tensor<?xi64> {braid.input = "t.indices"},
+                   %off: tensor<4xi64> {braid.input = "t.offsets"},
+                   %w: tensor<3x2xf32> {braid.param = "w"}) {
+  return
+}
+)mlir";
+// The per-rank program names its arguments alike, in another order.
+constexpr StringLiteral kPerRank = R"mlir(
+func.func @forward(%off: tensor<?xi64> {braid.input = "t.offsets"},
+                   %w: tensor<3x2xf32> {braid.param = "w"},
+                   %idx: tensor<?xi64> {braid.input = "t.indices"},
+                   %dense: tensor<?x2xf32> {braid.input = "dense"}) {
+  return
+}
+)mlir";
+
+HostTensor tensorOf(ElementKind kind, ArrayRef<int64_t> shape,
+                    ArrayRef<double> values) {
+  HostTensor tensor(kind, shape);
+  tensor.data.assign(values.begin(), values.end());
+  return tensor;
+}
+} // namespace
+
+TEST(BatchSplitTest, SplitsBagsRowsAndReplicatesParameters) {
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  MLIRContext context(registry);
+  OwningOpRef<ModuleOp> global = parseSourceString<ModuleOp>(kGlobal, &context);
+  OwningOpRef<ModuleOp> perRank = parseSourceString<ModuleOp>(kPerRank, &context);
+  ASSERT_TRUE(global && perRank);
+  auto globalFunc = *global->getOps<func::FuncOp>().begin();
+  auto rankFunc = *perRank->getOps<func::FuncOp>().begin();
+
+  // Bags {10, 11}, {}, {12}; samples 0 and 1 on rank 0, sample 2 on rank 1.
+  std::vector<HostTensor> args = {
+      tensorOf(ElementKind::f32, {3, 2}, {1, 2, 3, 4, 5, 6}),
+      tensorOf(ElementKind::i64, {3}, {10, 11, 12}),
+      tensorOf(ElementKind::i64, {4}, {0, 2, 2, 3}),
+      tensorOf(ElementKind::f32, {3, 2}, {7, 7, 7, 7, 7, 7})};
+  FailureOr<RankValues> split =
+      splitGlobalArguments(globalFunc, args, rankFunc, {2, 1});
+  ASSERT_TRUE(succeeded(split));
+  ASSERT_EQ(split->size(), 2u);
+  const std::vector<HostTensor> &rank0 = (*split)[0], &rank1 = (*split)[1];
+  EXPECT_EQ(rank0[0].data, (std::vector<double>{0, 2, 2}));
+  EXPECT_EQ(rank0[2].data, (std::vector<double>{10, 11}));
+  EXPECT_EQ(rank0[3].data, (std::vector<double>{1, 2, 3, 4}));
+  EXPECT_EQ(rank1[0].data, (std::vector<double>{0, 1}));
+  EXPECT_EQ(rank1[2].data, (std::vector<double>{12}));
+  EXPECT_EQ(rank1[3].data, (std::vector<double>{5, 6}));
+  EXPECT_EQ(rank0[1].data, args[3].data);
+  EXPECT_EQ(rank1[1].data, args[3].data);
+
+  // Gathering the rows back gives the global tensor.
+  RankValues results = {{rank0[3]}, {rank1[3]}};
+  std::vector<HostTensor> gathered = gatherResults(results);
+  ASSERT_EQ(gathered.size(), 1u);
+  EXPECT_EQ(gathered[0].data, args[0].data);
+  EXPECT_EQ(relativeError(gathered[0], args[0]), 0);
+}
+
+TEST(BatchSplitTest, RelativeErrorIsNormwise) {
+  HostTensor expected = tensorOf(ElementKind::f32, {3}, {1, -4, 0});
+  HostTensor actual = tensorOf(ElementKind::f32, {3}, {1, -4, 0.002});
+  EXPECT_DOUBLE_EQ(relativeError(actual, expected), 0.002 / 4);
+  HostTensor other = tensorOf(ElementKind::f32, {1, 3}, {1, -4, 0});
+  EXPECT_TRUE(std::isinf(relativeError(other, expected)));
+  HostTensor zeros = tensorOf(ElementKind::f32, {3}, {0, 0, 0});
+  EXPECT_EQ(relativeError(zeros, zeros), 0);
+  EXPECT_TRUE(std::isinf(relativeError(actual, zeros)));
+}
+
+TEST(BatchSplitTest, MismatchedOffsetsAreErrors) {
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  MLIRContext context(registry);
+  context.getDiagEngine().registerHandler([](Diagnostic &) {});
+  OwningOpRef<ModuleOp> global = parseSourceString<ModuleOp>(kGlobal, &context);
+  OwningOpRef<ModuleOp> perRank = parseSourceString<ModuleOp>(kPerRank, &context);
+  ASSERT_TRUE(global && perRank);
+  std::vector<HostTensor> args = {
+      tensorOf(ElementKind::f32, {3, 2}, {1, 2, 3, 4, 5, 6}),
+      tensorOf(ElementKind::i64, {3}, {10, 11, 12}),
+      tensorOf(ElementKind::i64, {4}, {0, 2, 2, 3}),
+      tensorOf(ElementKind::f32, {3, 2}, {7, 7, 7, 7, 7, 7})};
+  // A split of 4 samples does not fit 3 bags.
+  EXPECT_TRUE(failed(splitGlobalArguments(
+      *global->getOps<func::FuncOp>().begin(), args,
+      *perRank->getOps<func::FuncOp>().begin(), {2, 2})));
+}
