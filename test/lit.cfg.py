@@ -24,7 +24,7 @@ config.substitutions.append(("%python", config.python_executable or "python3"))
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
-tools = ["braid-opt", "braid-compile", "braid-translate", "braid-run", "braid-sim", "braid-calibrate", "braid-bench-planner"]
+tools = ["braid-opt", "braid-compile", "braidrt-selftest", "braid-translate", "braid-run", "braid-sim", "braid-calibrate", "braid-bench-planner"]
 llvm_config.add_tool_substitutions(
     [ToolSubst(t, unresolved="ignore") for t in tools], [config.braid_tools_dir]
 )

@@ -1,0 +1,106 @@
+/*===- braidrt.h - The Braid runtime's C interface ---------------*- C -*-===*\
+|*                                                                            *|
+|* The runtime compiled Braid programs call on every rank: initialization,   *|
+|* collectives over MPI (blocking, and non-blocking with waits that time     *|
+|* out), GEMM over BLAS, the embedding-bag kernel with bounds-checked        *|
+|* indices, and timers. It is MLIR-free and has a C ABI.                     *|
+|*                                                                            *|
+|* Errors never return: the runtime prints                                  *|
+|*   braidrt: rank R: error: MESSAGE                                          *|
+|* and aborts the whole job with exit code 1, so no rank is left waiting.    *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+
+#ifndef BRAIDRT_BRAIDRT_H
+#define BRAIDRT_BRAIDRT_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+  BRAIDRT_F32 = 0,
+  BRAIDRT_F64 = 1,
+  BRAIDRT_I64 = 2,
+} braidrt_dtype;
+
+typedef enum {
+  BRAIDRT_SUM = 0,
+  BRAIDRT_MAX = 1,
+  BRAIDRT_MIN = 2,
+} braidrt_reduction;
+
+typedef enum {
+  BRAIDRT_POOL_SUM = 0,
+  BRAIDRT_POOL_MEAN = 1,
+  BRAIDRT_POOL_MAX = 2,
+} braidrt_pooling;
+
+typedef enum {
+  BRAIDRT_ACT_NONE = 0,
+  BRAIDRT_ACT_RELU = 1,
+  BRAIDRT_ACT_SIGMOID = 2,
+} braidrt_activation;
+
+/* An outstanding non-blocking collective. */
+typedef struct braidrt_request braidrt_request;
+
+/* Initializes MPI (unless already initialized; a process started without
+ * mpirun is a world of one rank). Waits time out after BRAIDRT_TIMEOUT_S
+ * seconds (default 300). */
+void braidrt_init(int *argc, char ***argv);
+void braidrt_finalize(void);
+int64_t braidrt_rank(void);
+int64_t braidrt_world_size(void);
+
+/* Reports an error on this rank and aborts the job (printf format). */
+void braidrt_fail(const char *format, ...)
+    __attribute__((noreturn, format(printf, 1, 2)));
+
+/* Collectives over all ranks; `count` elements per rank's contribution. */
+void braidrt_all_reduce(const void *input, void *output, int64_t count,
+                        braidrt_dtype dtype, braidrt_reduction reduction);
+/* `output` gets this rank's `count` of the reduction of world_size * count. */
+void braidrt_reduce_scatter(const void *input, void *output, int64_t count,
+                            braidrt_dtype dtype, braidrt_reduction reduction);
+/* `output` holds world_size * count: every rank's input in rank order. */
+void braidrt_all_gather(const void *input, void *output, int64_t count,
+                        braidrt_dtype dtype);
+/* Uneven all_to_all: `send_counts[j]` elements go to rank j; the counts
+ * are exchanged first, `recv_counts` (world_size entries) receives them and
+ * the return value is the total received, written to `*output`, a buffer
+ * the runtime allocates with malloc (free with braidrt_free). */
+int64_t braidrt_all_to_all_v(const void *input, const int64_t *send_counts,
+                             void **output, int64_t *recv_counts,
+                             braidrt_dtype dtype);
+void braidrt_free(void *buffer);
+
+/* Non-blocking all_reduce; braidrt_wait completes it (or aborts the job
+ * after the timeout, naming the collective). */
+braidrt_request *braidrt_all_reduce_start(const void *input, void *output,
+                                          int64_t count, braidrt_dtype dtype,
+                                          braidrt_reduction reduction);
+void braidrt_wait(braidrt_request *request);
+
+/* output[b, o] = act(sum_i input[b, i] * weight[o, i] + bias[o]), f32. */
+void braidrt_linear(const float *input, const float *weight, const float *bias,
+                    float *output, int64_t batch, int64_t in_features,
+                    int64_t out_features, braidrt_activation activation);
+
+/* Pools rows of a rows x dim f32 table over bags (offsets has bags + 1
+ * entries); an index outside [0, rows) aborts the job naming the table. */
+void braidrt_embedding_bag(const char *table_name, const float *table,
+                           int64_t rows, int64_t dim, const int64_t *indices,
+                           const int64_t *offsets, int64_t bags,
+                           braidrt_pooling pooling, float *output);
+
+/* Milliseconds on a monotonic clock. */
+double braidrt_time_ms(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* BRAIDRT_BRAIDRT_H */

@@ -1,0 +1,133 @@
+//===- braidrt-selftest.cpp - Checks the runtime on real ranks ------------===//
+//
+// This file implements braidrt-selftest: run under `mpirun -n R`, every rank
+// drives each runtime entry point with inputs whose results it can compute
+// itself, and fails the job on a mismatch. `--bad-index` makes the last
+// rank look up a row outside its table; `--stall` makes the last rank miss
+// a collective, which the others must report after BRAIDRT_TIMEOUT_S.
+//
+//===----------------------------------------------------------------------===//
+
+#include "braidrt/braidrt.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+namespace {
+int checks = 0;
+
+void expect(bool ok, const char *what) {
+  if (!ok)
+    braidrt_fail("check failed: %s", what);
+  ++checks;
+}
+
+bool near(double a, double b) { return std::abs(a - b) <= 1e-5 * (1 + std::abs(b)); }
+} // namespace
+
+int main(int argc, char **argv) {
+  braidrt_init(&argc, &argv);
+  bool badIndex = false, stall = false;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--bad-index"))
+      badIndex = true;
+    else if (!std::strcmp(argv[i], "--stall"))
+      stall = true;
+    else
+      braidrt_fail("unknown argument '%s' (expected --bad-index or --stall)",
+                   argv[i]);
+  }
+  int64_t rank = braidrt_rank(), ranks = braidrt_world_size();
+  bool last = rank == ranks - 1;
+
+  // all_reduce: sum and max of rank + 1.
+  double value = double(rank + 1), sum = 0, max = 0;
+  braidrt_all_reduce(&value, &sum, 1, BRAIDRT_F64, BRAIDRT_SUM);
+  expect(sum == double(ranks * (ranks + 1) / 2), "all_reduce sum");
+  braidrt_all_reduce(&value, &max, 1, BRAIDRT_F64, BRAIDRT_MAX);
+  expect(max == double(ranks), "all_reduce max");
+
+  // reduce_scatter: element i of rank r is 100 r + i; rank r keeps 2.
+  std::vector<float> contribution(2 * ranks), mine(2);
+  for (int64_t i = 0; i < 2 * ranks; ++i)
+    contribution[i] = float(100 * rank + i);
+  braidrt_reduce_scatter(contribution.data(), mine.data(), 2, BRAIDRT_F32,
+                         BRAIDRT_SUM);
+  for (int64_t k = 0; k < 2; ++k)
+    expect(near(mine[k], 100.0 * ranks * (ranks - 1) / 2 +
+                             double(ranks) * (2 * rank + k)),
+           "reduce_scatter");
+
+  // all_gather: every rank's id.
+  int64_t id = rank;
+  std::vector<int64_t> ids(ranks);
+  braidrt_all_gather(&id, ids.data(), 1, BRAIDRT_I64);
+  for (int64_t r = 0; r < ranks; ++r)
+    expect(ids[r] == r, "all_gather");
+
+  // all_to_all_v: rank i sends i + j + 1 copies of 10 i + j to rank j.
+  std::vector<int64_t> sendCounts(ranks), recvCounts(ranks), payload;
+  for (int64_t j = 0; j < ranks; ++j) {
+    sendCounts[j] = rank + j + 1;
+    payload.insert(payload.end(), rank + j + 1, 10 * rank + j);
+  }
+  void *received = nullptr;
+  int64_t total = braidrt_all_to_all_v(payload.data(), sendCounts.data(),
+                                       &received, recvCounts.data(), BRAIDRT_I64);
+  const int64_t *got = static_cast<const int64_t *>(received);
+  int64_t at = 0;
+  for (int64_t i = 0; i < ranks; ++i) {
+    expect(recvCounts[i] == i + rank + 1, "all_to_all_v counts");
+    for (int64_t k = 0; k < recvCounts[i]; ++k)
+      expect(got[at++] == 10 * i + rank, "all_to_all_v data");
+  }
+  expect(at == total, "all_to_all_v total");
+  braidrt_free(received);
+
+  // A non-blocking all_reduce with work between start and wait.
+  std::vector<float> big(1 << 16, 1.0f), reduced(1 << 16);
+  braidrt_request *request = braidrt_all_reduce_start(
+      big.data(), reduced.data(), big.size(), BRAIDRT_F32, BRAIDRT_SUM);
+  float w[6] = {1, 2, 3, 4, 5, 6}, bias[2] = {0.5f, 1}, x[6] = {1, 0, -1, 2, 1, 0};
+  float y[4];
+  braidrt_linear(x, w, bias, y, 2, 3, 2, BRAIDRT_ACT_RELU);
+  braidrt_wait(request);
+  expect(reduced.front() == float(ranks) && reduced.back() == float(ranks),
+         "all_reduce_start/wait");
+  // y = relu(x w^T + b) = relu([[1 - 3 + 0.5, 4 - 6 + 1], [2 + 2 + 0.5,
+  // 8 + 5 + 1]]).
+  expect(y[0] == 0 && y[1] == 0 && near(y[2], 4.5) && near(y[3], 14),
+         "linear");
+
+  // Embedding bags: a 3 x 2 table, bags {0, 2}, {}, {1}.
+  float table[6] = {1, 10, 2, 20, 3, 30}, pooled[6];
+  int64_t indices[3] = {0, 2, 1}, offsets[4] = {0, 2, 2, 3};
+  braidrt_embedding_bag("t", table, 3, 2, indices, offsets, 3, BRAIDRT_POOL_MEAN,
+                        pooled);
+  expect(near(pooled[0], 2) && near(pooled[1], 20) && pooled[2] == 0 &&
+             pooled[3] == 0 && near(pooled[4], 2) && near(pooled[5], 20),
+         "embedding_bag mean");
+  braidrt_embedding_bag("t", table, 3, 2, indices, offsets, 3, BRAIDRT_POOL_MAX,
+                        pooled);
+  expect(pooled[0] == 3 && pooled[1] == 30 && pooled[2] == 0, "embedding_bag max");
+
+  if (badIndex && last) {
+    int64_t bad[1] = {3}, badOffsets[2] = {0, 1};
+    braidrt_embedding_bag("t", table, 3, 2, bad, badOffsets, 1,
+                          BRAIDRT_POOL_SUM, pooled);
+  }
+  if (stall && last)
+    std::this_thread::sleep_for(std::chrono::seconds(30));
+  // Every rank meets here; a failed or stalled rank leaves the others
+  // waiting, and the wait must end the job.
+  braidrt_all_reduce(&value, &sum, 1, BRAIDRT_F64, BRAIDRT_SUM);
+  std::printf("rank %lld of %lld: %d checks passed\n",
+              static_cast<long long>(rank), static_cast<long long>(ranks),
+              checks);
+  braidrt_finalize();
+  return 0;
+}
