@@ -213,7 +213,8 @@ static constexpr int64_t kKnapsackUnits = 4096;
 static double exchangeLowerBoundUs(
     const PlanProblem &problem,
     const std::vector<std::vector<BoundOption>> &options,
-    const std::vector<double> &replicaPieceUs, double pieceUs) {
+    const std::vector<double> &replicaPieceUs, double pieceUs,
+    double replicaCharge = 0) {
   int64_t R = problem.ranks();
   struct Item {
     double weight, value;
@@ -229,8 +230,11 @@ static double exchangeLowerBoundUs(
         cheapest = std::min(cheapest, option.commUs);
     budget -= table.bytes() / R;
     total += cheapest;
-    if (replicaPieceUs[t] <= pieceUs)
-      items.push_back({table.bytes() * (1 - 1.0 / R), cheapest});
+    // Charged replicas are priced by their lookups instead of being
+    // limited by the piece.
+    if (replicaCharge > 0 || replicaPieceUs[t] <= pieceUs)
+      items.push_back({table.bytes() * (1 - 1.0 / R),
+                       cheapest - replicaCharge * replicaPieceUs[t]});
     else
       someSharded = true;
   }
@@ -243,6 +247,8 @@ static double exchangeLowerBoundUs(
     double weightSum = 0;
     for (const Item &item : items) {
       weightSum += item.weight;
+      if (item.value <= 0)
+        continue;
       int64_t w = int64_t(std::floor(item.weight / unit));
       for (int64_t c = kKnapsackUnits; c >= w; --c)
         best[c] = std::max(best[c], best[c - w] + item.value);
@@ -257,6 +263,8 @@ static double exchangeLowerBoundUs(
     });
     double left = budget;
     for (const Item &item : items) {
+      if (item.value <= 0)
+        continue;
       if (left <= 0) {
         someSharded = true;
         break;
@@ -268,7 +276,9 @@ static double exchangeLowerBoundUs(
     }
   }
   double latencyUs = 0;
-  if (someSharded)
+  // With a charge for replicas, leaving a table sharded may be the cheaper
+  // choice in the relaxation, so no latency is claimed.
+  if (someSharded && replicaCharge == 0)
     latencyUs = cost::estimateAllToAllvUs(problem.hw,
                                           std::vector<double>(R * R, 0), R,
                                           problem.ranksPerNode);
@@ -325,5 +335,21 @@ double plan::lowerBoundUs(const PlanProblem &problem) {
     if (piece >= computeUs)
       best = std::min(best, piece + exchangeLowerBoundUs(problem, options,
                                                          replicaPieceUs, piece));
+  // Replicas put their lookups on every rank, the owner of the largest
+  // sharded piece P included: slowest >= W + P with W the replicas'
+  // per-rank lookups, and slowest >= computeUs. For lambda in [0, 1], slowest >=
+  // lambda computeUs + (1 - lambda)(W + P), which the knapsack prices by
+  // charging each replica (1 - lambda) of its lookups.
+  pieces.push_back(0);
+  for (double lambda : {0.0, 0.5}) {
+    double coupled = INFINITY;
+    for (double piece : pieces)
+      coupled = std::min(coupled,
+                         lambda * computeUs + (1 - lambda) * piece +
+                             exchangeLowerBoundUs(problem, options,
+                                                  replicaPieceUs, piece,
+                                                  1 - lambda));
+    best = std::max(best, coupled);
+  }
   return best;
 }
