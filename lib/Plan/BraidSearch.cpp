@@ -77,6 +77,9 @@ private:
   /// Moves table-wise tables off the slowest rank while that makes `plan`
   /// faster; true if it did.
   bool rebalanceTableWise(Plan &plan, PlanCost &current) const;
+  /// Gives each sharded table the best of its sharding options under the
+  /// full model, where memory allows; true if any table changed.
+  bool reassignShardedTables(Plan &plan, PlanCost &current) const;
 
   const PlanProblem &problem;
   int64_t R;
@@ -246,10 +249,47 @@ llvm::Expected<Plan> Search::run() {
   for (int round = 0; round < 8; ++round) {
     bool promoted = promoteToDataParallel(plan, current);
     bool moved = rebalanceTableWise(plan, current);
-    if (!promoted && !moved)
+    bool reassigned = plan.tables.size() <= kMeasuredPromotionTables &&
+                      reassignShardedTables(plan, current);
+    if (!promoted && !moved && !reassigned)
       break;
   }
   return plan;
+}
+
+bool Search::reassignShardedTables(Plan &plan, PlanCost &current) const {
+  bool improved = false;
+  for (size_t t = 0; t < plan.tables.size(); ++t) {
+    if (plan.tables[t].type == ShardingType::data_parallel)
+      continue;
+    const TableSpec &table = problem.tables[t];
+    // Memory with this table's shards taken out.
+    std::vector<double> memory = current.memoryBytes;
+    for (const Shard &shard : plan.tables[t].shards)
+      memory[shard.rank] -= double(shard.rows) * shard.cols * table.elementBytes;
+    TablePlan saved = plan.tables[t];
+    std::optional<TablePlan> best;
+    for (TablePlan &option : options(table)) {
+      if (option.type == ShardingType::data_parallel)
+        continue; // promoteToDataParallel's move
+      bool fits = true;
+      for (const Shard &shard : option.shards)
+        fits = fits && memory[shard.rank] + double(shard.rows) * shard.cols *
+                                               table.elementBytes <=
+                           problem.capacityBytes();
+      if (!fits)
+        continue;
+      plan.tables[t] = option;
+      PlanCost next = evaluatePlan(problem, plan);
+      if (next.fitsMemory && next.iterationUs < current.iterationUs * (1 - 1e-9)) {
+        current = std::move(next);
+        best = std::move(option);
+      }
+    }
+    plan.tables[t] = best ? std::move(*best) : std::move(saved);
+    improved = improved || best.has_value();
+  }
+  return improved;
 }
 
 bool Search::promoteToDataParallel(Plan &plan, PlanCost &current) const {
