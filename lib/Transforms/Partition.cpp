@@ -246,7 +246,9 @@ LogicalResult Partitioner::partitionFunction(func::FuncOp func) {
         if (!local.contains(operand))
           return bag.emitError() << "braid-partition needs the bags' indices "
                                     "and offsets to be braid.input arguments";
-      if (isa<DataParallelAttr>(table.getPlacementAttr())) {
+      // On one rank every placement holds the whole table there: the lookup
+      // stays local.
+      if (isa<DataParallelAttr>(table.getPlacementAttr()) || layout.ranks == 1) {
         bag.getResult().setType(
             cast<RankedTensorType>(localType(bag.getResult().getType())));
         local.insert(bag.getResult());

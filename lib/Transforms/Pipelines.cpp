@@ -8,8 +8,27 @@
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "llvm/Support/ErrorHandling.h"
 
 using namespace mlir;
+
+/// braid-lower-cpu: Braid's compute ops to tensor/linalg/scf, elementwise
+/// arith to linalg, one-shot bufferization across function boundaries
+/// (identity layouts, so the host passes plain strided buffers) with
+/// ownership-based deallocation, parallel loops to OpenMP, then LLVM.
+static constexpr llvm::StringLiteral kLowerCpuPipeline =
+    "braid-lower-compute,"
+    "func.func(convert-elementwise-to-linalg),"
+    "one-shot-bufferize{bufferize-function-boundaries "
+    "function-boundary-type-conversion=identity-layout-map},"
+    "buffer-deallocation-pipeline,"
+    "func.func(convert-linalg-to-parallel-loops),"
+    "convert-scf-to-openmp,"
+    "expand-strided-metadata,"
+    "finalize-memref-to-llvm,"
+    "convert-scf-to-cf,"
+    "convert-to-llvm,"
+    "reconcile-unrealized-casts";
 
 void mlir::braid::registerBraidPassesAndPipelines() {
   registerBraidPasses();
@@ -19,5 +38,13 @@ void mlir::braid::registerBraidPassesAndPipelines() {
       [](OpPassManager &pm) {
         pm.addPass(createBraidPlanShardingPass());
         pm.addPass(createBraidPartitionPass());
+      });
+  PassPipelineRegistration<>(
+      "braid-lower-cpu",
+      "lower a per-rank Braid program to the LLVM dialect for the CPU: "
+      "kernels as OpenMP parallel loops",
+      [](OpPassManager &pm) {
+        if (failed(parsePassPipeline(kLowerCpuPipeline, pm)))
+          llvm::report_fatal_error("braid-lower-cpu: malformed pipeline");
       });
 }

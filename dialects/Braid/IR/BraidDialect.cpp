@@ -75,7 +75,8 @@ LogicalResult BraidDialect::verifyRegionArgAttribute(Operation *op,
                                                      unsigned regionIndex,
                                                      unsigned argIndex,
                                                      NamedAttribute attr) {
-  if (attr.getName() != kInputAttrName && attr.getName() != kParamAttrName)
+  if (attr.getName() != kInputAttrName && attr.getName() != kParamAttrName &&
+      attr.getName() != kTableAttrName)
     return op->emitOpError() << "unknown Braid argument attribute '"
                              << attr.getName().getValue() << "'";
   auto name = dyn_cast<StringAttr>(attr.getValue());

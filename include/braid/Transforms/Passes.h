@@ -10,6 +10,27 @@
 
 #include "mlir/Pass/Pass.h"
 
+namespace mlir {
+namespace arith {
+class ArithDialect;
+} // namespace arith
+namespace func {
+class FuncDialect;
+} // namespace func
+namespace linalg {
+class LinalgDialect;
+} // namespace linalg
+namespace math {
+class MathDialect;
+} // namespace math
+namespace scf {
+class SCFDialect;
+} // namespace scf
+namespace tensor {
+class TensorDialect;
+} // namespace tensor
+} // namespace mlir
+
 namespace mlir::braid {
 
 #define GEN_PASS_DECL

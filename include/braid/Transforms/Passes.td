@@ -82,7 +82,8 @@ def BraidPartitionPass : Pass<"braid-partition", "::mlir::ModuleOp"> {
     - `braid.combine_shards`: concatenate column shards, drop the padding
       slots and finish `mean` and `max`.
 
-    `data_parallel` tables keep a local `braid.embedding_bag`. Dense layers
+    `data_parallel` tables, and every table on a single rank, keep a local
+    `braid.embedding_bag`. Dense layers
     and the interaction run data-parallel on the local rows, which needs no
     communication in the forward pass.
 
@@ -91,6 +92,38 @@ def BraidPartitionPass : Pass<"braid-partition", "::mlir::ModuleOp"> {
     partitioner does not know.
   }];
   let dependentDialects = ["::mlir::braid::BraidDialect"];
+}
+
+def BraidLowerComputePass : Pass<"braid-lower-compute", "::mlir::ModuleOp"> {
+  let summary = "lowers Braid's compute ops to tensor, linalg and scf";
+  let description = [{
+    The first step of `braid-lower-cpu`. Every table a function looks up
+    becomes a trailing argument of the table's type, marked
+    `braid.table = "<name>"` (the host passes the rows this rank holds),
+    and the compute ops become upstream ops on tensors that one-shot
+    bufferization turns into parallel loops:
+
+    - `braid.embedding_bag`: a `tensor.generate` over (bag, column) whose
+      body loops over the bag's indices, accumulating in f32 (f64 for f64
+      tables); `mean` divides by the bag size, `max` starts from -inf and
+      gives 0 for an empty bag; an index outside the table calls
+      `braidrt_index_error` (the runtime aborts the job naming the rank);
+    - `braid.linear`: a `linalg.generic` contraction with the weight in
+      [out, in] layout, then one for bias and activation;
+    - `braid.interaction`: `cat` is a `tensor.concat`; `dot` concatenates
+      the features and a `tensor.generate` computes the dense columns and
+      the pairwise dot products.
+
+    Functions get `llvm.emit_c_interface`. Ops the CPU backend does not
+    lower yet (collectives, the partitioned-lookup ops, per-sample
+    weights) are errors.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect"];
 }
 
 #endif // BRAID_TRANSFORMS_PASSES_TD

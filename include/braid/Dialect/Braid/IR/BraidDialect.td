@@ -29,7 +29,9 @@ def Braid_Dialect : Dialect {
     program (the output of braid-partition) carries `braid.batch_split`,
     the number of samples of the global batch each rank holds. Function
     arguments are bound to named inputs and parameters with the
-    `braid.input` and `braid.param` argument attributes.
+    `braid.input` and `braid.param` argument attributes; after
+    `braid-lower-compute`, a table's rows are the argument marked
+    `braid.table`.
   }];
   let useDefaultAttributePrinterParser = 1;
   let useDefaultTypePrinterParser = 1;
@@ -42,6 +44,7 @@ def Braid_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kBatchSplitAttrName = "braid.batch_split";
     static constexpr ::llvm::StringLiteral kInputAttrName = "braid.input";
     static constexpr ::llvm::StringLiteral kParamAttrName = "braid.param";
+    static constexpr ::llvm::StringLiteral kTableAttrName = "braid.table";
 
     void registerAttributes();
     void registerTypes();

@@ -1,0 +1,21 @@
+// The whole braid-lower-cpu pipeline reaches the LLVM dialect: OpenMP
+// parallel loops for the kernels, the C interface the host calls, and the
+// runtime's bounds-check hook.
+// RUN: braid-opt %s --braid-lower-cpu | FileCheck %s
+
+// CHECK: llvm.func @forward(
+// CHECK: omp.parallel
+// CHECK: omp.wsloop
+// CHECK: llvm.call @braidrt_index_error
+// CHECK: llvm.func @_mlir_ciface_forward(
+// CHECK: llvm.func @braidrt_index_error(i64, i64)
+// CHECK-NOT: braid.
+braid.table @t : tensor<40x4xf32> pooling_factor = 2.0
+func.func @forward(%x: tensor<?x4xf32> {braid.input = "dense"}, %idx: tensor<?xi64> {braid.input = "t.indices"},
+                   %off: tensor<?xi64> {braid.input = "t.offsets"}, %w: tensor<2x8xf32> {braid.param = "w"},
+                   %b: tensor<2xf32> {braid.param = "b"}) -> tensor<?x2xf32> {
+  %e = braid.embedding_bag @t(%idx, %off) mean : (tensor<?xi64>, tensor<?xi64>) -> tensor<?x4xf32>
+  %z = braid.interaction cat %x, %e : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x8xf32>
+  %y = braid.linear %z, %w, %b relu : tensor<?x8xf32>, tensor<2x8xf32>, tensor<2xf32> -> tensor<?x2xf32>
+  return %y : tensor<?x2xf32>
+}
