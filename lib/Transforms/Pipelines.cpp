@@ -6,18 +6,23 @@
 
 #include "braid/Transforms/Passes.h"
 
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/Support/ErrorHandling.h"
 
 using namespace mlir;
 
-/// braid-lower-cpu: Braid's compute ops to tensor/linalg/scf, elementwise
+/// braid-lower-cpu after braid-lower-compute (Braid's compute ops to
+/// tensor/linalg/scf): elementwise
 /// arith to linalg, one-shot bufferization across function boundaries
 /// (identity layouts, so the host passes plain strided buffers) with
 /// ownership-based deallocation, parallel loops to OpenMP, then LLVM.
-static constexpr llvm::StringLiteral kLowerCpuPipeline =
-    "braid-lower-compute,"
+static constexpr llvm::StringLiteral kLowerCpuBackend =
     "func.func(convert-elementwise-to-linalg),"
     "one-shot-bufferize{bufferize-function-boundaries "
     "function-boundary-type-conversion=identity-layout-map},"
@@ -28,10 +33,22 @@ static constexpr llvm::StringLiteral kLowerCpuPipeline =
     "finalize-memref-to-llvm,"
     "convert-scf-to-cf,"
     "convert-to-llvm,"
-    "reconcile-unrealized-casts";
+    "reconcile-unrealized-casts,"
+    "braid-emit-packed-entry";
+
+void mlir::braid::addLowerCpuBackendPasses(OpPassManager &pm) {
+  if (failed(parsePassPipeline(kLowerCpuBackend, pm)))
+    llvm::report_fatal_error("braid-lower-cpu: malformed pipeline");
+}
 
 void mlir::braid::registerBraidPassesAndPipelines() {
   registerBraidPasses();
+  // The upstream passes braid-lower-cpu is made of.
+  registerConversionPasses();
+  bufferization::registerBufferizationPasses();
+  bufferization::registerBufferizationPipelines();
+  registerLinalgPasses();
+  memref::registerMemRefPasses();
   PassPipelineRegistration<>(
       "braid-shard",
       "plan the sharding for the module's braid.cluster, then partition",
@@ -44,7 +61,7 @@ void mlir::braid::registerBraidPassesAndPipelines() {
       "lower a per-rank Braid program to the LLVM dialect for the CPU: "
       "kernels as OpenMP parallel loops",
       [](OpPassManager &pm) {
-        if (failed(parsePassPipeline(kLowerCpuPipeline, pm)))
-          llvm::report_fatal_error("braid-lower-cpu: malformed pipeline");
+        pm.addPass(createBraidLowerComputePass());
+        braid::addLowerCpuBackendPasses(pm);
       });
 }

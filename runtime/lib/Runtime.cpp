@@ -278,6 +278,11 @@ void braidrt_embedding_bag(const char *table_name, const float *table,
   }
 }
 
+void braidrt_index_error(int64_t index, int64_t rows) {
+  braidrt_fail("index %lld is outside its table of %lld rows",
+               static_cast<long long>(index), static_cast<long long>(rows));
+}
+
 double braidrt_time_ms(void) {
   return std::chrono::duration<double, std::milli>(
              std::chrono::steady_clock::now().time_since_epoch())

@@ -9,6 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CpuArtifact.h"
+
 #include "braid/Dialect/Braid/IR/Braid.h"
 #include "braid/Sim/ScheduleBuilder.h"
 #include "braid/Tools/ModuleLoader.h"
@@ -191,11 +193,10 @@ int main(int argc, char **argv) {
       "braid-compile: plan, partition and emit a model for a cluster\n\n"
       "  braid-compile MODEL --cluster PRESET|FILE [--nodes N] "
       "[--ranks-per-node R] --target none|cpu|cuda -o OUT\n");
-  if (target == "cpu" || target == "cuda")
-    return fail("--target " + target +
-                " is not yet supported; use --target none (plan and "
-                "partition only)");
-  if (target != "none")
+  if (target == "cuda")
+    return fail("--target cuda is not yet supported; use --target none "
+                "(plan and partition only) or cpu");
+  if (target != "none" && target != "cpu")
     return fail("unknown --target '" + target + "' (expected none, cpu or cuda)");
   if (optLevel < 0 || optLevel > 2)
     return fail("--opt-level must be 0, 1 or 2");
@@ -276,8 +277,13 @@ int main(int argc, char **argv) {
     if (llvm::Error error = writeFile(joinPath(outDir, name), write))
       return fail(llvm::toString(std::move(error)));
 
+  if (target == "cpu" &&
+      failed(writeCpuArtifact(*module, outDir, sharding->problem.ranks())))
+    return 1;
   printPlan(*sharding, cost, boundUs);
   llvm::outs() << "wrote " << outDir
-               << "/{plan.json, trace.json, model.mlir, program.mlir}\n";
+               << "/{plan.json, trace.json, model.mlir, program.mlir"
+               << (target == "cpu" ? ", manifest.json, libprogram.so" : "")
+               << "}\n";
   return 0;
 }

@@ -17,6 +17,9 @@ class ArithDialect;
 namespace func {
 class FuncDialect;
 } // namespace func
+namespace LLVM {
+class LLVMDialect;
+} // namespace LLVM
 namespace linalg {
 class LinalgDialect;
 } // namespace linalg
@@ -39,8 +42,12 @@ namespace mlir::braid {
 #define GEN_PASS_REGISTRATION
 #include "braid/Transforms/Passes.h.inc"
 
-/// Registers the passes and the `braid-shard` pipeline (plan the sharding,
-/// then partition).
+/// Adds the passes of `braid-lower-cpu` that follow `braid-lower-compute`:
+/// bufferization, OpenMP loops, the LLVM dialect and the packed entry.
+void addLowerCpuBackendPasses(OpPassManager &pm);
+
+/// Registers the passes and the `braid-shard` and `braid-lower-cpu`
+/// pipelines.
 void registerBraidPassesAndPipelines();
 
 } // namespace mlir::braid

@@ -126,4 +126,18 @@ def BraidLowerComputePass : Pass<"braid-lower-compute", "::mlir::ModuleOp"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def BraidEmitPackedEntryPass
+    : Pass<"braid-emit-packed-entry", "::mlir::ModuleOp"> {
+  let summary = "adds a one-argument entry point to every C interface";
+  let description = [{
+    The last step of `braid-lower-cpu`. For every `_mlir_ciface_NAME`
+    function in the LLVM dialect, adds `braid_entry_NAME(ptr)`, which reads
+    its arguments (pointers to memref descriptors; the result descriptor's
+    first when the function returns one) from an array of pointers and
+    calls the interface. A host can then call any compiled function
+    through one signature, whatever its arity.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 #endif // BRAID_TRANSFORMS_PASSES_TD

@@ -96,6 +96,10 @@ void braidrt_embedding_bag(const char *table_name, const float *table,
                            const int64_t *offsets, int64_t bags,
                            braidrt_pooling pooling, float *output);
 
+/* Called by compiled lookups for an index outside their table: aborts the
+ * job naming the rank, the index and the table's rows. */
+void braidrt_index_error(int64_t index, int64_t rows);
+
 /* Milliseconds on a monotonic clock. */
 double braidrt_time_ms(void);
 

@@ -1,0 +1,184 @@
+//===- CpuArtifact.cpp - The --target cpu artifact ------------------------===//
+//
+// This file lowers a per-rank program with braid-lower-cpu, translates it to
+// LLVM IR, compiles it with llc and links OUT/libprogram.so against the
+// Braid runtime, OpenMP and MLIR's C runner utilities (memref copies), and
+// writes OUT/manifest.json for the host (braid-run).
+//
+//===----------------------------------------------------------------------===//
+
+#include "CpuArtifact.h"
+
+#include "braid/Dialect/Braid/IR/Braid.h"
+#include "braid/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::braid;
+
+static std::string joinPath(StringRef dir, StringRef name) {
+  llvm::SmallString<256> path(dir);
+  llvm::sys::path::append(path, name);
+  return std::string(path);
+}
+
+/// "f32", "f16", "i64", ... for the manifest.
+static std::string dtypeName(Type type) {
+  std::string name;
+  llvm::raw_string_ostream os(name);
+  os << type;
+  return name;
+}
+
+static llvm::json::Object describe(Type type) {
+  auto tensor = cast<RankedTensorType>(type);
+  llvm::json::Array shape;
+  for (int64_t size : tensor.getShape())
+    shape.push_back(ShapedType::isDynamic(size) ? int64_t(-1) : size);
+  return llvm::json::Object{{"shape", std::move(shape)},
+                            {"dtype", dtypeName(tensor.getElementType())}};
+}
+
+/// The host's view of `func` after braid-lower-compute.
+static FailureOr<llvm::json::Object> manifestOf(func::FuncOp func,
+                                                int64_t ranks,
+                                                ArrayRef<int64_t> batchSplit) {
+  llvm::json::Array arguments, results;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+    Type type = func.getArgument(i).getType();
+    if (!isa<RankedTensorType>(type))
+      return func.emitError() << "argument " << i << " of type " << type
+                              << " has no host representation";
+    StringRef kind, name;
+    for (auto [attrName, kindName] :
+         {std::pair{BraidDialect::kInputAttrName, "input"},
+          std::pair{BraidDialect::kParamAttrName, "param"},
+          std::pair{BraidDialect::kTableAttrName, "table"}})
+      if (auto attr = func.getArgAttrOfType<StringAttr>(i, attrName)) {
+        kind = kindName;
+        name = attr.getValue();
+      }
+    if (kind.empty())
+      return func.emitError() << "argument " << i
+                              << " is neither an input, a parameter nor a "
+                                 "table";
+    llvm::json::Object entry = describe(type);
+    entry["name"] = name;
+    entry["kind"] = kind;
+    arguments.push_back(std::move(entry));
+  }
+  for (Type type : func.getResultTypes()) {
+    if (!isa<RankedTensorType>(type))
+      return func.emitError() << "result of type " << type
+                              << " has no host representation";
+    results.push_back(describe(type));
+  }
+  llvm::json::Array split;
+  for (int64_t samples : batchSplit)
+    split.push_back(samples);
+  return llvm::json::Object{
+      {"version", 1},
+      {"ranks", ranks},
+      {"batch_split", std::move(split)},
+      {"function", func.getSymName()},
+      {"entry", ("braid_entry_" + func.getSymName()).str()},
+      {"library", "libprogram.so"},
+      {"arguments", std::move(arguments)},
+      {"results", std::move(results)}};
+}
+
+static LogicalResult run(Operation *at, StringRef program,
+                         ArrayRef<StringRef> args) {
+  std::string error;
+  int code = llvm::sys::ExecuteAndWait(program, args, std::nullopt, {}, 0, 0,
+                                       &error);
+  if (code != 0) {
+    std::string command;
+    for (StringRef arg : args)
+      command += arg.str() + " ";
+    return at->emitError() << "'" << command << "' failed"
+                           << (error.empty() ? "" : ": " + error);
+  }
+  return success();
+}
+
+LogicalResult mlir::braid::writeCpuArtifact(ModuleOp program,
+                                            StringRef outDir, int64_t ranks) {
+  OwningOpRef<ModuleOp> module(cast<ModuleOp>(program->clone()));
+  auto split = (*module)->getAttrOfType<DenseI64ArrayAttr>(
+      BraidDialect::kBatchSplitAttrName);
+  PassManager compute(module->getContext());
+  compute.addPass(createBraidLowerComputePass());
+  if (failed(compute.run(*module)))
+    return failure();
+  auto funcs = llvm::to_vector(
+      llvm::make_filter_range(module->getOps<func::FuncOp>(),
+                              [](func::FuncOp f) { return !f.isExternal(); }));
+  if (funcs.size() != 1)
+    return module->emitError() << "--target cpu needs exactly one function, "
+                                  "found "
+                               << funcs.size();
+  FailureOr<llvm::json::Object> manifest = manifestOf(
+      funcs.front(), ranks,
+      split ? split.asArrayRef() : ArrayRef<int64_t>{});
+  if (failed(manifest))
+    return failure();
+
+  PassManager backend(module->getContext());
+  addLowerCpuBackendPasses(backend);
+  if (failed(backend.run(*module)))
+    return failure();
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(*module, llvmContext, "braid_program");
+  if (!llvmModule)
+    return module->emitError() << "translation to LLVM IR failed";
+
+  std::string irPath = joinPath(outDir, "program.ll");
+  std::string objectPath = joinPath(outDir, "program.o");
+  std::string libraryPath = joinPath(outDir, "libprogram.so");
+  std::string manifestPath = joinPath(outDir, "manifest.json");
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(irPath, ec);
+    if (ec)
+      return module->emitError() << "cannot write " << irPath << ": "
+                                 << ec.message();
+    llvmModule->print(os, nullptr);
+  }
+  std::string llc = BRAID_LLVM_TOOLS_DIR "/llc";
+  if (failed(run(*module, llc,
+                 {llc, "-O3", "-filetype=obj", "-relocation-model=pic",
+                  irPath, "-o", objectPath})))
+    return failure();
+  llvm::ErrorOr<std::string> linker = llvm::sys::findProgramByName("cc");
+  if (!linker)
+    return module->emitError() << "no C compiler driver 'cc' on PATH to link "
+                               << libraryPath;
+  std::string runtimeDir = BRAID_RUNTIME_DIR, llvmLibDir = BRAID_LLVM_LIB_DIR;
+  std::string runtimeRpath = "-Wl,-rpath," + runtimeDir;
+  std::string llvmRpath = "-Wl,-rpath," + llvmLibDir;
+  std::string runtimeLink = "-L" + runtimeDir, llvmLink = "-L" + llvmLibDir;
+  if (failed(run(*module, *linker,
+                 {*linker, "-shared", objectPath, "-o", libraryPath,
+                  runtimeLink, "-lbraidrt", llvmLink, "-lomp",
+                  "-lmlir_c_runner_utils", runtimeRpath, llvmRpath})))
+    return failure();
+  std::error_code ec;
+  llvm::raw_fd_ostream os(manifestPath, ec);
+  if (ec)
+    return module->emitError() << "cannot write " << manifestPath << ": "
+                               << ec.message();
+  os << llvm::formatv("{0:2}", llvm::json::Value(std::move(*manifest))) << "\n";
+  return success();
+}

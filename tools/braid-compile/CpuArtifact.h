@@ -1,0 +1,23 @@
+//===- CpuArtifact.h - The --target cpu artifact ----------------*- C++ -*-===//
+//
+// This file declares how braid-compile turns a per-rank program into
+// OUT/libprogram.so and OUT/manifest.json.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BRAID_TOOLS_BRAIDCOMPILE_CPUARTIFACT_H
+#define BRAID_TOOLS_BRAIDCOMPILE_CPUARTIFACT_H
+
+#include "mlir/IR/BuiltinOps.h"
+
+namespace mlir::braid {
+
+/// Lowers a copy of `program` with braid-lower-cpu, writes the manifest
+/// (ranks, arguments by name, kind, shape and element type, results), the
+/// LLVM IR and the shared library into `outDir`. Emits located errors.
+LogicalResult writeCpuArtifact(ModuleOp program, llvm::StringRef outDir,
+                               int64_t ranks);
+
+} // namespace mlir::braid
+
+#endif // BRAID_TOOLS_BRAIDCOMPILE_CPUARTIFACT_H
