@@ -6,7 +6,7 @@
 // CHECK-BEYOND: error: replica groups name rank 2 but only 2 ranks run
 // CHECK-UNCOVERED: error: rank 4 is in no replica group of this collective
 // CHECK-ZERO: braid-run: error: --ranks must be between 1 and 4096, got 0
-// CHECK-NOREF: braid-run: error: running compiled artifacts is not supported yet; pass --reference
+// CHECK-NOREF: braid-run: error: a .mlir file runs under the reference semantics; pass --reference, or give a braid-compile --target cpu directory
 func.func @forward(%x: tensor<4xf32> {braid.input = "x"}) -> tensor<4xf32> {
   %y = braid.all_reduce sum %x groups [[0, 1], [2, 3]] : tensor<4xf32>
   return %y : tensor<4xf32>

@@ -10,6 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "NativeProgram.h"
+
 #include "braid/Interp/BatchSplit.h"
 #include "braid/Interp/Bindings.h"
 #include "braid/Interp/Npy.h"
@@ -50,6 +52,9 @@ static cl::opt<std::string>
 static cl::opt<bool> emitJson("json", cl::desc("Print one JSON object"));
 static cl::opt<bool> printValues("print-values",
                                  cl::desc("Print every result element"));
+static cl::opt<int64_t> iterations(
+    "iterations", cl::init(1),
+    cl::desc("With a --target cpu directory: timed calls per rank"));
 static cl::opt<bool> check(
     "check", cl::desc("With OUT: compare the per-rank program's gathered "
                       "results with the global program"));
@@ -154,6 +159,41 @@ static void printResults(StringRef label, ArrayRef<HostTensor> results) {
   }
 }
 
+/// Calls the compiled program once per rank (in this process: it has no
+/// collectives yet) `--iterations` times; `iterationMs` is the median over
+/// iterations of the slowest rank's call.
+static llvm::Expected<RankValues> runNative(const NativeProgram &program,
+                                            const RankValues &rankArgs,
+                                            const TableMap &tables,
+                                            double &iterationMs) {
+  std::vector<double> perIteration(iterations, 0);
+  RankValues results(rankArgs.size());
+  for (size_t rank = 0; rank < rankArgs.size(); ++rank) {
+    std::vector<HostTensor> args = rankArgs[rank];
+    for (const NativeProgram::Argument &argument : program.getArguments()) {
+      if (argument.kind != "table")
+        continue;
+      auto table = tables.find(argument.name);
+      if (table == tables.end())
+        return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                       "no data for table '" + argument.name +
+                                           "'");
+      args.push_back(table->second.materialize());
+    }
+    for (int64_t i = 0; i < iterations; ++i) {
+      double ms = 0;
+      llvm::Expected<std::vector<HostTensor>> outputs = program.call(args, ms);
+      if (!outputs)
+        return outputs.takeError();
+      perIteration[i] = std::max(perIteration[i], ms);
+      results[rank] = std::move(*outputs);
+    }
+  }
+  std::sort(perIteration.begin(), perIteration.end());
+  iterationMs = perIteration[perIteration.size() / 2];
+  return results;
+}
+
 /// Runs OUT/program.mlir, the per-rank program braid-compile wrote, on the
 /// global inputs of OUT/model.mlir split by rank.
 static int runArtifact(StringRef dir, const BindingOptions &globalOptions) {
@@ -186,16 +226,45 @@ static int runArtifact(StringRef dir, const BindingOptions &globalOptions) {
       *globalFunc, globalArgs->front(), *rankFunc, split.asArrayRef());
   if (failed(rankArgs))
     return 1;
-  FailureOr<RankValues> rankResults =
-      runFunction(*rankFunc, *rankArgs, *tables);
+  int64_t ranks = split.size();
+  FailureOr<RankValues> rankResults = failure();
+  double iterationMs = 0;
+  if (reference) {
+    rankResults = runFunction(*rankFunc, *rankArgs, *tables);
+  } else {
+    llvm::Expected<NativeProgram> program = NativeProgram::load(dir);
+    if (!program)
+      return fail(llvm::toString(program.takeError()));
+    if (program->getRanks() != ranks)
+      return fail("the manifest is for " + llvm::Twine(program->getRanks()) +
+                  " ranks but program.mlir for " + llvm::Twine(ranks));
+    llvm::Expected<RankValues> native =
+        runNative(*program, *rankArgs, *tables, iterationMs);
+    if (!native)
+      return fail(llvm::toString(native.takeError()));
+    rankResults = std::move(*native);
+  }
   if (failed(rankResults))
     return 1;
   std::vector<HostTensor> gathered = gatherResults(*rankResults);
-  int64_t ranks = split.size();
-  llvm::outs() << "per-rank program of @" << rankFunc->getSymName() << " on "
-               << ranks << (ranks == 1 ? " rank" : " ranks") << " (seed "
-               << seed << "), results gathered\n";
-  printResults("gathered", gathered);
+  if (emitJson) {
+    llvm::outs() << llvm::json::Value(llvm::json::Object{
+                        {"iteration_ms", iterationMs},
+                        {"ranks", ranks},
+                        {"iterations", static_cast<int64_t>(iterations)}})
+                 << "\n";
+  } else {
+    llvm::outs() << "per-rank program of @" << rankFunc->getSymName() << " on "
+                 << ranks << (ranks == 1 ? " rank" : " ranks") << " ("
+                 << (reference ? "reference semantics" : "compiled")
+                 << ", seed " << seed << "), results gathered\n";
+    if (!reference)
+      llvm::outs() << llvm::format("iteration: %.3f ms (median of %lld)\n",
+                                   iterationMs,
+                                   static_cast<long long>(iterations));
+  }
+  if (!emitJson)
+    printResults("gathered", gathered);
   if (!dumpDir.empty()) {
     for (auto [index, result] : llvm::enumerate(gathered)) {
       std::string name = index == 0 ? std::string("output.npy")
@@ -224,7 +293,8 @@ static int runArtifact(StringRef dir, const BindingOptions &globalOptions) {
     worst = std::max(worst, relativeError(actual, reference));
   }
   bool ok = worst <= tolerance;
-  llvm::outs() << llvm::format("check against the global program: max "
+  (emitJson ? llvm::errs() : llvm::outs())
+      << llvm::format("check against the global program: max "
                                "relative error %.3g (tolerance %.3g): %s\n",
                                worst, tolerance.getValue(),
                                ok ? "ok" : "FAILED");
@@ -238,11 +308,14 @@ int main(int argc, char **argv) {
       "braid-run: run a Braid program\n\n"
       "  braid-run FILE.mlir --reference [--ranks N] [--seed S | --inputs DIR "
       "--weights DIR] [--dump DIR] [--json]\n"
-      "  braid-run OUT --reference [--check] [--seed S | --inputs DIR "
-      "--weights DIR] [--dump DIR]\n");
-  if (!reference)
-    return fail("running compiled artifacts is not supported yet; pass "
-                "--reference to run the reference semantics");
+      "  braid-run OUT [--reference] [--check] [--seed S | --inputs DIR "
+      "--weights DIR] [--dump DIR] [--iterations N] [--json]\n");
+  bool isArtifact = llvm::sys::fs::is_directory(inputFile);
+  if (!reference && !isArtifact)
+    return fail("a .mlir file runs under the reference semantics; pass "
+                "--reference, or give a braid-compile --target cpu directory");
+  if (iterations < 1 || iterations > 1000000)
+    return fail("--iterations must be between 1 and 1000000");
   if (numRanks < 1 || numRanks > 4096)
     return fail("--ranks must be between 1 and 4096, got " +
                 llvm::Twine(numRanks));
@@ -250,10 +323,13 @@ int main(int argc, char **argv) {
     if (!dir.empty() && !llvm::sys::fs::is_directory(dir))
       return fail("'" + dir + "' is not a directory");
 
-  if (llvm::sys::fs::is_directory(inputFile)) {
-    if (numRanks.getNumOccurrences() || emitJson)
+  if (isArtifact) {
+    if (numRanks.getNumOccurrences())
       return fail("with a braid-compile directory the ranks come from its "
-                  "program, and --json is not supported");
+                  "program");
+    if (emitJson && reference)
+      return fail("--json reports the timing of a compiled run; drop "
+                  "--reference");
     BindingOptions globalOptions;
     globalOptions.seed = seed;
     if (!inputsDir.empty())

@@ -1,0 +1,263 @@
+//===- NativeProgram.cpp - Running a compiled per-rank program ------------===//
+//
+// This file implements NativeProgram. A memref descriptor of rank r is
+// {allocated, aligned, offset, sizes[r], strides[r]}, all 8-byte fields;
+// several results are consecutive descriptors. Results are buffers the
+// program allocated with malloc, freed here after copying.
+//
+//===----------------------------------------------------------------------===//
+
+#include "NativeProgram.h"
+
+#include "llvm/ADT/APFloat.h"
+#include "llvm/Support/DynamicLibrary.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+
+using namespace mlir;
+using namespace mlir::braid;
+using interp::ElementKind;
+using interp::HostTensor;
+
+static llvm::Error manifestError(llvm::StringRef path, const llvm::Twine &what) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 path + ": " + what);
+}
+
+static size_t elementBytes(llvm::StringRef dtype) {
+  if (dtype == "f16" || dtype == "bf16")
+    return 2;
+  if (dtype == "f32" || dtype == "i32")
+    return 4;
+  if (dtype == "f64" || dtype == "i64" || dtype == "index")
+    return 8;
+  return 0;
+}
+
+static llvm::Expected<std::vector<NativeProgram::Argument>>
+readArguments(const llvm::json::Array *array, llvm::StringRef path,
+              llvm::StringRef what) {
+  if (!array)
+    return manifestError(path, "'" + what + "' must be an array");
+  std::vector<NativeProgram::Argument> result;
+  for (const llvm::json::Value &value : *array) {
+    const llvm::json::Object *object = value.getAsObject();
+    const llvm::json::Array *shape = object ? object->getArray("shape") : nullptr;
+    std::optional<llvm::StringRef> dtype =
+        object ? object->getString("dtype") : std::nullopt;
+    if (!object || !shape || !dtype || !elementBytes(*dtype))
+      return manifestError(path, "every entry of '" + what +
+                                     "' needs a shape and a known dtype");
+    NativeProgram::Argument argument;
+    argument.dtype = dtype->str();
+    argument.name = object->getString("name").value_or("").str();
+    argument.kind = object->getString("kind").value_or("").str();
+    for (const llvm::json::Value &size : *shape) {
+      std::optional<int64_t> n = size.getAsInteger();
+      if (!n || *n < -1)
+        return manifestError(path, "a shape in '" + what + "' is malformed");
+      argument.shape.push_back(*n);
+    }
+    result.push_back(std::move(argument));
+  }
+  return result;
+}
+
+llvm::Expected<NativeProgram> NativeProgram::load(llvm::StringRef dir) {
+  llvm::SmallString<256> path(dir);
+  llvm::sys::path::append(path, "manifest.json");
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
+      llvm::MemoryBuffer::getFile(path);
+  if (!file)
+    return manifestError(path, "cannot read: " + file.getError().message());
+  llvm::Expected<llvm::json::Value> json = llvm::json::parse((*file)->getBuffer());
+  if (!json)
+    return manifestError(path, llvm::toString(json.takeError()));
+  const llvm::json::Object *root = json->getAsObject();
+  if (!root || root->getInteger("version") != 1)
+    return manifestError(path, "not a version 1 Braid manifest");
+  NativeProgram program;
+  program.ranks = root->getInteger("ranks").value_or(0);
+  if (program.ranks < 1)
+    return manifestError(path, "'ranks' must be positive");
+  auto arguments = readArguments(root->getArray("arguments"), path, "arguments");
+  if (!arguments)
+    return arguments.takeError();
+  auto results = readArguments(root->getArray("results"), path, "results");
+  if (!results)
+    return results.takeError();
+  program.arguments = std::move(*arguments);
+  program.results = std::move(*results);
+  std::optional<llvm::StringRef> library = root->getString("library");
+  std::optional<llvm::StringRef> entry = root->getString("entry");
+  if (!library || !entry)
+    return manifestError(path, "'library' and 'entry' are required");
+  llvm::SmallString<256> libraryPath(dir);
+  llvm::sys::path::append(libraryPath, *library);
+  std::string error;
+  auto handle = llvm::sys::DynamicLibrary::getPermanentLibrary(
+      libraryPath.c_str(), &error);
+  if (!handle.isValid())
+    return manifestError(libraryPath, "cannot load: " + error);
+  void *symbol = handle.getAddressOfSymbol(entry->str().c_str());
+  if (!symbol)
+    return manifestError(libraryPath, "has no entry point '" + *entry + "'");
+  program.entry = reinterpret_cast<void (*)(void **)>(symbol);
+  return program;
+}
+
+namespace {
+/// One memref: its storage and descriptor.
+struct Buffer {
+  std::vector<uint8_t> storage;
+  std::vector<int64_t> descriptor;
+};
+} // namespace
+
+static void store(uint8_t *at, llvm::StringRef dtype, double value) {
+  if (dtype == "f32") {
+    float v = value;
+    std::memcpy(at, &v, 4);
+  } else if (dtype == "f64") {
+    std::memcpy(at, &value, 8);
+  } else if (dtype == "f16" || dtype == "bf16") {
+    llvm::APFloat half(value);
+    bool lost;
+    half.convert(dtype == "f16" ? llvm::APFloat::IEEEhalf()
+                                : llvm::APFloat::BFloat(),
+                 llvm::APFloat::rmNearestTiesToEven, &lost);
+    uint16_t bits = half.bitcastToAPInt().getZExtValue();
+    std::memcpy(at, &bits, 2);
+  } else if (dtype == "i32") {
+    int32_t v = value;
+    std::memcpy(at, &v, 4);
+  } else {
+    int64_t v = value;
+    std::memcpy(at, &v, 8);
+  }
+}
+
+static double loadValue(const uint8_t *at, llvm::StringRef dtype) {
+  if (dtype == "f32") {
+    float v;
+    std::memcpy(&v, at, 4);
+    return v;
+  }
+  if (dtype == "f64") {
+    double v;
+    std::memcpy(&v, at, 8);
+    return v;
+  }
+  if (dtype == "f16" || dtype == "bf16") {
+    uint16_t bits;
+    std::memcpy(&bits, at, 2);
+    llvm::APFloat half(dtype == "f16" ? llvm::APFloat::IEEEhalf()
+                                      : llvm::APFloat::BFloat(),
+                       llvm::APInt(16, bits));
+    return half.convertToDouble();
+  }
+  if (dtype == "i32") {
+    int32_t v;
+    std::memcpy(&v, at, 4);
+    return v;
+  }
+  int64_t v;
+  std::memcpy(&v, at, 8);
+  return double(v);
+}
+
+llvm::Expected<std::vector<HostTensor>>
+NativeProgram::call(llvm::ArrayRef<HostTensor> args, double &milliseconds) const {
+  if (args.size() != arguments.size())
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        llvm::formatv("the program takes {0} arguments, got {1}",
+                      arguments.size(), args.size()));
+  std::vector<Buffer> buffers(args.size());
+  std::vector<void *> pointers;
+  // The results' descriptors come first, consecutively.
+  size_t resultWords = 0;
+  for (const Argument &result : results)
+    resultWords += 3 + 2 * result.shape.size();
+  std::vector<int64_t> resultDescriptors(resultWords, 0);
+  if (!results.empty())
+    pointers.push_back(resultDescriptors.data());
+  for (size_t i = 0; i < args.size(); ++i) {
+    const Argument &argument = arguments[i];
+    const HostTensor &tensor = args[i];
+    if (tensor.getRank() != int64_t(argument.shape.size()))
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          llvm::formatv("argument '{0}' has rank {1}, the program expects {2}",
+                        argument.name, tensor.getRank(), argument.shape.size()));
+    for (size_t d = 0; d < argument.shape.size(); ++d)
+      if (argument.shape[d] >= 0 && argument.shape[d] != tensor.shape[d])
+        return llvm::createStringError(
+            llvm::inconvertibleErrorCode(),
+            llvm::formatv("argument '{0}' is {1}, which does not fit the "
+                          "program's shape",
+                          argument.name, tensor.describeType()));
+    size_t bytes = elementBytes(argument.dtype);
+    Buffer &buffer = buffers[i];
+    buffer.storage.resize(std::max<size_t>(1, tensor.data.size() * bytes));
+    for (size_t e = 0; e < tensor.data.size(); ++e)
+      store(&buffer.storage[e * bytes], argument.dtype, tensor.data[e]);
+    int64_t rank = tensor.getRank();
+    buffer.descriptor.assign(3 + 2 * rank, 0);
+    auto base = reinterpret_cast<int64_t>(buffer.storage.data());
+    buffer.descriptor[0] = base;
+    buffer.descriptor[1] = base;
+    int64_t stride = 1;
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      buffer.descriptor[3 + d] = tensor.shape[d];
+      buffer.descriptor[3 + rank + d] = stride;
+      stride *= tensor.shape[d];
+    }
+    pointers.push_back(buffer.descriptor.data());
+  }
+  auto start = std::chrono::steady_clock::now();
+  entry(pointers.data());
+  milliseconds = std::chrono::duration<double, std::milli>(
+                     std::chrono::steady_clock::now() - start)
+                     .count();
+
+  std::vector<HostTensor> outputs;
+  size_t at = 0;
+  for (const Argument &result : results) {
+    int64_t rank = result.shape.size();
+    const int64_t *descriptor = &resultDescriptors[at];
+    at += 3 + 2 * rank;
+    llvm::SmallVector<int64_t> shape(descriptor + 3, descriptor + 3 + rank);
+    std::optional<ElementKind> kind =
+        result.dtype == "f32"   ? ElementKind::f32
+        : result.dtype == "f64" ? ElementKind::f64
+        : result.dtype == "f16" ? ElementKind::f16
+        : result.dtype == "bf16" ? std::optional(ElementKind::bf16)
+                                 : std::nullopt;
+    if (!kind)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "results of type " + result.dtype +
+                                         " are not supported");
+    HostTensor output(*kind, shape);
+    auto *aligned = reinterpret_cast<const uint8_t *>(descriptor[1]);
+    size_t bytes = elementBytes(result.dtype);
+    for (int64_t e = 0; e < output.getNumElements(); ++e) {
+      // Row-major position e through the descriptor's strides.
+      int64_t linear = descriptor[2], rest = e;
+      for (int64_t d = rank - 1; d >= 0; --d) {
+        linear += (rest % shape[d]) * descriptor[3 + rank + d];
+        rest /= shape[d];
+      }
+      output.data[e] = loadValue(aligned + linear * bytes, result.dtype);
+    }
+    std::free(reinterpret_cast<void *>(descriptor[0]));
+    outputs.push_back(std::move(output));
+  }
+  return outputs;
+}

@@ -1,0 +1,47 @@
+//===- NativeProgram.h - Running a compiled per-rank program ----*- C++ -*-===//
+//
+// This file declares how braid-run calls a `--target cpu` artifact: it
+// reads OUT/manifest.json, loads OUT/libprogram.so, and calls the packed
+// entry point with memref descriptors built from host tensors.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BRAID_TOOLS_BRAIDRUN_NATIVEPROGRAM_H
+#define BRAID_TOOLS_BRAIDRUN_NATIVEPROGRAM_H
+
+#include "braid/Interp/Interpreter.h"
+
+#include "llvm/Support/Error.h"
+
+#include <string>
+#include <vector>
+
+namespace mlir::braid {
+
+class NativeProgram {
+public:
+  struct Argument {
+    std::string name, kind, dtype;
+    std::vector<int64_t> shape; ///< -1 for dynamic sizes
+  };
+
+  /// Reads `dir`/manifest.json and loads its library.
+  static llvm::Expected<NativeProgram> load(llvm::StringRef dir);
+
+  const std::vector<Argument> &getArguments() const { return arguments; }
+  int64_t getRanks() const { return ranks; }
+
+  /// Calls the program once with `args` (in manifest order); returns its
+  /// results and the call's wall time.
+  llvm::Expected<std::vector<interp::HostTensor>>
+  call(llvm::ArrayRef<interp::HostTensor> args, double &milliseconds) const;
+
+private:
+  std::vector<Argument> arguments, results;
+  int64_t ranks = 1;
+  void (*entry)(void **) = nullptr;
+};
+
+} // namespace mlir::braid
+
+#endif // BRAID_TOOLS_BRAIDRUN_NATIVEPROGRAM_H
