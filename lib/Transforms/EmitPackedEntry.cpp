@@ -24,6 +24,12 @@ struct BraidEmitPackedEntryPass
     : braid::impl::BraidEmitPackedEntryPassBase<BraidEmitPackedEntryPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    // LLVM IR has no place for Braid's argument names; the manifest keeps
+    // them.
+    for (auto func : module.getOps<LLVM::LLVMFuncOp>())
+      for (unsigned i = 0; i < func.getNumArguments(); ++i)
+        for (StringRef name : {"braid.input", "braid.param", "braid.table"})
+          func.removeArgAttr(i, StringAttr::get(&getContext(), name));
     for (auto interface : llvm::to_vector(module.getOps<LLVM::LLVMFuncOp>())) {
       StringRef name = interface.getSymName();
       if (!name.consume_front("_mlir_ciface_") || interface.isExternal())

@@ -12,6 +12,8 @@
 
 #include "NativeProgram.h"
 
+#include "braidrt/braidrt.h"
+
 #include "braid/Interp/BatchSplit.h"
 #include "braid/Interp/Bindings.h"
 #include "braid/Interp/Npy.h"
@@ -159,6 +161,12 @@ static void printResults(StringRef label, ArrayRef<HostTensor> results) {
   }
 }
 
+/// True when started by mpirun (Open MPI, MPICH or PMIx environments).
+static bool isUnderMpirun() {
+  return std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMI_SIZE") ||
+         std::getenv("PMIX_RANK");
+}
+
 /// Calls the compiled program once per rank (in this process: it has no
 /// collectives yet) `--iterations` times; `iterationMs` is the median over
 /// iterations of the slowest rank's call.
@@ -189,9 +197,48 @@ static llvm::Expected<RankValues> runNative(const NativeProgram &program,
       results[rank] = std::move(*outputs);
     }
   }
+  if (isUnderMpirun() && braidrt_world_size() > 1) {
+    std::vector<double> slowest(perIteration.size());
+    braidrt_all_reduce(perIteration.data(), slowest.data(), slowest.size(),
+                       BRAIDRT_F64, BRAIDRT_MAX);
+    perIteration = std::move(slowest);
+  }
   std::sort(perIteration.begin(), perIteration.end());
   iterationMs = perIteration[perIteration.size() / 2];
   return results;
+}
+
+/// Sends every rank's results to rank 0; returns them there, in rank
+/// order, and nothing on the other ranks.
+static std::optional<RankValues>
+gatherToRankZero(const std::vector<HostTensor> &results) {
+  int64_t rank = braidrt_rank(), ranks = braidrt_world_size();
+  RankValues all(ranks);
+  for (const HostTensor &result : results) {
+    // The shapes first (rows differ by rank), then the values as doubles.
+    std::vector<int64_t> rows(ranks), mine = {result.shape.empty() ? 1 : result.shape[0]};
+    braidrt_all_gather(mine.data(), rows.data(), 1, BRAIDRT_I64);
+    std::vector<int64_t> sendCounts(ranks, 0), recvCounts(ranks, 0);
+    sendCounts[0] = result.getNumElements();
+    void *received = nullptr;
+    braidrt_all_to_all_v(result.data.data(), sendCounts.data(), &received,
+                         recvCounts.data(), BRAIDRT_F64);
+    if (rank == 0) {
+      const double *values = static_cast<const double *>(received);
+      for (int64_t r = 0; r < ranks; ++r) {
+        HostTensor part = result;
+        if (!part.shape.empty())
+          part.shape[0] = rows[r];
+        part.data.assign(values, values + recvCounts[r]);
+        values += recvCounts[r];
+        all[r].push_back(std::move(part));
+      }
+    }
+    braidrt_free(received);
+  }
+  if (rank != 0)
+    return std::nullopt;
+  return all;
 }
 
 /// Runs OUT/program.mlir, the per-rank program braid-compile wrote, on the
@@ -238,11 +285,30 @@ static int runArtifact(StringRef dir, const BindingOptions &globalOptions) {
     if (program->getRanks() != ranks)
       return fail("the manifest is for " + llvm::Twine(program->getRanks()) +
                   " ranks but program.mlir for " + llvm::Twine(ranks));
-    llvm::Expected<RankValues> native =
-        runNative(*program, *rankArgs, *tables, iterationMs);
-    if (!native)
-      return fail(llvm::toString(native.takeError()));
-    rankResults = std::move(*native);
+    if (isUnderMpirun()) {
+      // One process per rank: run this rank's share, gather to rank 0.
+      braidrt_init(nullptr, nullptr);
+      int64_t rank = braidrt_rank();
+      if (braidrt_world_size() != ranks)
+        return fail("the artifact is for " + llvm::Twine(ranks) +
+                    " ranks but mpirun started " +
+                    llvm::Twine(braidrt_world_size()));
+      RankValues mine = {(*rankArgs)[rank]};
+      llvm::Expected<RankValues> native =
+          runNative(*program, mine, *tables, iterationMs);
+      if (!native)
+        braidrt_fail("%s", llvm::toString(native.takeError()).c_str());
+      std::optional<RankValues> all = gatherToRankZero(native->front());
+      if (!all)
+        return 0; // other ranks are done; rank 0 reports
+      rankResults = std::move(*all);
+    } else {
+      llvm::Expected<RankValues> native =
+          runNative(*program, *rankArgs, *tables, iterationMs);
+      if (!native)
+        return fail(llvm::toString(native.takeError()));
+      rankResults = std::move(*native);
+    }
   }
   if (failed(rankResults))
     return 1;
@@ -336,7 +402,9 @@ int main(int argc, char **argv) {
       globalOptions.inputsDir = inputsDir.getValue();
     if (!weightsDir.empty())
       globalOptions.weightsDir = weightsDir.getValue();
-    return runArtifact(inputFile, globalOptions);
+    int code = runArtifact(inputFile, globalOptions);
+    braidrt_finalize();
+    return code;
   }
   if (check)
     return fail("--check needs a braid-compile output directory");

@@ -135,7 +135,9 @@ def BraidEmitPackedEntryPass
     its arguments (pointers to memref descriptors; the result descriptor's
     first when the function returns one) from an array of pointers and
     calls the interface. A host can then call any compiled function
-    through one signature, whatever its arity.
+    through one signature, whatever its arity. It also drops the
+    `braid.input`, `braid.param` and `braid.table` argument attributes,
+    which LLVM IR has no place for (the manifest keeps them).
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
