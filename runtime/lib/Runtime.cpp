@@ -13,6 +13,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdarg>
@@ -129,6 +130,12 @@ int64_t braidrt_rank(void) { return worldRank; }
 int64_t braidrt_world_size(void) { return worldSize; }
 
 void braidrt_fail(const char *format, ...) {
+  // Compiled kernels may fail on several OpenMP threads at once: the first
+  // reports and ends the process, the others wait for that.
+  static std::atomic<bool> failing{false};
+  if (failing.exchange(true))
+    for (;;)
+      std::this_thread::sleep_for(std::chrono::seconds(1));
   char message[1024];
   va_list args;
   va_start(args, format);
@@ -141,7 +148,8 @@ void braidrt_fail(const char *format, ...) {
   MPI_Finalized(&finalized);
   if (initialized && !finalized)
     MPI_Abort(MPI_COMM_WORLD, 1);
-  std::exit(1);
+  // No exit handlers: other threads may still be inside OpenMP regions.
+  std::_Exit(1);
 }
 
 void braidrt_all_reduce(const void *input, void *output, int64_t count,
