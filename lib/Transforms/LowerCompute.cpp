@@ -10,9 +10,11 @@
 #include "braid/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
@@ -29,6 +31,8 @@ using namespace mlir::braid;
 
 /// The runtime's abort for an index outside a table: (index, rows).
 static constexpr StringLiteral kIndexErrorFn = "braidrt_index_error";
+/// The runtime's f32 GEMM with bias and activation, through BLAS.
+static constexpr StringLiteral kLinearF32Fn = "braidrt_linear_f32";
 
 namespace {
 class ComputeLowering {
@@ -39,6 +43,7 @@ public:
 private:
   Value lowerEmbeddingBag(OpBuilder &b, EmbeddingBagOp bag, Value table);
   Value lowerLinear(OpBuilder &b, LinearOp linear);
+  Value lowerLinearToRuntime(OpBuilder &b, LinearOp linear);
   Value lowerInteraction(OpBuilder &b, InteractionOp interaction);
   func::FuncOp indexErrorFn();
 
@@ -152,6 +157,48 @@ Value ComputeLowering::lowerEmbeddingBag(OpBuilder &b, EmbeddingBagOp bag,
         tensor::YieldOp::create(nb, nloc, pooled);
       });
   return generate.getResult();
+}
+
+Value ComputeLowering::lowerLinearToRuntime(OpBuilder &b, LinearOp linear) {
+  Location loc = linear.getLoc();
+  MLIRContext *ctx = b.getContext();
+  Type f32 = b.getF32Type();
+  auto unranked = UnrankedMemRefType::get(f32, 0);
+  auto fn = module.lookupSymbol<func::FuncOp>(kLinearF32Fn);
+  if (!fn) {
+    OpBuilder mb = OpBuilder::atBlockEnd(module.getBody());
+    fn = func::FuncOp::create(
+        mb, module.getLoc(), kLinearF32Fn,
+        mb.getFunctionType({unranked, unranked, unranked, unranked,
+                            mb.getI32Type()},
+                           {}));
+    fn.setPrivate();
+    fn->setAttr("llvm.emit_c_interface", UnitAttr::get(ctx));
+  }
+  auto toUnranked = [&](Value tensor) -> Value {
+    auto type = cast<RankedTensorType>(tensor.getType());
+    Value buffer = bufferization::ToBufferOp::create(
+        b, loc, MemRefType::get(type.getShape(), type.getElementType()),
+        tensor);
+    return memref::CastOp::create(b, loc, unranked, buffer);
+  };
+  auto resultType = cast<RankedTensorType>(linear.getResult().getType());
+  auto outType = MemRefType::get(resultType.getShape(), f32);
+  SmallVector<Value> dynamicSizes;
+  if (resultType.isDynamicDim(0))
+    dynamicSizes.push_back(
+        tensor::DimOp::create(b, loc, linear.getInput(), 0).getResult());
+  Value out = memref::AllocOp::create(b, loc, outType, dynamicSizes);
+  Value activation = arith::ConstantIntOp::create(
+      b, loc, static_cast<int64_t>(linear.getActivation()), 32);
+  func::CallOp::create(
+      b, loc, fn,
+      ValueRange{toUnranked(linear.getInput()), toUnranked(linear.getWeight()),
+                 toUnranked(linear.getBias()),
+                 memref::CastOp::create(b, loc, unranked, out), activation});
+  return bufferization::ToTensorOp::create(b, loc, resultType, out,
+                                           /*restrict=*/true,
+                                           /*writable=*/true);
 }
 
 Value ComputeLowering::lowerLinear(OpBuilder &b, LinearOp linear) {
@@ -343,7 +390,10 @@ LogicalResult ComputeLowering::lowerFunction(func::FuncOp func) {
           bag, bag.getTableAttr());
       lowered = lowerEmbeddingBag(b, bag, tableArgs[table.getSymNameAttr()]);
     } else if (auto linear = dyn_cast<LinearOp>(op)) {
-      lowered = lowerLinear(b, linear);
+      // f32 GEMMs go to BLAS through the runtime; others are generated.
+      lowered = linear.getInput().getType().getElementType().isF32()
+                    ? lowerLinearToRuntime(b, linear)
+                    : lowerLinear(b, linear);
     } else if (auto interaction = dyn_cast<InteractionOp>(op)) {
       lowered = lowerInteraction(b, interaction);
     } else {

@@ -23,18 +23,30 @@ func.func @bags(%idx: tensor<?xi64>, %off: tensor<?xi64>) -> tensor<?x4xf16> {
 
 // -----
 
-// A linear layer is a contraction with the weight in [out, in] layout and an
-// epilogue for bias and activation.
+// An f32 linear layer is a call of the runtime's BLAS GEMM on a buffer it
+// fills; other element types get a generated contraction with the weight
+// in [out, in] layout and an epilogue for bias and activation.
 // CHECK-DAG: #[[IN:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
 // CHECK-DAG: #[[W:.*]] = affine_map<(d0, d1, d2) -> (d1, d2)>
 // CHECK-LABEL: func.func @dense
+// CHECK-DAG: bufferization.to_buffer %{{.*}} : tensor<?x3xf32> to memref<?x3xf32>
+// CHECK-DAG: %[[OUT:.*]] = memref.alloc(%{{.*}}) : memref<?x2xf32>
+// CHECK-DAG: %[[ACT:.*]] = arith.constant 2 : i32
+// CHECK: call @braidrt_linear_f32(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[ACT]]) : (memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, i32) -> ()
+// CHECK: bufferization.to_tensor %[[OUT]] restrict writable
+// CHECK-LABEL: func.func @dense_f64
 // CHECK: linalg.fill
 // CHECK: linalg.generic {indexing_maps = [#[[IN]], #[[W]], {{.*}}], iterator_types = ["parallel", "parallel", "reduction"]}
 // CHECK: linalg.generic
-// CHECK: math.exp
+// CHECK: arith.maximumf
+// CHECK: func.func private @braidrt_linear_f32(memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, i32) attributes {llvm.emit_c_interface}
 func.func @dense(%x: tensor<?x3xf32>, %w: tensor<2x3xf32>, %b: tensor<2xf32>) -> tensor<?x2xf32> {
   %y = braid.linear %x, %w, %b sigmoid : tensor<?x3xf32>, tensor<2x3xf32>, tensor<2xf32> -> tensor<?x2xf32>
   return %y : tensor<?x2xf32>
+}
+func.func @dense_f64(%x: tensor<?x3xf64>, %w: tensor<2x3xf64>, %b: tensor<2xf64>) -> tensor<?x2xf64> {
+  %y = braid.linear %x, %w, %b relu : tensor<?x3xf64>, tensor<2x3xf64>, tensor<2xf64> -> tensor<?x2xf64>
+  return %y : tensor<?x2xf64>
 }
 
 // -----

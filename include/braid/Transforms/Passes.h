@@ -14,9 +14,15 @@ namespace mlir {
 namespace arith {
 class ArithDialect;
 } // namespace arith
+namespace bufferization {
+class BufferizationDialect;
+} // namespace bufferization
 namespace func {
 class FuncDialect;
 } // namespace func
+namespace memref {
+class MemRefDialect;
+} // namespace memref
 namespace LLVM {
 class LLVMDialect;
 } // namespace LLVM

@@ -108,8 +108,11 @@ def BraidLowerComputePass : Pass<"braid-lower-compute", "::mlir::ModuleOp"> {
       tables); `mean` divides by the bag size, `max` starts from -inf and
       gives 0 for an empty bag; an index outside the table calls
       `braidrt_index_error` (the runtime aborts the job naming the rank);
-    - `braid.linear`: a `linalg.generic` contraction with the weight in
-      [out, in] layout, then one for bias and activation;
+    - `braid.linear`: for f32, a call of the runtime's BLAS GEMM with
+      bias and activation (`braidrt_linear_f32`, through MLIR's C
+      interface) on a buffer the call fills; otherwise a `linalg.generic`
+      contraction with the weight in [out, in] layout, then one for bias
+      and activation;
     - `braid.interaction`: `cat` is a `tensor.concat`; `dot` concatenates
       the features and a `tensor.generate` computes the dense columns and
       the pairwise dot products.
@@ -119,9 +122,11 @@ def BraidLowerComputePass : Pass<"braid-lower-compute", "::mlir::ModuleOp"> {
     weights) are errors.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::bufferization::BufferizationDialect",
                            "::mlir::func::FuncDialect",
                            "::mlir::linalg::LinalgDialect",
                            "::mlir::math::MathDialect",
+                           "::mlir::memref::MemRefDialect",
                            "::mlir::scf::SCFDialect",
                            "::mlir::tensor::TensorDialect"];
 }
