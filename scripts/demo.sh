@@ -60,5 +60,14 @@ echo "      per-rank program against the global one on seeded inputs"
 "$BIN/braid-compile" examples/dlrm_small.json --cluster dgx-h100 --nodes 2 --ranks-per-node 4 \
   --force-sharding row_wise -o "$OUT/small" >/dev/null
 "$BIN/braid-run" "$OUT/small" --reference --check --seed 3 | sed 's/^/   /'
+
+echo
+echo "== 8. This machine: calibrate it (2 MPI ranks), compile the small DLRM for it with"
+echo "      --target cpu, run it on 2 real ranks and check it against the reference semantics"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+mpirun -n 2 --oversubscribe "$BIN/braid-calibrate" --quick -o "$OUT/local-cpu.json" | sed 's/^/   /'
+"$BIN/braid-compile" examples/dlrm_small.json --cluster "$OUT/local-cpu.json" --nodes 1 \
+  --ranks-per-node 2 --target cpu -o "$OUT/cpu" | grep -E "^plan|predicted|^wrote" | sed 's/^/   /'
+mpirun -n 2 --oversubscribe "$BIN/braid-run" "$OUT/cpu" --check --iterations 100 | sed 's/^/   /'
 echo
 echo "Artifacts are in $OUT"
