@@ -6,7 +6,7 @@ set -euo pipefail
 
 LLVM_VERSION=22
 APT_PACKAGES=(
-  cmake ninja-build ccache g++ pkg-config
+  cmake ninja-build ccache gcc g++ pkg-config
   "libmlir-${LLVM_VERSION}-dev" "mlir-${LLVM_VERSION}-tools"
   "llvm-${LLVM_VERSION}-dev" "llvm-${LLVM_VERSION}-tools" "libomp-${LLVM_VERSION}-dev"
   libopenmpi-dev openmpi-bin
