@@ -9,6 +9,8 @@
 #include "braid/Dialect/Braid/IR/Braid.h"
 #include "braid/Transforms/Passes.h"
 
+#include "LowerExchanges.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -52,14 +54,8 @@ private:
 } // namespace
 
 func::FuncOp ComputeLowering::indexErrorFn() {
-  if (auto fn = module.lookupSymbol<func::FuncOp>(kIndexErrorFn))
-    return fn;
-  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
-  Type i64 = b.getI64Type();
-  auto fn = func::FuncOp::create(b, module.getLoc(), kIndexErrorFn,
-                                 b.getFunctionType({i64, i64}, {}));
-  fn.setPrivate();
-  return fn;
+  Type i64 = IntegerType::get(module.getContext(), 64);
+  return declareRuntimeFunction(module, kIndexErrorFn, {i64, i64}, {}, false);
 }
 
 /// `value` as an index.
@@ -164,23 +160,11 @@ Value ComputeLowering::lowerLinearToRuntime(OpBuilder &b, LinearOp linear) {
   MLIRContext *ctx = b.getContext();
   Type f32 = b.getF32Type();
   auto unranked = UnrankedMemRefType::get(f32, 0);
-  auto fn = module.lookupSymbol<func::FuncOp>(kLinearF32Fn);
-  if (!fn) {
-    OpBuilder mb = OpBuilder::atBlockEnd(module.getBody());
-    fn = func::FuncOp::create(
-        mb, module.getLoc(), kLinearF32Fn,
-        mb.getFunctionType({unranked, unranked, unranked, unranked,
-                            mb.getI32Type()},
-                           {}));
-    fn.setPrivate();
-    fn->setAttr("llvm.emit_c_interface", UnitAttr::get(ctx));
-  }
-  auto toUnranked = [&](Value tensor) -> Value {
-    auto type = cast<RankedTensorType>(tensor.getType());
-    Value buffer = bufferization::ToBufferOp::create(
-        b, loc, MemRefType::get(type.getShape(), type.getElementType()),
-        tensor);
-    return memref::CastOp::create(b, loc, unranked, buffer);
+  func::FuncOp fn = declareRuntimeFunction(
+      module, kLinearF32Fn,
+      {unranked, unranked, unranked, unranked, b.getI32Type()}, {}, true);
+  auto toUnranked = [&](Value tensor) {
+    return toUnrankedBuffer(b, loc, tensor);
   };
   auto resultType = cast<RankedTensorType>(linear.getResult().getType());
   auto outType = MemRefType::get(resultType.getShape(), f32);
@@ -345,29 +329,43 @@ LogicalResult ComputeLowering::lowerFunction(func::FuncOp func) {
   llvm::MapVector<StringAttr, Value> tableArgs;
   Block &body = func.getBody().front();
   WalkResult walk = func.walk([&](Operation *op) {
-    if (isa<BucketizeOp, ShardEmbeddingBagOp, CombineShardsOp, AllToAllVOp,
-            CollectiveOpInterface, PermuteOp, WaitOp, RankOp, WorldSizeOp>(op)) {
+    bool lowered = isa<AllToAllOp, ReduceScatterOp>(op) ||
+                   isa<BucketizeOp, AllToAllVOp, CombineShardsOp>(op);
+    if (!lowered && isa<CollectiveOpInterface, PermuteOp, WaitOp, RankOp,
+                        WorldSizeOp>(op)) {
       op->emitError() << "the CPU backend does not lower '" << op->getName()
                       << "' yet";
       return WalkResult::interrupt();
     }
-    auto bag = dyn_cast<EmbeddingBagOp>(op);
-    if (!bag)
+    // Lookups read a table: the whole of it, or this rank's shard.
+    FlatSymbolRefAttr tableRef;
+    Type argType;
+    if (auto bag = dyn_cast<EmbeddingBagOp>(op)) {
+      if (bag.getPerSampleWeights()) {
+        bag.emitError() << "the CPU backend does not lower per-sample weights yet";
+        return WalkResult::interrupt();
+      }
+      tableRef = bag.getTableAttr();
+    } else if (auto shard = dyn_cast<ShardEmbeddingBagOp>(op)) {
+      tableRef = shard.getTableAttr();
+    } else {
       return WalkResult::advance();
-    if (bag.getPerSampleWeights()) {
-      bag.emitError() << "the CPU backend does not lower per-sample weights yet";
-      return WalkResult::interrupt();
     }
-    auto table = SymbolTable::lookupNearestSymbolFrom<TableOp>(
-        bag, bag.getTableAttr());
+    auto table = SymbolTable::lookupNearestSymbolFrom<TableOp>(op, tableRef);
     if (!table) {
-      bag.emitError() << "'" << bag.getTable() << "' does not name a braid.table";
+      op->emitError() << "'" << tableRef.getValue()
+                      << "' does not name a braid.table";
       return WalkResult::interrupt();
     }
+    argType = isa<ShardEmbeddingBagOp>(op)
+                  ? RankedTensorType::get(
+                        {ShapedType::kDynamic, ShapedType::kDynamic},
+                        table.getElementType())
+                  : Type(table.getTableType());
     StringAttr name = table.getSymNameAttr();
     if (!tableArgs.count(name)) {
       unsigned index = func.getNumArguments();
-      if (failed(func.insertArgument(index, table.getTableType(),
+      if (failed(func.insertArgument(index, argType,
                                      DictionaryAttr::get(
                                          func.getContext(),
                                          {NamedAttribute(
@@ -396,6 +394,18 @@ LogicalResult ComputeLowering::lowerFunction(func::FuncOp func) {
                     : lowerLinear(b, linear);
     } else if (auto interaction = dyn_cast<InteractionOp>(op)) {
       lowered = lowerInteraction(b, interaction);
+    } else if (isa<AllToAllOp, AllToAllVOp, ReduceScatterOp, BucketizeOp,
+                   ShardEmbeddingBagOp, CombineShardsOp>(op)) {
+      Value table;
+      if (auto shard = dyn_cast<ShardEmbeddingBagOp>(op))
+        table = tableArgs[shard.getTableAttr().getAttr()];
+      FailureOr<SmallVector<Value>> results =
+          lowerExchangeOp(b, &op, module, indexErrorFn(), table);
+      if (failed(results))
+        return failure();
+      op.replaceAllUsesWith(*results);
+      op.erase();
+      continue;
     } else {
       continue;
     }

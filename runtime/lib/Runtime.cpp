@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "braidrt/braidrt.h"
+#include "braidrt/compiled.h"
 
 #include <cblas.h>
 #include <mpi.h>
@@ -295,6 +296,178 @@ double braidrt_time_ms(void) {
   return std::chrono::duration<double, std::milli>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
+}
+
+} // extern "C"
+
+//===----------------------------------------------------------------------===//
+// Exchanges compiled programs call (compiled.h)
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// A row-major buffer from an MLIR descriptor: its first byte, its rows
+/// (first dimension) and the bytes of one row.
+struct Rows {
+  char *data = nullptr;
+  int64_t rows = 0, rowBytes = 0;
+};
+
+Rows rowsOf(const braidrt_unranked_memref *memref, size_t elementBytes,
+            const char *what) {
+  if (!memref || memref->rank < 1)
+    braidrt_fail("%s: expects a buffer with at least one dimension", what);
+  auto *words = static_cast<int64_t *>(memref->descriptor);
+  int64_t rank = memref->rank;
+  Rows result;
+  result.data = reinterpret_cast<char *>(words[1]) + words[2] * elementBytes;
+  result.rows = words[3];
+  int64_t inner = 1;
+  for (int64_t d = rank - 1; d >= 0; --d) {
+    if (words[3 + rank + d] != inner && words[3 + d] > 1)
+      braidrt_fail("%s: expects a row-major buffer", what);
+    if (d > 0)
+      inner *= words[3 + d];
+  }
+  result.rowBytes = inner * int64_t(elementBytes);
+  return result;
+}
+
+const int64_t *countsOf(const braidrt_unranked_memref *memref, const char *what) {
+  Rows rows = rowsOf(memref, sizeof(int64_t), what);
+  if (rows.rows != worldSize)
+    braidrt_fail("%s: %lld counts for %d ranks", what,
+                 static_cast<long long>(rows.rows), worldSize);
+  return reinterpret_cast<const int64_t *>(rows.data);
+}
+
+/// Moves rows: rank r sends sendRows[j] rows to j, receives recvRows[i].
+void exchangeRows(const Rows &in, const Rows &out, const int64_t *sendRows,
+                  const int64_t *recvRows, const char *what) {
+  std::vector<int> sendCounts(worldSize), recvCounts(worldSize),
+      sendOffsets(worldSize), recvOffsets(worldSize);
+  int64_t sent = 0, received = 0;
+  for (int r = 0; r < worldSize; ++r) {
+    sendOffsets[r] = checkedCount(sent * in.rowBytes, what);
+    recvOffsets[r] = checkedCount(received * out.rowBytes, what);
+    sendCounts[r] = checkedCount(sendRows[r] * in.rowBytes, what);
+    recvCounts[r] = checkedCount(recvRows[r] * out.rowBytes, what);
+    sent += sendRows[r];
+    received += recvRows[r];
+  }
+  if (sent != in.rows || received != out.rows)
+    braidrt_fail("%s: sends %lld of %lld rows and receives %lld into %lld",
+                 what, (long long)sent, (long long)in.rows, (long long)received,
+                 (long long)out.rows);
+  MPI_Request request;
+  MPI_Ialltoallv(in.data, sendCounts.data(), sendOffsets.data(), MPI_BYTE,
+                 out.data, recvCounts.data(), recvOffsets.data(), MPI_BYTE,
+                 MPI_COMM_WORLD, &request);
+  waitFor(request, what);
+}
+
+void allToAllRows(braidrt_unranked_memref *in, braidrt_unranked_memref *out,
+                  braidrt_unranked_memref *split, size_t elementBytes) {
+  const char *what = "all_to_all";
+  requireInitialized(what);
+  Rows input = rowsOf(in, elementBytes, what),
+       output = rowsOf(out, elementBytes, what);
+  Rows matrix = rowsOf(split, sizeof(int64_t), what);
+  if (matrix.rows != int64_t(worldSize) * worldSize)
+    braidrt_fail("%s: split sizes for %lld ranks, the world has %d", what,
+                 (long long)matrix.rows, worldSize);
+  auto *sizes = reinterpret_cast<const int64_t *>(matrix.data);
+  std::vector<int64_t> recvRows(worldSize);
+  for (int i = 0; i < worldSize; ++i)
+    recvRows[i] = sizes[i * worldSize + worldRank];
+  exchangeRows(input, output, sizes + int64_t(worldRank) * worldSize,
+               recvRows.data(), what);
+}
+
+void allToAllVRows(braidrt_unranked_memref *in, braidrt_unranked_memref *sendCounts,
+                   braidrt_unranked_memref *out, braidrt_unranked_memref *recvCounts,
+                   size_t elementBytes) {
+  const char *what = "all_to_all_v";
+  requireInitialized(what);
+  exchangeRows(rowsOf(in, elementBytes, what), rowsOf(out, elementBytes, what),
+               countsOf(sendCounts, what), countsOf(recvCounts, what), what);
+}
+
+/// Communicators of consecutive blocks of `groupSize` ranks, by size.
+MPI_Comm blockComm(int64_t groupSize) {
+  static std::vector<std::pair<int64_t, MPI_Comm>> cache;
+  for (auto &[size, comm] : cache)
+    if (size == groupSize)
+      return comm;
+  if (groupSize < 1 || worldSize % groupSize != 0)
+    braidrt_fail("reduce_scatter: groups of %lld do not tile %d ranks",
+                 (long long)groupSize, worldSize);
+  MPI_Comm comm;
+  MPI_Comm_split(MPI_COMM_WORLD, worldRank / groupSize, worldRank, &comm);
+  cache.push_back({groupSize, comm});
+  return comm;
+}
+
+void reduceScatterRows(braidrt_unranked_memref *in, braidrt_unranked_memref *out,
+                       int64_t groupSize, int32_t reduction, braidrt_dtype dtype) {
+  const char *what = "reduce_scatter";
+  requireInitialized(what);
+  size_t bytes = elementSize(dtype);
+  Rows input = rowsOf(in, bytes, what), output = rowsOf(out, bytes, what);
+  if (input.rows != output.rows * groupSize || input.rowBytes != output.rowBytes)
+    braidrt_fail("%s: %lld rows do not scatter into %lld per rank of %lld",
+                 what, (long long)input.rows, (long long)output.rows,
+                 (long long)groupSize);
+  int count = checkedCount(output.rows * output.rowBytes / int64_t(bytes), what);
+  MPI_Request request;
+  MPI_Ireduce_scatter_block(input.data, output.data, count, mpiType(dtype),
+                            mpiOp(braidrt_reduction(reduction)),
+                            blockComm(groupSize), &request);
+  waitFor(request, what);
+}
+} // namespace
+
+extern "C" {
+
+void _mlir_ciface_braidrt_exchange_counts(braidrt_unranked_memref *send,
+                                          braidrt_unranked_memref *recv) {
+  const char *what = "all_to_all_v (counts)";
+  requireInitialized(what);
+  const int64_t *sendCounts = countsOf(send, what);
+  auto *recvCounts = const_cast<int64_t *>(countsOf(recv, what));
+  MPI_Request request;
+  MPI_Ialltoall(sendCounts, 1, MPI_INT64_T, recvCounts, 1, MPI_INT64_T,
+                MPI_COMM_WORLD, &request);
+  waitFor(request, what);
+}
+
+#define BRAIDRT_TYPED_EXCHANGES(SUFFIX, TYPE)                                  \
+  void _mlir_ciface_braidrt_all_to_all_##SUFFIX(braidrt_unranked_memref *in,   \
+                                                braidrt_unranked_memref *out,  \
+                                                braidrt_unranked_memref *split) { \
+    allToAllRows(in, out, split, sizeof(TYPE));                                \
+  }                                                                            \
+  void _mlir_ciface_braidrt_all_to_all_v_##SUFFIX(                             \
+      braidrt_unranked_memref *in, braidrt_unranked_memref *sendCounts,        \
+      braidrt_unranked_memref *out, braidrt_unranked_memref *recvCounts) {     \
+    allToAllVRows(in, sendCounts, out, recvCounts, sizeof(TYPE));              \
+  }
+BRAIDRT_TYPED_EXCHANGES(f32, float)
+BRAIDRT_TYPED_EXCHANGES(f64, double)
+BRAIDRT_TYPED_EXCHANGES(i64, int64_t)
+#undef BRAIDRT_TYPED_EXCHANGES
+
+void _mlir_ciface_braidrt_reduce_scatter_f32(braidrt_unranked_memref *in,
+                                             braidrt_unranked_memref *out,
+                                             int64_t groupSize,
+                                             int32_t reduction) {
+  reduceScatterRows(in, out, groupSize, reduction, BRAIDRT_F32);
+}
+
+void _mlir_ciface_braidrt_reduce_scatter_f64(braidrt_unranked_memref *in,
+                                             braidrt_unranked_memref *out,
+                                             int64_t groupSize,
+                                             int32_t reduction) {
+  reduceScatterRows(in, out, groupSize, reduction, BRAIDRT_F64);
 }
 
 } // extern "C"

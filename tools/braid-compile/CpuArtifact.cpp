@@ -133,6 +133,12 @@ LogicalResult mlir::braid::writeCpuArtifact(ModuleOp program,
       split ? split.asArrayRef() : ArrayRef<int64_t>{});
   if (failed(manifest))
     return failure();
+  // Whether the ranks exchange data, read from the program before lowering.
+  bool exchanges = false;
+  program.walk([&](Operation *op) {
+    exchanges = exchanges || isa<CollectiveOpInterface, AllToAllVOp>(op);
+  });
+  (*manifest)["exchanges"] = exchanges;
 
   PassManager backend(module->getContext());
   addLowerCpuBackendPasses(backend);

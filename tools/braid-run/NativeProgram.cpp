@@ -84,6 +84,7 @@ llvm::Expected<NativeProgram> NativeProgram::load(llvm::StringRef dir) {
     return manifestError(path, "not a version 1 Braid manifest");
   NativeProgram program;
   program.ranks = root->getInteger("ranks").value_or(0);
+  program.exchanges = root->getBoolean("exchanges").value_or(false);
   if (program.ranks < 1)
     return manifestError(path, "'ranks' must be positive");
   auto arguments = readArguments(root->getArray("arguments"), path, "arguments");

@@ -30,6 +30,8 @@ public:
 
   const std::vector<Argument> &getArguments() const { return arguments; }
   int64_t getRanks() const { return ranks; }
+  /// Whether the program calls collectives (needs one process per rank).
+  bool hasExchanges() const { return exchanges; }
 
   /// Calls the program once with `args` (in manifest order); returns its
   /// results and the call's wall time.
@@ -39,6 +41,7 @@ public:
 private:
   std::vector<Argument> arguments, results;
   int64_t ranks = 1;
+  bool exchanges = false;
   void (*entry)(void **) = nullptr;
 };
 

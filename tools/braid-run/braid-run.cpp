@@ -14,6 +14,7 @@
 
 #include "braidrt/braidrt.h"
 
+#include "braid/Dialect/Braid/IR/Braid.h"
 #include "braid/Interp/BatchSplit.h"
 #include "braid/Interp/Bindings.h"
 #include "braid/Interp/Npy.h"
@@ -170,23 +171,52 @@ static bool isUnderMpirun() {
 /// Calls the compiled program once per rank (in this process: it has no
 /// collectives yet) `--iterations` times; `iterationMs` is the median over
 /// iterations of the slowest rank's call.
+/// The rows of table `name` that `rank` passes to the compiled program: the
+/// whole table, or, for an argument of dynamic shape (a sharded lookup),
+/// the rank's shard under the placement in `rankModule` (empty if none).
+static llvm::Expected<HostTensor>
+tableArgument(const TableMap &tables, ModuleOp rankModule,
+              const NativeProgram::Argument &argument, int64_t rank) {
+  auto data = tables.find(argument.name);
+  auto op = rankModule.lookupSymbol<TableOp>(argument.name);
+  if (data == tables.end() || !op)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "no data for table '" + argument.name + "'");
+  bool whole = llvm::all_of(argument.shape, [](int64_t n) { return n >= 0; });
+  if (whole || !op.getPlacementAttr())
+    return data->second.materialize();
+  TableShard mine{rank, 0, 0, 0, 0};
+  for (const TableShard &shard :
+       op.getPlacementAttr().getShards(op.getNumRows(), op.getDim()))
+    if (shard.rank == rank)
+      mine = shard;
+  HostTensor shard(data->second.getKind(), {mine.rows, mine.cols});
+  for (int64_t r = 0; r < mine.rows; ++r)
+    for (int64_t c = 0; c < mine.cols; ++c)
+      shard.data[r * mine.cols + c] =
+          data->second.get(mine.rowOffset + r, mine.colOffset + c);
+  return shard;
+}
+
 static llvm::Expected<RankValues> runNative(const NativeProgram &program,
                                             const RankValues &rankArgs,
+                                            ArrayRef<int64_t> rankIds,
                                             const TableMap &tables,
+                                            ModuleOp rankModule,
                                             double &iterationMs) {
   std::vector<double> perIteration(iterations, 0);
   RankValues results(rankArgs.size());
-  for (size_t rank = 0; rank < rankArgs.size(); ++rank) {
-    std::vector<HostTensor> args = rankArgs[rank];
+  for (size_t local = 0; local < rankArgs.size(); ++local) {
+    int64_t rank = rankIds[local];
+    std::vector<HostTensor> args = rankArgs[local];
     for (const NativeProgram::Argument &argument : program.getArguments()) {
       if (argument.kind != "table")
         continue;
-      auto table = tables.find(argument.name);
-      if (table == tables.end())
-        return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                       "no data for table '" + argument.name +
-                                           "'");
-      args.push_back(table->second.materialize());
+      llvm::Expected<HostTensor> table =
+          tableArgument(tables, rankModule, argument, rank);
+      if (!table)
+        return table.takeError();
+      args.push_back(std::move(*table));
     }
     for (int64_t i = 0; i < iterations; ++i) {
       double ms = 0;
@@ -194,7 +224,7 @@ static llvm::Expected<RankValues> runNative(const NativeProgram &program,
       if (!outputs)
         return outputs.takeError();
       perIteration[i] = std::max(perIteration[i], ms);
-      results[rank] = std::move(*outputs);
+      results[local] = std::move(*outputs);
     }
   }
   if (isUnderMpirun() && braidrt_world_size() > 1) {
@@ -295,7 +325,7 @@ static int runArtifact(StringRef dir, const BindingOptions &globalOptions) {
                     llvm::Twine(braidrt_world_size()));
       RankValues mine = {(*rankArgs)[rank]};
       llvm::Expected<RankValues> native =
-          runNative(*program, mine, *tables, iterationMs);
+          runNative(*program, mine, {rank}, *tables, *rankModule, iterationMs);
       if (!native)
         braidrt_fail("%s", llvm::toString(native.takeError()).c_str());
       std::optional<RankValues> all = gatherToRankZero(native->front());
@@ -303,8 +333,15 @@ static int runArtifact(StringRef dir, const BindingOptions &globalOptions) {
         return 0; // other ranks are done; rank 0 reports
       rankResults = std::move(*all);
     } else {
-      llvm::Expected<RankValues> native =
-          runNative(*program, *rankArgs, *tables, iterationMs);
+      if (ranks > 1 && program->hasExchanges())
+        return fail("this program exchanges data between its " +
+                    llvm::Twine(ranks) + " ranks; run it under mpirun -n " +
+                    llvm::Twine(ranks));
+      SmallVector<int64_t> all;
+      for (int64_t r = 0; r < ranks; ++r)
+        all.push_back(r);
+      llvm::Expected<RankValues> native = runNative(
+          *program, *rankArgs, all, *tables, *rankModule, iterationMs);
       if (!native)
         return fail(llvm::toString(native.takeError()));
       rankResults = std::move(*native);

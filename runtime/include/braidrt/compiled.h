@@ -30,6 +30,35 @@ void _mlir_ciface_braidrt_linear_f32(braidrt_unranked_memref *input,
                                      braidrt_unranked_memref *output,
                                      int32_t activation);
 
+/* The exchanges of partitioned programs, over all ranks. Buffers are
+ * row-major; a row is everything after the first dimension.
+ * all_to_all: `split` is the R x R matrix of rows rank i sends to rank j.
+ * all_to_all_v: `send_counts` and `recv_counts` (R entries) count rows;
+ * exchange_counts fills `recv` from every rank's `send`.
+ * reduce_scatter: over consecutive blocks of `group_size` ranks;
+ * `reduction` as braidrt_reduction. */
+void _mlir_ciface_braidrt_exchange_counts(braidrt_unranked_memref *send,
+                                          braidrt_unranked_memref *recv);
+#define BRAIDRT_DECLARE_EXCHANGES(SUFFIX)                                      \
+  void _mlir_ciface_braidrt_all_to_all_##SUFFIX(braidrt_unranked_memref *in,   \
+                                                braidrt_unranked_memref *out,  \
+                                                braidrt_unranked_memref *split); \
+  void _mlir_ciface_braidrt_all_to_all_v_##SUFFIX(                             \
+      braidrt_unranked_memref *in, braidrt_unranked_memref *send_counts,       \
+      braidrt_unranked_memref *out, braidrt_unranked_memref *recv_counts);
+BRAIDRT_DECLARE_EXCHANGES(f32)
+BRAIDRT_DECLARE_EXCHANGES(f64)
+BRAIDRT_DECLARE_EXCHANGES(i64)
+#undef BRAIDRT_DECLARE_EXCHANGES
+void _mlir_ciface_braidrt_reduce_scatter_f32(braidrt_unranked_memref *in,
+                                             braidrt_unranked_memref *out,
+                                             int64_t group_size,
+                                             int32_t reduction);
+void _mlir_ciface_braidrt_reduce_scatter_f64(braidrt_unranked_memref *in,
+                                             braidrt_unranked_memref *out,
+                                             int64_t group_size,
+                                             int32_t reduction);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,39 @@
+//===- LowerExchanges.h - CPU lowering of partitioned lookups ---*- C++ -*-===//
+//
+// This file declares the part of braid-lower-compute that lowers the ops of
+// partitioned programs: the exchanges become runtime calls through MLIR's C
+// interface, and bucketize, shard_embedding_bag and combine_shards become
+// generated kernels.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BRAID_LIB_TRANSFORMS_LOWEREXCHANGES_H
+#define BRAID_LIB_TRANSFORMS_LOWEREXCHANGES_H
+
+#include "braid/Dialect/Braid/IR/Braid.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir::braid {
+
+/// Declares (once) a private runtime function; with `cInterface`, calls
+/// go through `_mlir_ciface_NAME` with descriptor pointers.
+func::FuncOp declareRuntimeFunction(ModuleOp module, StringRef name,
+                                    TypeRange arguments, TypeRange results,
+                                    bool cInterface);
+
+/// The buffer of `tensor` as an unranked memref (for C-interface calls).
+Value toUnrankedBuffer(OpBuilder &b, Location loc, Value tensor);
+
+/// Lowers one op of a partitioned program; `table` is the rank's shard of
+/// the table for shard_embedding_bag. Returns the values replacing the
+/// op's results, or failure after a located error.
+FailureOr<SmallVector<Value>> lowerExchangeOp(OpBuilder &b, Operation *op,
+                                              ModuleOp module,
+                                              func::FuncOp indexError,
+                                              Value table);
+
+} // namespace mlir::braid
+
+#endif // BRAID_LIB_TRANSFORMS_LOWEREXCHANGES_H
