@@ -117,9 +117,18 @@ def BraidLowerComputePass : Pass<"braid-lower-compute", "::mlir::ModuleOp"> {
       the features and a `tensor.generate` computes the dense columns and
       the pairwise dot products.
 
-    Functions get `llvm.emit_c_interface`. Ops the CPU backend does not
-    lower yet (collectives, the partitioned-lookup ops, per-sample
-    weights) are errors.
+    - the ops of partitioned programs: `all_to_all` (with `split_sizes`),
+      `all_to_all_v` and `reduce_scatter` over blocks of consecutive ranks
+      call the runtime's MPI exchanges on the operands' buffers and a
+      buffer the call fills (`bufferization.to_buffer`/`to_tensor` around
+      a C-interface call); `bucketize` counts, then routes, with
+      `tensor.insert`; `shard_embedding_bag` (its table argument is the
+      rank's shard, `tensor<?x?xT>`) and `combine_shards` are
+      `tensor.generate` kernels. The placement fixes the routing at
+      compile time; only the calling rank is read at run time.
+
+    Functions get `llvm.emit_c_interface`. Other collectives, the async
+    forms, `rank`, `world_size` and per-sample weights are errors for now.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::bufferization::BufferizationDialect",
