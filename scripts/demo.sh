@@ -69,5 +69,10 @@ mpirun -n 2 --oversubscribe "$BIN/braid-calibrate" --quick -o "$OUT/local-cpu.js
 "$BIN/braid-compile" examples/dlrm_small.json --cluster "$OUT/local-cpu.json" --nodes 1 \
   --ranks-per-node 2 --target cpu -o "$OUT/cpu" | grep -E "^plan|predicted|^wrote" | sed 's/^/   /'
 mpirun -n 2 --oversubscribe "$BIN/braid-run" "$OUT/cpu" --check --iterations 100 | sed 's/^/   /'
+echo "   The same model with every table row-wise: the ranks exchange indices (all_to_all_v)"
+echo "   and reduce-scatter their partial sums over MPI"
+"$BIN/braid-compile" examples/dlrm_small.json --cluster "$OUT/local-cpu.json" --nodes 1 \
+  --ranks-per-node 2 --force-sharding row_wise --target cpu -o "$OUT/cpu-rows" >/dev/null
+mpirun -n 2 --oversubscribe "$BIN/braid-run" "$OUT/cpu-rows" --check --iterations 100 | sed 's/^/   /'
 echo
 echo "Artifacts are in $OUT"
