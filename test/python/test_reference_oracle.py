@@ -94,3 +94,55 @@ def test_matches_pytorch(compile_and_dump):
                                            t(load_weight(f"top_mlp.{i}.bias")))
             z = torch.sigmoid(z) if i == len(spec["top_mlp"]) - 1 else torch.relu(z)
     assert relative_error(np.load(dump / "output.npy"), z.numpy().astype(np.float64)) <= 1e-4
+
+
+@pytest.fixture
+def compile_cpu(run_tool, tmp_path):
+    """Compiles the spec of the last compile_and_dump with --target cpu and
+    runs the artifact natively on the dumped inputs and weights."""
+    def go(dump, ranks=1, sharding="data_parallel"):
+        out = tmp_path / f"cpu{ranks}"
+        run_tool("braid-compile", tmp_path / "model.json", "--cluster", "dgx-h100",
+                 "--nodes", 1, "--ranks-per-node", ranks, "--force-sharding", sharding,
+                 "--target", "cpu", "-o", out)
+        run_tool("braid-run", out, "--inputs", dump / "inputs", "--weights", dump / "weights",
+                 "--dump", out / "run")
+        return np.load(out / "run" / "output.npy")
+    return go
+
+
+@pytest.mark.parametrize("ranks", [1, 3])
+def test_compiled_cpu_matches_numpy(compile_and_dump, compile_cpu, ranks):
+    dump = compile_and_dump(SMALL, seed=7)
+    expected = forward(SMALL, *loaders(dump))
+    output = compile_cpu(dump, ranks)
+    assert output.shape == (SMALL["batch_size"], 1)
+    assert relative_error(output, expected) <= 1e-5
+
+
+def test_compiled_cpu_matches_pytorch(compile_and_dump, compile_cpu):
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed (python3 -c 'import torch' fails)")
+    spec = copy.deepcopy(SMALL)
+    spec["interaction"] = "cat"
+    for table in spec["tables"]:
+        table.pop("dtype", None)  # torch.nn.EmbeddingBag in f32
+    dump = compile_and_dump(spec, seed=8)
+    load_input, load_weight = loaders(dump)
+    t = lambda a: torch.from_numpy(np.ascontiguousarray(a)).float()
+    with torch.no_grad():
+        x = t(load_input("dense"))
+        for i in range(len(spec["bottom_mlp"])):
+            x = torch.relu(torch.nn.functional.linear(
+                x, t(load_weight(f"bottom_mlp.{i}.weight")), t(load_weight(f"bottom_mlp.{i}.bias"))))
+        parts = [x]
+        for table in spec["tables"]:
+            bag = torch.nn.EmbeddingBag.from_pretrained(
+                t(load_weight(table["name"])), mode=table["pooling"], include_last_offset=True)
+            parts.append(bag(torch.from_numpy(load_input(table["name"] + ".indices")),
+                             torch.from_numpy(load_input(table["name"] + ".offsets"))))
+        z = torch.cat(parts, dim=1)
+        for i in range(len(spec["top_mlp"])):
+            z = torch.nn.functional.linear(z, t(load_weight(f"top_mlp.{i}.weight")),
+                                           t(load_weight(f"top_mlp.{i}.bias")))
+            z = torch.sigmoid(z) if i == len(spec["top_mlp"]) - 1 else torch.relu(z)
+    assert relative_error(compile_cpu(dump), z.numpy().astype(np.float64)) <= 1e-4
