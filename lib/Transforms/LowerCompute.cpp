@@ -157,7 +157,6 @@ Value ComputeLowering::lowerEmbeddingBag(OpBuilder &b, EmbeddingBagOp bag,
 
 Value ComputeLowering::lowerLinearToRuntime(OpBuilder &b, LinearOp linear) {
   Location loc = linear.getLoc();
-  MLIRContext *ctx = b.getContext();
   Type f32 = b.getF32Type();
   auto unranked = UnrankedMemRefType::get(f32, 0);
   func::FuncOp fn = declareRuntimeFunction(

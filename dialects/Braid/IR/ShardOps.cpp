@@ -214,7 +214,7 @@ LogicalResult CombineShardsOp::verifySymbolUses(SymbolTableCollection &symbols) 
   int64_t parts = isa<ColumnWiseAttr>(table->getPlacementAttr())
                       ? int64_t(table->getPlacementAttr().getPlacementRanks().size())
                       : 1;
-  if (isStatic(rows) && rows != parts * getBagsPerRank())
+  if (isStatic(rows) && rows != parts * int64_t(getBagsPerRank()))
     return emitOpError() << "received has " << rows << " rows but "
                          << parts << " part(s) of " << getBagsPerRank()
                          << " bags need " << parts * getBagsPerRank();
