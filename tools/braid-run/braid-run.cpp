@@ -315,6 +315,28 @@ static int runArtifact(StringRef dir, const BindingOptions &globalOptions) {
     if (program->getRanks() != ranks)
       return fail("the manifest is for " + llvm::Twine(program->getRanks()) +
                   " ranks but program.mlir for " + llvm::Twine(ranks));
+    // The library must take program.mlir's arguments, in order, then
+    // tables: a manifest that disagrees would call it with the wrong
+    // arity.
+    unsigned next = 0;
+    for (const NativeProgram::Argument &argument : program->getArguments()) {
+      if (argument.kind == "table") {
+        if (!rankModule->lookupSymbol<TableOp>(argument.name))
+          return fail("the manifest names table '" + argument.name +
+                      "', which program.mlir does not declare");
+        continue;
+      }
+      if (next >= rankFunc->getNumArguments() ||
+          getArgumentName(*rankFunc, next) != argument.name)
+        return fail("the manifest's argument '" + argument.name +
+                    "' does not match program.mlir's argument " +
+                    llvm::Twine(next));
+      ++next;
+    }
+    if (next != rankFunc->getNumArguments())
+      return fail("the manifest lists " + llvm::Twine(next) +
+                  " arguments but program.mlir has " +
+                  llvm::Twine(rankFunc->getNumArguments()));
     if (isUnderMpirun()) {
       // One process per rank: run this rank's share, gather to rank 0.
       braidrt_init(nullptr, nullptr);
