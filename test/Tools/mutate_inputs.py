@@ -1,6 +1,7 @@
 """Feeds mutated versions of Braid's test inputs to its tools and fails on a crash.
 
-Tools: braid-opt (with and without the sharding passes), braid-translate,
+Tools: braid-opt (plain, with the sharding passes or the CPU lowering),
+braid-translate,
 braid-compile, braid-run and braid-sim.
 
 Every mutant must end with exit code 0 or 1 (a clean diagnostic), within a
@@ -118,8 +119,10 @@ def main():
                 f.write(mutate(text, rng, TOKENS))
             commands = [[opt, mutant, "-o", os.devnull],
                         [opt, mutant, "-canonicalize", "-o", os.devnull]]
-            if n % 2 == 0:
+            if n % 4 == 0:
                 commands.append([opt, mutant, "--braid-partition", "-o", os.devnull])
+            elif n % 4 == 2:
+                commands.append([opt, mutant, "--braid-lower-cpu", "-o", os.devnull])
             else:
                 commands.append([opt, mutant, "--braid-plan-sharding=cluster=dgx-h100 nodes=2 "
                                  "ranks-per-node=%d" % rng.randint(1, 4), "--braid-partition",
