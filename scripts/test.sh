@@ -20,6 +20,10 @@ lit_out=$(mktemp)
 lit_rc=${PIPESTATUS[0]}
 lit_pass=$(grep -oE "Passed *: *[0-9]+" "$lit_out" | grep -oE "[0-9]+$" || echo 0)
 lit_fail=$(grep -oE "(Failed|Unresolved|Timed Out) *: *[0-9]+" "$lit_out" | grep -oE "[0-9]+$" | awk '{s+=$1} END {print s+0}')
+# The output of every failing test, so that a CI log explains itself.
+if [ "${lit_fail:-0}" != 0 ]; then
+  sed -nE '/^\*+ TEST /,/^\*+$/p' "$lit_out" | tail -n 400
+fi
 echo "lit: ${lit_pass:-0} passed, ${lit_fail:-0} failed"
 passed=$((passed + ${lit_pass:-0}))
 failed=$((failed + ${lit_fail:-0}))
