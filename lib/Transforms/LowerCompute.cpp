@@ -328,7 +328,8 @@ LogicalResult ComputeLowering::lowerFunction(func::FuncOp func) {
   llvm::MapVector<StringAttr, Value> tableArgs;
   Block &body = func.getBody().front();
   WalkResult walk = func.walk([&](Operation *op) {
-    bool lowered = isa<AllToAllOp, ReduceScatterOp>(op) ||
+    bool lowered = isa<AllToAllOp, ReduceScatterOp, AllToAllStartOp,
+                       ReduceScatterStartOp, WaitOp>(op) ||
                    isa<BucketizeOp, AllToAllVOp, CombineShardsOp>(op);
     if (!lowered && isa<CollectiveOpInterface, PermuteOp, WaitOp, RankOp,
                         WorldSizeOp>(op)) {
@@ -379,9 +380,20 @@ LogicalResult ComputeLowering::lowerFunction(func::FuncOp func) {
   if (walk.wasInterrupted())
     return failure();
 
+  PendingExchanges pending;
+  SmallVector<Operation *> started;
   for (Operation &op : llvm::make_early_inc_range(body)) {
     OpBuilder b(&op);
     Value lowered;
+    if (isa<AllToAllStartOp, ReduceScatterStartOp, WaitOp>(op)) {
+      if (failed(lowerAsyncExchange(b, &op, module, pending)))
+        return failure();
+      if (isa<WaitOp>(op))
+        op.erase();
+      else
+        started.push_back(&op);
+      continue;
+    }
     if (auto bag = dyn_cast<EmbeddingBagOp>(op)) {
       auto table = SymbolTable::lookupNearestSymbolFrom<TableOp>(
           bag, bag.getTableAttr());
@@ -410,6 +422,12 @@ LogicalResult ComputeLowering::lowerFunction(func::FuncOp func) {
     }
     op.getResult(0).replaceAllUsesWith(lowered);
     op.erase();
+  }
+  for (Operation *start : started) {
+    if (!start->use_empty())
+      return start->emitError() << "the CPU backend needs a braid.wait for "
+                                   "every started exchange";
+    start->erase();
   }
   func->setAttr("llvm.emit_c_interface", UnitAttr::get(func.getContext()));
   return success();

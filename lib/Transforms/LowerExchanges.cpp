@@ -59,9 +59,12 @@ public:
                    func::FuncOp indexError)
       : b(b), loc(loc), module(module), indexError(indexError) {}
 
-  FailureOr<Value> allToAll(AllToAllOp op);
+  template <typename OpTy>
+  FailureOr<Value> allToAll(OpTy op, PendingExchanges *pending = nullptr);
+  LogicalResult wait(WaitOp op, PendingExchanges &pending);
   FailureOr<Value> allToAllV(AllToAllVOp op);
-  FailureOr<Value> reduceScatter(ReduceScatterOp op);
+  template <typename OpTy>
+  FailureOr<Value> reduceScatter(OpTy op, PendingExchanges *pending = nullptr);
   FailureOr<SmallVector<Value>> bucketize(BucketizeOp op);
   FailureOr<Value> shardLookup(ShardEmbeddingBagOp op, Value table);
   FailureOr<Value> combine(CombineShardsOp op);
@@ -151,7 +154,8 @@ void ExchangeLowering::checkIndex(OpBuilder &ib, Location iloc, Value value,
   });
 }
 
-FailureOr<Value> ExchangeLowering::allToAll(AllToAllOp op) {
+template <typename OpTy>
+FailureOr<Value> ExchangeLowering::allToAll(OpTy op, PendingExchanges *pending) {
   std::optional<ArrayRef<int64_t>> sizes = op.getSplitSizes();
   if (!sizes || op.getSplitDim() != 0)
     return op.emitError() << "the CPU backend lowers all_to_all with "
@@ -161,7 +165,7 @@ FailureOr<Value> ExchangeLowering::allToAll(AllToAllOp op) {
   for (int64_t i = 0; i < ranks; ++i)
     for (int64_t j = 0; j < ranks; ++j)
       received[j] += (*sizes)[i * ranks + j];
-  auto type = cast<RankedTensorType>(op.getResult().getType());
+  auto type = cast<RankedTensorType>(op.getResultTensorType());
   FailureOr<std::string> kind = suffix(op, type.getElementType());
   if (failed(kind))
     return failure();
@@ -170,11 +174,42 @@ FailureOr<Value> ExchangeLowering::allToAll(AllToAllOp op) {
   Value out = allocate(type, rows);
   Value split = toUnrankedBuffer(b, loc, constantVector(*sizes, b.getI64Type()));
   Value input = toUnrankedBuffer(b, loc, op.getInput());
+  if (pending) {
+    if (*kind == "i64")
+      return op.emitError() << "the CPU backend starts f32 and f64 exchanges";
+    func::FuncOp fn = declareRuntimeFunction(
+        module, "braidrt_all_to_all_start_" + *kind,
+        {input.getType(), input.getType(), split.getType()}, {b.getI64Type()},
+        true);
+    Value handle =
+        func::CallOp::create(b, loc, fn, ValueRange{input, unranked(out), split})
+            .getResult(0);
+    (*pending)[op->getResult(0)] = {handle, input, out, *kind};
+    return Value();
+  }
   func::FuncOp fn = declareRuntimeFunction(
       module, "braidrt_all_to_all_" + *kind,
       {input.getType(), input.getType(), split.getType()}, {}, true);
   func::CallOp::create(b, loc, fn, ValueRange{input, unranked(out), split});
   return toTensor(type, out);
+}
+
+LogicalResult ExchangeLowering::wait(WaitOp op, PendingExchanges &pending) {
+  auto it = pending.find(op.getToken());
+  if (it == pending.end())
+    return op.emitError() << "the CPU backend waits for tokens of "
+                             "all_to_all_start and reduce_scatter_start";
+  PendingExchange exchange = it->second;
+  func::FuncOp fn = declareRuntimeFunction(
+      module, "braidrt_wait_exchange_" + exchange.suffix,
+      {b.getI64Type(), exchange.input.getType(), exchange.input.getType()}, {},
+      true);
+  func::CallOp::create(
+      b, loc, fn,
+      ValueRange{exchange.handle, exchange.input, unranked(exchange.output)});
+  auto type = cast<RankedTensorType>(op.getResult().getType());
+  op.getResult().replaceAllUsesWith(toTensor(type, exchange.output));
+  return success();
 }
 
 FailureOr<Value> ExchangeLowering::allToAllV(AllToAllVOp op) {
@@ -210,7 +245,9 @@ FailureOr<Value> ExchangeLowering::allToAllV(AllToAllVOp op) {
   return toTensor(type, out);
 }
 
-FailureOr<Value> ExchangeLowering::reduceScatter(ReduceScatterOp op) {
+template <typename OpTy>
+FailureOr<Value> ExchangeLowering::reduceScatter(OpTy op,
+                                                 PendingExchanges *pending) {
   if (op.getDim() != 0)
     return op.emitError() << "the CPU backend lowers reduce_scatter along "
                              "dimension 0";
@@ -225,7 +262,7 @@ FailureOr<Value> ExchangeLowering::reduceScatter(ReduceScatterOp op) {
                                  "blocks of consecutive ranks";
   if (op.getReduction() == ReductionKind::avg)
     return op.emitError() << "the CPU backend does not lower avg reductions";
-  auto type = cast<RankedTensorType>(op.getResult().getType());
+  auto type = cast<RankedTensorType>(op.getResultTensorType());
   FailureOr<std::string> kind = suffix(op, type.getElementType());
   if (failed(kind) || *kind == "i64")
     return op.emitError() << "the CPU backend reduce-scatters f32 and f64";
@@ -233,16 +270,23 @@ FailureOr<Value> ExchangeLowering::reduceScatter(ReduceScatterOp op) {
       b, loc, tensor::DimOp::create(b, loc, op.getInput(), 0), index(size));
   Value out = allocate(type, rows);
   Value input = toUnrankedBuffer(b, loc, op.getInput());
+  SmallVector<Value> args = {input, unranked(out),
+                             arith::ConstantIntOp::create(b, loc, size, 64),
+                             arith::ConstantIntOp::create(
+                                 b, loc, static_cast<int64_t>(op.getReduction()), 32)};
+  SmallVector<Type> argTypes = {input.getType(), input.getType(),
+                                b.getI64Type(), b.getI32Type()};
+  if (pending) {
+    func::FuncOp fn = declareRuntimeFunction(
+        module, "braidrt_reduce_scatter_start_" + *kind, argTypes,
+        {b.getI64Type()}, true);
+    Value handle = func::CallOp::create(b, loc, fn, args).getResult(0);
+    (*pending)[op->getResult(0)] = {handle, input, out, *kind};
+    return Value();
+  }
   func::FuncOp fn = declareRuntimeFunction(
-      module, "braidrt_reduce_scatter_" + *kind,
-      {input.getType(), input.getType(), b.getI64Type(), b.getI32Type()}, {},
-      true);
-  func::CallOp::create(
-      b, loc, fn,
-      ValueRange{input, unranked(out),
-                 arith::ConstantIntOp::create(b, loc, size, 64),
-                 arith::ConstantIntOp::create(
-                     b, loc, static_cast<int64_t>(op.getReduction()), 32)});
+      module, "braidrt_reduce_scatter_" + *kind, argTypes, {}, true);
+  func::CallOp::create(b, loc, fn, args);
   return toTensor(type, out);
 }
 
@@ -510,6 +554,20 @@ FailureOr<Value> ExchangeLowering::combine(CombineShardsOp op) {
         tensor::YieldOp::create(nb, nloc, v);
       });
   return generate.getResult();
+}
+
+LogicalResult mlir::braid::lowerAsyncExchange(OpBuilder &b, Operation *op,
+                                              ModuleOp module,
+                                              PendingExchanges &pending) {
+  ExchangeLowering lowering(b, op->getLoc(), module, func::FuncOp());
+  if (auto start = dyn_cast<AllToAllStartOp>(op))
+    return success(succeeded(lowering.allToAll(start, &pending)));
+  if (auto start = dyn_cast<ReduceScatterStartOp>(op))
+    return success(succeeded(lowering.reduceScatter(start, &pending)));
+  if (auto wait = dyn_cast<WaitOp>(op))
+    return lowering.wait(wait, pending);
+  return op->emitError() << "the CPU backend does not lower '" << op->getName()
+                         << "' yet";
 }
 
 FailureOr<SmallVector<Value>>

@@ -14,6 +14,9 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
+
+#include <string>
 
 namespace mlir::braid {
 
@@ -25,6 +28,19 @@ func::FuncOp declareRuntimeFunction(ModuleOp module, StringRef name,
 
 /// The buffer of `tensor` as an unranked memref (for C-interface calls).
 Value toUnrankedBuffer(OpBuilder &b, Location loc, Value tensor);
+
+/// Exchanges started and not yet waited for, by their token.
+struct PendingExchange {
+  Value handle, input, output;
+  std::string suffix;
+};
+using PendingExchanges = llvm::DenseMap<Value, PendingExchange>;
+
+/// Lowers an `all_to_all_start` or `reduce_scatter_start` (recorded in
+/// `pending`; the op stays until its wait is lowered) or a `wait` (which
+/// completes the exchange and replaces the wait's result).
+LogicalResult lowerAsyncExchange(OpBuilder &b, Operation *op, ModuleOp module,
+                                 PendingExchanges &pending);
 
 /// Lowers one op of a partitioned program; `table` is the rank's shard of
 /// the table for shard_embedding_bag. Returns the values replacing the

@@ -49,8 +49,9 @@ struct BatchLayout {
 /// Rewrites the functions of one module.
 class Partitioner {
 public:
-  Partitioner(MLIRContext *context, const BatchLayout &layout)
-      : layout(layout), context(context) {}
+  Partitioner(MLIRContext *context, const BatchLayout &layout,
+              bool asyncExchanges)
+      : layout(layout), context(context), asyncExchanges(asyncExchanges) {}
 
   LogicalResult partitionFunction(func::FuncOp func);
 
@@ -63,8 +64,17 @@ private:
   ReplicaGroupsAttr groupsOf(int64_t groupSize) const;
   LogicalResult rewriteShardedBag(EmbeddingBagOp bag, TableOp table);
 
+  /// The pooled-row exchange: synchronous, or started with a wait (which
+  /// partitionFunction later sinks to the embedding's first use).
+  template <typename SyncOp, typename StartOp, typename... Args>
+  Value exchange(OpBuilder &b, Location loc, RankedTensorType type,
+                 Args &&...args);
+
   const BatchLayout &layout;
   MLIRContext *context;
+  bool asyncExchanges;
+  /// Waits of started exchanges and the combine_shards that reads each.
+  SmallVector<std::pair<Operation *, Operation *>> waits;
   /// Values whose first dimension is now the rank's share of the batch.
   llvm::DenseSet<Value> local;
 };
@@ -93,6 +103,18 @@ ReplicaGroupsAttr Partitioner::groupsOf(int64_t groupSize) const {
   for (int64_t r = 0; r < layout.ranks; ++r)
     ranks.push_back(r);
   return ReplicaGroupsAttr::get(context, groupSize, ranks);
+}
+
+template <typename SyncOp, typename StartOp, typename... Args>
+Value Partitioner::exchange(OpBuilder &b, Location loc, RankedTensorType type,
+                            Args &&...args) {
+  if (!asyncExchanges)
+    return SyncOp::create(b, loc, type, std::forward<Args>(args)...);
+  auto start = StartOp::create(b, loc, TokenType::get(context, type),
+                               std::forward<Args>(args)...);
+  auto wait = WaitOp::create(b, loc, type, start.getToken());
+  waits.push_back({wait, nullptr});
+  return wait.getResult();
 }
 
 LogicalResult Partitioner::rewriteShardedBag(EmbeddingBagOp bag,
@@ -169,8 +191,8 @@ LogicalResult Partitioner::rewriteShardedBag(EmbeddingBagOp bag,
       mode == PoolingMode::max ? ReductionKind::max : ReductionKind::sum;
   Value received;
   if (rowWise || (tableRowWise && layout.nodes() == 1)) {
-    received = ReduceScatterOp::create(b, loc, slotsType, reduction,
-                                       partial.getResult(), /*dim=*/0, world);
+    received = exchange<ReduceScatterOp, ReduceScatterStartOp>(
+        b, loc, slotsType, reduction, partial.getResult(), /*dim=*/0, world);
   } else if (tableRowWise) {
     // Two levels: reduce inside the nodes (only the owner's node holds
     // partials), then node rank k sends each of its nodes() ranks' slots.
@@ -178,14 +200,14 @@ LogicalResult Partitioner::rewriteShardedBag(EmbeddingBagOp bag,
         b, loc, RankedTensorType::get({kDynamic, width}, accumulation),
         reduction, partial.getResult(), /*dim=*/0, groupsOf(g));
     int64_t node = tableRowWise.getNode(), nodes = layout.nodes();
-    received = AllToAllOp::create(
+    received = exchange<AllToAllOp, AllToAllStartOp>(
         b, loc, slotsType, nodeSlots.getResult(), 0, 0,
         exchangeMatrix([&](int64_t from, int64_t to) {
           return from / g == node && to / nodes == from % g;
         }),
         world);
   } else {
-    received = AllToAllOp::create(
+    received = exchange<AllToAllOp, AllToAllStartOp>(
         b, loc,
         RankedTensorType::get({int64_t(owners.size()) * c, width},
                               accumulation),
@@ -198,6 +220,8 @@ LogicalResult Partitioner::rewriteShardedBag(EmbeddingBagOp bag,
   auto combined = CombineShardsOp::create(
       b, loc, localType(bag.getResult().getType()), bag.getTable(), received,
       bag.getOffsets(), mode, c);
+  if (asyncExchanges)
+    waits.back().second = combined;
   bag.getResult().replaceAllUsesWith(combined.getResult());
   local.insert(combined.getResult());
   bag.erase();
@@ -282,6 +306,18 @@ LogicalResult Partitioner::partitionFunction(func::FuncOp func) {
       local.insert(result);
     }
   }
+  // Wait as late as possible: just before the embedding's first use.
+  for (auto [wait, combine] : waits) {
+    Operation *firstUse = nullptr;
+    for (Operation *user : combine->getUsers())
+      if (!firstUse || user->isBeforeInBlock(firstUse))
+        firstUse = user;
+    if (!firstUse)
+      continue;
+    wait->moveBefore(firstUse);
+    combine->moveBefore(firstUse);
+  }
+  waits.clear();
   func.setType(FunctionType::get(
       context, body.getArgumentTypes(),
       body.getTerminator()->getOperandTypes()));
@@ -291,6 +327,7 @@ LogicalResult Partitioner::partitionFunction(func::FuncOp func) {
 namespace {
 struct BraidPartitionPass
     : braid::impl::BraidPartitionPassBase<BraidPartitionPass> {
+  using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     auto cluster =
@@ -305,7 +342,7 @@ struct BraidPartitionPass
       return signalPassFailure();
     BatchLayout layout(*batch, cluster.getWorldSize(),
                        cluster.getRanksPerNode());
-    Partitioner partitioner(&getContext(), layout);
+    Partitioner partitioner(&getContext(), layout, asyncExchanges);
     for (auto func : llvm::to_vector(module.getOps<func::FuncOp>()))
       if (failed(partitioner.partitionFunction(func)))
         return signalPassFailure();

@@ -340,17 +340,30 @@ const int64_t *countsOf(const braidrt_unranked_memref *memref, const char *what)
   return reinterpret_cast<const int64_t *>(rows.data);
 }
 
-/// Moves rows: rank r sends sendRows[j] rows to j, receives recvRows[i].
-void exchangeRows(const Rows &in, const Rows &out, const int64_t *sendRows,
-                  const int64_t *recvRows, const char *what) {
-  std::vector<int> sendCounts(worldSize), recvCounts(worldSize),
-      sendOffsets(worldSize), recvOffsets(worldSize);
+/// An exchange in flight: MPI needs its count arrays until it completes.
+struct PendingExchange {
+  MPI_Request request = MPI_REQUEST_NULL;
+  std::vector<int> sendCounts, recvCounts, sendOffsets, recvOffsets;
+  const char *what = "";
+};
+
+/// Starts moving rows: rank r sends sendRows[j] rows to j, receives
+/// recvRows[i] from i.
+PendingExchange *startRows(const Rows &in, const Rows &out,
+                           const int64_t *sendRows, const int64_t *recvRows,
+                           const char *what) {
+  auto *pending = new PendingExchange;
+  pending->what = what;
+  pending->sendCounts.resize(worldSize);
+  pending->recvCounts.resize(worldSize);
+  pending->sendOffsets.resize(worldSize);
+  pending->recvOffsets.resize(worldSize);
   int64_t sent = 0, received = 0;
   for (int r = 0; r < worldSize; ++r) {
-    sendOffsets[r] = checkedCount(sent * in.rowBytes, what);
-    recvOffsets[r] = checkedCount(received * out.rowBytes, what);
-    sendCounts[r] = checkedCount(sendRows[r] * in.rowBytes, what);
-    recvCounts[r] = checkedCount(recvRows[r] * out.rowBytes, what);
+    pending->sendOffsets[r] = checkedCount(sent * in.rowBytes, what);
+    pending->recvOffsets[r] = checkedCount(received * out.rowBytes, what);
+    pending->sendCounts[r] = checkedCount(sendRows[r] * in.rowBytes, what);
+    pending->recvCounts[r] = checkedCount(recvRows[r] * out.rowBytes, what);
     sent += sendRows[r];
     received += recvRows[r];
   }
@@ -358,15 +371,27 @@ void exchangeRows(const Rows &in, const Rows &out, const int64_t *sendRows,
     braidrt_fail("%s: sends %lld of %lld rows and receives %lld into %lld",
                  what, (long long)sent, (long long)in.rows, (long long)received,
                  (long long)out.rows);
-  MPI_Request request;
-  MPI_Ialltoallv(in.data, sendCounts.data(), sendOffsets.data(), MPI_BYTE,
-                 out.data, recvCounts.data(), recvOffsets.data(), MPI_BYTE,
-                 MPI_COMM_WORLD, &request);
-  waitFor(request, what);
+  MPI_Ialltoallv(in.data, pending->sendCounts.data(),
+                 pending->sendOffsets.data(), MPI_BYTE, out.data,
+                 pending->recvCounts.data(), pending->recvOffsets.data(),
+                 MPI_BYTE, MPI_COMM_WORLD, &pending->request);
+  return pending;
 }
 
-void allToAllRows(braidrt_unranked_memref *in, braidrt_unranked_memref *out,
-                  braidrt_unranked_memref *split, size_t elementBytes) {
+void finish(PendingExchange *pending) {
+  waitFor(pending->request, pending->what);
+  delete pending;
+}
+
+void exchangeRows(const Rows &in, const Rows &out, const int64_t *sendRows,
+                  const int64_t *recvRows, const char *what) {
+  finish(startRows(in, out, sendRows, recvRows, what));
+}
+
+PendingExchange *startAllToAllRows(braidrt_unranked_memref *in,
+                                   braidrt_unranked_memref *out,
+                                   braidrt_unranked_memref *split,
+                                   size_t elementBytes) {
   const char *what = "all_to_all";
   requireInitialized(what);
   Rows input = rowsOf(in, elementBytes, what),
@@ -379,8 +404,13 @@ void allToAllRows(braidrt_unranked_memref *in, braidrt_unranked_memref *out,
   std::vector<int64_t> recvRows(worldSize);
   for (int i = 0; i < worldSize; ++i)
     recvRows[i] = sizes[i * worldSize + worldRank];
-  exchangeRows(input, output, sizes + int64_t(worldRank) * worldSize,
-               recvRows.data(), what);
+  return startRows(input, output, sizes + int64_t(worldRank) * worldSize,
+                   recvRows.data(), what);
+}
+
+void allToAllRows(braidrt_unranked_memref *in, braidrt_unranked_memref *out,
+                  braidrt_unranked_memref *split, size_t elementBytes) {
+  finish(startAllToAllRows(in, out, split, elementBytes));
 }
 
 void allToAllVRows(braidrt_unranked_memref *in, braidrt_unranked_memref *sendCounts,
@@ -407,8 +437,10 @@ MPI_Comm blockComm(int64_t groupSize) {
   return comm;
 }
 
-void reduceScatterRows(braidrt_unranked_memref *in, braidrt_unranked_memref *out,
-                       int64_t groupSize, int32_t reduction, braidrt_dtype dtype) {
+PendingExchange *startReduceScatterRows(braidrt_unranked_memref *in,
+                                        braidrt_unranked_memref *out,
+                                        int64_t groupSize, int32_t reduction,
+                                        braidrt_dtype dtype) {
   const char *what = "reduce_scatter";
   requireInitialized(what);
   size_t bytes = elementSize(dtype);
@@ -418,11 +450,17 @@ void reduceScatterRows(braidrt_unranked_memref *in, braidrt_unranked_memref *out
                  what, (long long)input.rows, (long long)output.rows,
                  (long long)groupSize);
   int count = checkedCount(output.rows * output.rowBytes / int64_t(bytes), what);
-  MPI_Request request;
+  auto *pending = new PendingExchange;
+  pending->what = what;
   MPI_Ireduce_scatter_block(input.data, output.data, count, mpiType(dtype),
                             mpiOp(braidrt_reduction(reduction)),
-                            blockComm(groupSize), &request);
-  waitFor(request, what);
+                            blockComm(groupSize), &pending->request);
+  return pending;
+}
+
+void reduceScatterRows(braidrt_unranked_memref *in, braidrt_unranked_memref *out,
+                       int64_t groupSize, int32_t reduction, braidrt_dtype dtype) {
+  finish(startReduceScatterRows(in, out, groupSize, reduction, dtype));
 }
 } // namespace
 
@@ -438,6 +476,50 @@ void _mlir_ciface_braidrt_exchange_counts(braidrt_unranked_memref *send,
   MPI_Ialltoall(sendCounts, 1, MPI_INT64_T, recvCounts, 1, MPI_INT64_T,
                 MPI_COMM_WORLD, &request);
   waitFor(request, what);
+}
+
+int64_t _mlir_ciface_braidrt_all_to_all_start_f32(braidrt_unranked_memref *in,
+                                                  braidrt_unranked_memref *out,
+                                                  braidrt_unranked_memref *split) {
+  return reinterpret_cast<int64_t>(startAllToAllRows(in, out, split, sizeof(float)));
+}
+
+int64_t _mlir_ciface_braidrt_all_to_all_start_f64(braidrt_unranked_memref *in,
+                                                  braidrt_unranked_memref *out,
+                                                  braidrt_unranked_memref *split) {
+  return reinterpret_cast<int64_t>(startAllToAllRows(in, out, split, sizeof(double)));
+}
+
+int64_t _mlir_ciface_braidrt_reduce_scatter_start_f32(
+    braidrt_unranked_memref *in, braidrt_unranked_memref *out,
+    int64_t groupSize, int32_t reduction) {
+  return reinterpret_cast<int64_t>(
+      startReduceScatterRows(in, out, groupSize, reduction, BRAIDRT_F32));
+}
+
+int64_t _mlir_ciface_braidrt_reduce_scatter_start_f64(
+    braidrt_unranked_memref *in, braidrt_unranked_memref *out,
+    int64_t groupSize, int32_t reduction) {
+  return reinterpret_cast<int64_t>(
+      startReduceScatterRows(in, out, groupSize, reduction, BRAIDRT_F64));
+}
+
+static void waitExchange(int64_t handle) {
+  if (!handle)
+    braidrt_fail("wait on an exchange that was never started");
+  finish(reinterpret_cast<PendingExchange *>(handle));
+}
+
+void _mlir_ciface_braidrt_wait_exchange_f32(int64_t handle,
+                                            braidrt_unranked_memref *,
+                                            braidrt_unranked_memref *) {
+  waitExchange(handle);
+}
+
+void _mlir_ciface_braidrt_wait_exchange_f64(int64_t handle,
+                                            braidrt_unranked_memref *,
+                                            braidrt_unranked_memref *) {
+  waitExchange(handle);
 }
 
 #define BRAIDRT_TYPED_EXCHANGES(SUFFIX, TYPE)                                  \

@@ -59,7 +59,9 @@ static cl::opt<std::string>
                            "data_parallel)"));
 static cl::opt<int> optLevel(
     "opt-level", cl::init(1),
-    cl::desc("0: partition only; 1 and 2: then canonicalize and CSE"));
+    cl::desc("0: partition only; 1: then canonicalize and CSE; 2: also "
+             "start the pooled-row exchanges asynchronously, waiting at "
+             "their first use"));
 static cl::opt<int64_t> maxTableRows(
     "max-table-rows", cl::init(40),
     cl::desc("Tables listed one per row in the printed plan"));
@@ -240,7 +242,10 @@ int main(int argc, char **argv) {
     return fail(llvm::toString(std::move(error)));
 
   PassManager pm(module->getContext());
-  pm.addPass(createBraidPartitionPass());
+  // --opt-level 2 overlaps the pooled-row exchanges with later lookups.
+  BraidPartitionPassOptions partitionOptions;
+  partitionOptions.asyncExchanges = optLevel >= 2;
+  pm.addPass(createBraidPartitionPass(partitionOptions));
   if (optLevel >= 1) {
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());

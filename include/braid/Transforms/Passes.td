@@ -87,10 +87,20 @@ def BraidPartitionPass : Pass<"braid-partition", "::mlir::ModuleOp"> {
     and the interaction run data-parallel on the local rows, which needs no
     communication in the forward pass.
 
+    With `async-exchanges`, the exchange of pooled rows is started
+    (`all_to_all_start`, `reduce_scatter_start`) and its `wait` and
+    `combine_shards` move to just before the first use of the embedding, so
+    the following tables' routing and lookups overlap it.
+
     Errors: a table without placement, a dynamic global batch, per-sample
     weights on a sharded table, or a batch-shaped value used by an op the
     partitioner does not know.
   }];
+  let options = [
+    Option<"asyncExchanges", "async-exchanges", "bool", /*default=*/"false",
+           "start the pooled-row exchanges asynchronously and wait at their "
+           "first use">,
+  ];
   let dependentDialects = ["::mlir::braid::BraidDialect"];
 }
 

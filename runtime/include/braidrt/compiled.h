@@ -59,6 +59,28 @@ void _mlir_ciface_braidrt_reduce_scatter_f64(braidrt_unranked_memref *in,
                                              int64_t group_size,
                                              int32_t reduction);
 
+/* The asynchronous forms: a start returns a handle; the wait completes it.
+ * The wait also takes the exchange's buffers, so that they stay alive (and
+ * untouched) while MPI reads and writes them. */
+int64_t _mlir_ciface_braidrt_all_to_all_start_f32(braidrt_unranked_memref *in,
+                                                  braidrt_unranked_memref *out,
+                                                  braidrt_unranked_memref *split);
+int64_t _mlir_ciface_braidrt_all_to_all_start_f64(braidrt_unranked_memref *in,
+                                                  braidrt_unranked_memref *out,
+                                                  braidrt_unranked_memref *split);
+int64_t _mlir_ciface_braidrt_reduce_scatter_start_f32(
+    braidrt_unranked_memref *in, braidrt_unranked_memref *out,
+    int64_t group_size, int32_t reduction);
+int64_t _mlir_ciface_braidrt_reduce_scatter_start_f64(
+    braidrt_unranked_memref *in, braidrt_unranked_memref *out,
+    int64_t group_size, int32_t reduction);
+void _mlir_ciface_braidrt_wait_exchange_f32(int64_t handle,
+                                            braidrt_unranked_memref *in,
+                                            braidrt_unranked_memref *out);
+void _mlir_ciface_braidrt_wait_exchange_f64(int64_t handle,
+                                            braidrt_unranked_memref *in,
+                                            braidrt_unranked_memref *out);
+
 #ifdef __cplusplus
 }
 #endif
