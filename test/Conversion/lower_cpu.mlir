@@ -4,9 +4,9 @@
 // RUN: braid-opt %s --braid-lower-cpu | FileCheck %s
 
 // CHECK: llvm.func @forward(
+// CHECK: llvm.call @braidrt_index_error
 // CHECK: omp.parallel
 // CHECK: omp.wsloop
-// CHECK: llvm.call @braidrt_index_error
 // CHECK: llvm.func @_mlir_ciface_forward(
 // CHECK: llvm.func @braidrt_index_error(i64, i64)
 // CHECK-NOT: braid.
