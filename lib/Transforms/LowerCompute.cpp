@@ -82,32 +82,8 @@ Value ComputeLowering::lowerEmbeddingBag(OpBuilder &b, EmbeddingBagOp bag,
   int64_t rows = tableType.getDimSize(0);
   // Every index is a row of the table, checked once before the kernel (an
   // index outside aborts the job through the runtime).
-  func::FuncOp indexError = indexErrorFn();
-  Value numIndices = tensor::DimOp::create(b, loc, indices, c0);
-  Value rowsValue = arith::ConstantIndexOp::create(b, loc, rows);
-  scf::ForOp::create(
-      b, loc, c0, numIndices, c1, ValueRange{},
-      [&](OpBuilder &lb, Location lloc, Value i, ValueRange) {
-        Value raw = tensor::ExtractOp::create(lb, lloc, indices, i);
-        Value row = toIndex(lb, lloc, raw);
-        Value zero = arith::ConstantIndexOp::create(lb, lloc, 0);
-        Value tooLow =
-            arith::CmpIOp::create(lb, lloc, arith::CmpIPredicate::slt, row, zero);
-        Value tooHigh = arith::CmpIOp::create(lb, lloc, arith::CmpIPredicate::sge,
-                                              row, rowsValue);
-        Value bad = arith::OrIOp::create(lb, lloc, tooLow, tooHigh);
-        scf::IfOp::create(lb, lloc, bad, [&](OpBuilder &ib, Location iloc) {
-          Value rows64 = arith::ConstantIntOp::create(ib, iloc, rows, 64);
-          Value raw64 =
-              raw.getType() == ib.getI64Type()
-                  ? raw
-                  : arith::ExtSIOp::create(ib, iloc, ib.getI64Type(), raw)
-                        .getResult();
-          func::CallOp::create(ib, iloc, indexError, ValueRange{raw64, rows64});
-          scf::YieldOp::create(ib, iloc);
-        });
-        scf::YieldOp::create(lb, lloc);
-      });
+  emitIndicesCheck(b, loc, indexErrorFn(), indices,
+                   arith::ConstantIndexOp::create(b, loc, rows));
   auto generate = tensor::GenerateOp::create(
       b, loc, resultType, dynamicSizes,
       [&](OpBuilder &nb, Location nloc, ValueRange ivs) {

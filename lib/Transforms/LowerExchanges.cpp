@@ -90,7 +90,6 @@ private:
         b, loc, UnrankedMemRefType::get(type.getElementType(), 0), buffer);
   }
   Value constantVector(ArrayRef<int64_t> values, Type element);
-  void checkIndex(OpBuilder &ib, Location iloc, Value value, Value rows);
 
   OpBuilder &b;
   Location loc;
@@ -138,20 +137,38 @@ Value ExchangeLowering::constantVector(ArrayRef<int64_t> values, Type element) {
                                    DenseElementsAttr::get(type, bits));
 }
 
-void ExchangeLowering::checkIndex(OpBuilder &ib, Location iloc, Value value,
-                                  Value rows) {
-  Value zero = arith::ConstantIndexOp::create(ib, iloc, 0);
-  Value low = arith::CmpIOp::create(ib, iloc, arith::CmpIPredicate::slt, value, zero);
-  Value high = arith::CmpIOp::create(ib, iloc, arith::CmpIPredicate::sge, value, rows);
-  Value bad = arith::OrIOp::create(ib, iloc, low, high);
-  scf::IfOp::create(ib, iloc, bad, [&](OpBuilder &tb, Location tloc) {
+void mlir::braid::emitIndexCheck(OpBuilder &b, Location loc,
+                                 func::FuncOp indexError, Value row,
+                                 Value rows) {
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value low = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, row, zero);
+  Value high = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, row, rows);
+  Value bad = arith::OrIOp::create(b, loc, low, high);
+  scf::IfOp::create(b, loc, bad, [&](OpBuilder &tb, Location tloc) {
     Type i64 = tb.getI64Type();
     func::CallOp::create(
         tb, tloc, indexError,
-        ValueRange{arith::IndexCastOp::create(tb, tloc, i64, value),
+        ValueRange{arith::IndexCastOp::create(tb, tloc, i64, row),
                    arith::IndexCastOp::create(tb, tloc, i64, rows)});
     scf::YieldOp::create(tb, tloc);
   });
+}
+
+void mlir::braid::emitIndicesCheck(OpBuilder &b, Location loc,
+                                   func::FuncOp indexError, Value indices,
+                                   Value rows) {
+  Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
+  Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
+  Value count = tensor::DimOp::create(b, loc, indices, c0);
+  scf::ForOp::create(
+      b, loc, c0, count, c1, ValueRange{},
+      [&](OpBuilder &lb, Location lloc, Value i, ValueRange) {
+        Value raw = tensor::ExtractOp::create(lb, lloc, indices, i);
+        emitIndexCheck(lb, lloc, indexError,
+                       arith::IndexCastOp::create(lb, lloc, lb.getIndexType(), raw),
+                       rows);
+        scf::YieldOp::create(lb, lloc);
+      });
 }
 
 template <typename OpTy>
@@ -302,16 +319,8 @@ FailureOr<SmallVector<Value>> ExchangeLowering::bucketize(BucketizeOp op) {
   Value numBags = arith::SubIOp::create(
       b, loc, tensor::DimOp::create(b, loc, offsets, 0), index(1));
   Value numIndices = tensor::DimOp::create(b, loc, indices, 0);
-  Value rows = index(table.getNumRows());
   // Every index must be a row of the table.
-  scf::ForOp::create(b, loc, index(0), numIndices, index(1), ValueRange{},
-                     [&](OpBuilder &lb, Location lloc, Value i, ValueRange) {
-                       Value raw = tensor::ExtractOp::create(lb, lloc, indices, i);
-                       checkIndex(lb, lloc,
-                                  arith::IndexCastOp::create(lb, lloc, lb.getIndexType(), raw),
-                                  rows);
-                       scf::YieldOp::create(lb, lloc);
-                     });
+  emitIndicesCheck(b, loc, indexError, indices, index(table.getNumRows()));
   auto offsetAt = [&](OpBuilder &ob, Location oloc, Value bag) -> Value {
     Value raw = tensor::ExtractOp::create(ob, oloc, offsets, bag);
     return arith::IndexCastOp::create(ob, oloc, ob.getIndexType(), raw);
@@ -468,7 +477,7 @@ FailureOr<Value> ExchangeLowering::shardLookup(ShardEmbeddingBagOp op,
               Value row = arith::IndexCastOp::create(
                   lb, lloc, lb.getIndexType(),
                   tensor::ExtractOp::create(lb, lloc, values, i));
-              checkIndex(lb, lloc, row, shardRows);
+              emitIndexCheck(lb, lloc, indexError, row, shardRows);
               Value safe = arith::SelectOp::create(
                   lb, lloc,
                   arith::CmpIOp::create(lb, lloc, arith::CmpIPredicate::ult, row, shardRows),

@@ -29,6 +29,14 @@ func::FuncOp declareRuntimeFunction(ModuleOp module, StringRef name,
 /// The buffer of `tensor` as an unranked memref (for C-interface calls).
 Value toUnrankedBuffer(OpBuilder &b, Location loc, Value tensor);
 
+/// Calls the runtime's `indexError` (which aborts the job) when the index
+/// `row` is outside [0, rows).
+void emitIndexCheck(OpBuilder &b, Location loc, func::FuncOp indexError,
+                    Value row, Value rows);
+/// The same check for every element of the 1-D integer tensor `indices`.
+void emitIndicesCheck(OpBuilder &b, Location loc, func::FuncOp indexError,
+                      Value indices, Value rows);
+
 /// Exchanges started and not yet waited for, by their token.
 struct PendingExchange {
   Value handle, input, output;
