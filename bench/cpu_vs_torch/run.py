@@ -47,7 +47,8 @@ def torch_time(model, iterations, threads):
         return None, "PyTorch is not installed (python3 -c 'import torch' fails)"
     torch.set_num_threads(threads)
     batch, pooling = model["batch_size"], 20
-    bags = [torch.nn.EmbeddingBag(t["num_embeddings"], 64, mode="sum") for t in model["tables"]]
+    bags = [torch.nn.EmbeddingBag(t["num_embeddings"], 64, mode="sum", include_last_offset=True)
+            for t in model["tables"]]
     bottom = torch.nn.Sequential(torch.nn.Linear(13, 64), torch.nn.ReLU(),
                                  torch.nn.Linear(64, 64), torch.nn.ReLU())
     features = len(bags) + 1

@@ -10,6 +10,7 @@
 #include "braid/Transforms/Passes.h"
 
 #include "LowerExchanges.h"
+#include "PoolingKernel.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -19,6 +20,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/MapVector.h"
@@ -43,10 +45,11 @@ public:
   LogicalResult lowerFunction(func::FuncOp func);
 
 private:
-  Value lowerEmbeddingBag(OpBuilder &b, EmbeddingBagOp bag, Value table);
+  FailureOr<Value> lowerEmbeddingBag(OpBuilder &b, EmbeddingBagOp bag,
+                                     Value table);
   Value lowerLinear(OpBuilder &b, LinearOp linear);
   Value lowerLinearToRuntime(OpBuilder &b, LinearOp linear);
-  Value lowerInteraction(OpBuilder &b, InteractionOp interaction);
+  FailureOr<Value> lowerInteraction(OpBuilder &b, InteractionOp interaction);
   func::FuncOp indexErrorFn();
 
   ModuleOp module;
@@ -58,84 +61,25 @@ func::FuncOp ComputeLowering::indexErrorFn() {
   return declareRuntimeFunction(module, kIndexErrorFn, {i64, i64}, {}, false);
 }
 
-/// `value` as an index.
-static Value toIndex(OpBuilder &b, Location loc, Value value) {
-  return arith::IndexCastOp::create(b, loc, b.getIndexType(), value);
-}
-
-Value ComputeLowering::lowerEmbeddingBag(OpBuilder &b, EmbeddingBagOp bag,
-                                         Value table) {
+FailureOr<Value> ComputeLowering::lowerEmbeddingBag(OpBuilder &b,
+                                                   EmbeddingBagOp bag,
+                                                   Value table) {
   Location loc = bag.getLoc();
   auto resultType = cast<RankedTensorType>(bag.getResult().getType());
   Type element = resultType.getElementType();
-  Type accType = element.isF64() ? element : b.getF32Type();
-  auto tableType = cast<RankedTensorType>(table.getType());
-  Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
-  Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
-  Value numOffsets = tensor::DimOp::create(b, loc, bag.getOffsets(), c0);
-  Value numBags = arith::SubIOp::create(b, loc, numOffsets, c1);
-  SmallVector<Value> dynamicSizes;
-  if (resultType.isDynamicDim(0))
-    dynamicSizes.push_back(numBags);
-  PoolingMode mode = bag.getMode();
-  Value offsets = bag.getOffsets(), indices = bag.getIndices();
-  int64_t rows = tableType.getDimSize(0);
+  int64_t rows = cast<RankedTensorType>(table.getType()).getDimSize(0);
   // Every index is a row of the table, checked once before the kernel (an
   // index outside aborts the job through the runtime).
-  emitIndicesCheck(b, loc, indexErrorFn(), indices,
+  emitIndicesCheck(b, loc, indexErrorFn(), bag.getIndices(),
                    arith::ConstantIndexOp::create(b, loc, rows));
-  auto generate = tensor::GenerateOp::create(
-      b, loc, resultType, dynamicSizes,
-      [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
-        Value bagIndex = ivs[0], column = ivs[1];
-        Value next = arith::AddIOp::create(nb, nloc, bagIndex, c1);
-        Value begin = toIndex(
-            nb, nloc, tensor::ExtractOp::create(nb, nloc, offsets, bagIndex));
-        Value end = toIndex(
-            nb, nloc, tensor::ExtractOp::create(nb, nloc, offsets, next));
-        bool isMax = mode == PoolingMode::max;
-        Value init = arith::ConstantOp::create(
-            nb, nloc, accType,
-            nb.getFloatAttr(accType,
-                            isMax ? -std::numeric_limits<double>::infinity()
-                                  : 0.0));
-        auto loop = scf::ForOp::create(
-            nb, nloc, begin, end, c1, ValueRange{init},
-            [&](OpBuilder &lb, Location lloc, Value i, ValueRange acc) {
-              // Rows were checked before the kernel.
-              Value safe = toIndex(
-                  lb, lloc, tensor::ExtractOp::create(lb, lloc, indices, i));
-              Value value =
-                  tensor::ExtractOp::create(lb, lloc, table, ValueRange{safe, column});
-              if (value.getType() != accType)
-                value = arith::ExtFOp::create(lb, lloc, accType, value);
-              Value updated =
-                  isMax ? arith::MaximumFOp::create(lb, lloc, acc[0], value)
-                              .getResult()
-                        : arith::AddFOp::create(lb, lloc, acc[0], value)
-                              .getResult();
-              scf::YieldOp::create(lb, lloc, updated);
-            });
-        Value pooled = loop.getResult(0);
-        Value size = arith::SubIOp::create(nb, nloc, end, begin);
-        Value empty = arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::eq,
-                                            size, c0);
-        Value zeroAcc = arith::ConstantOp::create(
-            nb, nloc, accType, nb.getFloatAttr(accType, 0.0));
-        if (mode == PoolingMode::mean) {
-          Value count = arith::UIToFPOp::create(
-              nb, nloc, accType,
-              arith::IndexCastUIOp::create(nb, nloc, nb.getI64Type(), size));
-          Value mean = arith::DivFOp::create(nb, nloc, pooled, count);
-          pooled = arith::SelectOp::create(nb, nloc, empty, zeroAcc, mean);
-        } else if (isMax) {
-          pooled = arith::SelectOp::create(nb, nloc, empty, zeroAcc, pooled);
-        }
-        if (pooled.getType() != element)
-          pooled = arith::TruncFOp::create(nb, nloc, element, pooled);
-        tensor::YieldOp::create(nb, nloc, pooled);
-      });
-  return generate.getResult();
+  BagPooling pooling;
+  pooling.table = table;
+  pooling.rows = bag.getIndices();
+  pooling.starts = bag.getOffsets();
+  pooling.resultType = resultType;
+  pooling.accumulatorType = element.isF64() ? element : b.getF32Type();
+  pooling.mode = bag.getMode();
+  return buildBagPooling(b, loc, pooling);
 }
 
 Value ComputeLowering::lowerLinearToRuntime(OpBuilder &b, LinearOp linear) {
@@ -227,80 +171,86 @@ Value ComputeLowering::lowerLinear(OpBuilder &b, LinearOp linear) {
   return epilogue.getResult(0);
 }
 
-Value ComputeLowering::lowerInteraction(OpBuilder &b, InteractionOp interaction) {
+FailureOr<Value>
+ComputeLowering::lowerInteraction(OpBuilder &b, InteractionOp interaction) {
   Location loc = interaction.getLoc();
   auto resultType = cast<RankedTensorType>(interaction.getResult().getType());
+  Type element = resultType.getElementType();
   SmallVector<Value> features = {interaction.getDense()};
   llvm::append_range(features, interaction.getEmbeddings());
-  Value stacked =
-      tensor::ConcatOp::create(b, loc, /*dim=*/1, features).getResult();
-  if (interaction.getKind() == InteractionKind::cat)
-    return stacked.getType() == resultType
-               ? stacked
-               : tensor::CastOp::create(b, loc, resultType, stacked).getResult();
-  // dot: columns [0, d) are the dense vector; column d + p is the dot
-  // product of the p-th pair (i, k), i > k, in row-major order.
-  int64_t d = cast<RankedTensorType>(interaction.getDense().getType())
-                  .getDimSize(1);
-  SmallVector<int64_t> pairI, pairK;
-  for (int64_t i = 1; i < int64_t(features.size()); ++i)
-    for (int64_t k = 0; k < i; ++k) {
-      pairI.push_back(i);
-      pairK.push_back(k);
-    }
-  auto pairType =
-      RankedTensorType::get({int64_t(pairI.size())}, b.getIndexType());
-  Value firstOf = arith::ConstantOp::create(
-      b, loc, pairType, DenseElementsAttr::get(pairType, ArrayRef(pairI)));
-  Value secondOf = arith::ConstantOp::create(
-      b, loc, pairType, DenseElementsAttr::get(pairType, ArrayRef(pairK)));
-  Type element = resultType.getElementType();
+  for (Value feature : features)
+    if (cast<RankedTensorType>(feature.getType()).isDynamicDim(1))
+      return interaction.emitError()
+             << "the CPU backend needs features of static width";
+  // One forall iteration per sample: its features are read as vectors
+  // once, straight from the operands (no concatenated copy), and its
+  // result row is written once.
+  Value rows = tensor::DimOp::create(b, loc, interaction.getDense(), 0);
   SmallVector<Value> dynamicSizes;
   if (resultType.isDynamicDim(0))
-    dynamicSizes.push_back(
-        tensor::DimOp::create(b, loc, interaction.getDense(), 0).getResult());
-  auto generate = tensor::GenerateOp::create(
-      b, loc, resultType, dynamicSizes,
-      [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
-        Value row = ivs[0], column = ivs[1];
-        Value dValue = arith::ConstantIndexOp::create(nb, nloc, d);
-        Value isDense = arith::CmpIOp::create(
-            nb, nloc, arith::CmpIPredicate::slt, column, dValue);
-        auto branch = scf::IfOp::create(
-            nb, nloc, TypeRange{element}, isDense, /*withElse=*/true);
-        OpBuilder tb = branch.getThenBodyBuilder();
-        scf::YieldOp::create(
-            tb, nloc,
-            tensor::ExtractOp::create(tb, nloc, stacked, ValueRange{row, column})
-                .getResult());
-        OpBuilder eb = branch.getElseBodyBuilder();
-        Value pair = arith::SubIOp::create(eb, nloc, column, dValue);
-        Value first = arith::MulIOp::create(
-            eb, nloc, tensor::ExtractOp::create(eb, nloc, firstOf, pair), dValue);
-        Value second = arith::MulIOp::create(
-            eb, nloc, tensor::ExtractOp::create(eb, nloc, secondOf, pair), dValue);
-        Value c0 = arith::ConstantIndexOp::create(eb, nloc, 0);
-        Value c1 = arith::ConstantIndexOp::create(eb, nloc, 1);
-        Value zero = arith::ConstantOp::create(eb, nloc, element,
-                                               eb.getFloatAttr(element, 0.0));
-        auto loop = scf::ForOp::create(
-            eb, nloc, c0, dValue, c1, ValueRange{zero},
-            [&](OpBuilder &lb, Location lloc, Value c, ValueRange acc) {
-              Value a = tensor::ExtractOp::create(
-                  lb, lloc, stacked,
-                  ValueRange{row, arith::AddIOp::create(lb, lloc, first, c)});
-              Value bv = tensor::ExtractOp::create(
-                  lb, lloc, stacked,
-                  ValueRange{row, arith::AddIOp::create(lb, lloc, second, c)});
-              Value product = arith::MulFOp::create(lb, lloc, a, bv);
-              scf::YieldOp::create(
-                  lb, lloc,
-                  arith::AddFOp::create(lb, lloc, acc[0], product).getResult());
-            });
-        scf::YieldOp::create(eb, nloc, loop.getResult(0));
-        tensor::YieldOp::create(nb, nloc, branch.getResult(0));
-      });
-  return generate.getResult();
+    dynamicSizes.push_back(rows);
+  Value init = tensor::EmptyOp::create(b, loc, resultType, dynamicSizes);
+  auto forall = scf::ForallOp::create(
+      b, loc, ArrayRef<OpFoldResult>{OpFoldResult(rows)}, ValueRange{init},
+      /*mapping=*/std::nullopt);
+  OpBuilder body = OpBuilder::atBlockBegin(forall.getBody());
+  Value row = forall.getInductionVar(0);
+  Value out = forall.getRegionIterArgs()[0];
+  Value c0 = arith::ConstantIndexOp::create(body, loc, 0);
+  int64_t width = resultType.getDimSize(1);
+  SmallVector<OpFoldResult> offsets = {OpFoldResult(row), body.getIndexAttr(0)};
+  SmallVector<OpFoldResult> sizes = {body.getIndexAttr(1),
+                                     body.getIndexAttr(width)};
+  SmallVector<OpFoldResult> strides = {body.getIndexAttr(1),
+                                       body.getIndexAttr(1)};
+  Value result = tensor::ExtractSliceOp::create(
+      body, loc, RankedTensorType::get({1, width}, element), out, offsets,
+      sizes, strides);
+  auto write = [&](Value vector, int64_t column) {
+    result = vector::TransferWriteOp::create(
+                 body, loc, vector, result,
+                 ValueRange{c0, arith::ConstantIndexOp::create(body, loc, column)},
+                 ArrayRef<bool>{true})
+                 .getResult();
+  };
+  SmallVector<Value> vectors;
+  Value padding = arith::ConstantOp::create(body, loc, element,
+                                            body.getFloatAttr(element, 0.0));
+  for (Value feature : features) {
+    auto type = VectorType::get(
+        {cast<RankedTensorType>(feature.getType()).getDimSize(1)}, element);
+    vectors.push_back(vector::TransferReadOp::create(
+        body, loc, type, feature, ValueRange{row, c0}, padding,
+        ArrayRef<bool>{true}));
+  }
+  if (interaction.getKind() == InteractionKind::cat) {
+    int64_t column = 0;
+    for (Value vector : vectors) {
+      write(vector, column);
+      column += cast<VectorType>(vector.getType()).getDimSize(0);
+    }
+  } else {
+    // dot: columns [0, d) are the dense vector; column d + p is the dot
+    // product of the p-th pair (i, k), i > k, in row-major order.
+    write(vectors[0], 0);
+    SmallVector<Value> products;
+    for (size_t i = 1; i < vectors.size(); ++i)
+      for (size_t k = 0; k < i; ++k)
+        products.push_back(vector::ReductionOp::create(
+            body, loc, vector::CombiningKind::ADD,
+            arith::MulFOp::create(body, loc, vectors[i], vectors[k])));
+    if (!products.empty())
+      write(vector::FromElementsOp::create(
+                body, loc,
+                VectorType::get({int64_t(products.size())}, element),
+                products),
+            cast<VectorType>(vectors[0].getType()).getDimSize(0));
+  }
+  OpBuilder terminator =
+      OpBuilder::atBlockEnd(&forall.getTerminator().getRegion().front());
+  tensor::ParallelInsertSliceOp::create(terminator, loc, result, out, offsets,
+                                        sizes, strides);
+  return forall.getResult(0);
 }
 
 LogicalResult ComputeLowering::lowerFunction(func::FuncOp func) {
@@ -380,14 +330,21 @@ LogicalResult ComputeLowering::lowerFunction(func::FuncOp func) {
     if (auto bag = dyn_cast<EmbeddingBagOp>(op)) {
       auto table = SymbolTable::lookupNearestSymbolFrom<TableOp>(
           bag, bag.getTableAttr());
-      lowered = lowerEmbeddingBag(b, bag, tableArgs[table.getSymNameAttr()]);
+      FailureOr<Value> pooled =
+          lowerEmbeddingBag(b, bag, tableArgs[table.getSymNameAttr()]);
+      if (failed(pooled))
+        return failure();
+      lowered = *pooled;
     } else if (auto linear = dyn_cast<LinearOp>(op)) {
       // f32 GEMMs go to BLAS through the runtime; others are generated.
       lowered = linear.getInput().getType().getElementType().isF32()
                     ? lowerLinearToRuntime(b, linear)
                     : lowerLinear(b, linear);
     } else if (auto interaction = dyn_cast<InteractionOp>(op)) {
-      lowered = lowerInteraction(b, interaction);
+      FailureOr<Value> interacted = lowerInteraction(b, interaction);
+      if (failed(interacted))
+        return failure();
+      lowered = *interacted;
     } else if (isa<AllToAllOp, AllToAllVOp, ReduceScatterOp, BucketizeOp,
                    ShardEmbeddingBagOp, CombineShardsOp>(op)) {
       Value table;
@@ -412,6 +369,13 @@ LogicalResult ComputeLowering::lowerFunction(func::FuncOp func) {
                                    "every started exchange";
     start->erase();
   }
+  // The caller's buffers are read-only: the host calls a compiled program
+  // again and again on the same inputs and tables.
+  for (BlockArgument argument : func.getArguments())
+    if (isa<TensorType>(argument.getType()))
+      func.setArgAttr(argument.getArgNumber(),
+                      bufferization::BufferizationDialect::kWritableAttrName,
+                      BoolAttr::get(func.getContext(), false));
   func->setAttr("llvm.emit_c_interface", UnitAttr::get(func.getContext()));
   return success();
 }

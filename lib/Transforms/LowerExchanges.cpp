@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "LowerExchanges.h"
+#include "PoolingKernel.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -45,8 +46,10 @@ func::FuncOp mlir::braid::declareRuntimeFunction(ModuleOp module,
 
 Value mlir::braid::toUnrankedBuffer(OpBuilder &b, Location loc, Value tensor) {
   auto type = cast<RankedTensorType>(tensor.getType());
+  // The runtime only reads it: no copy is needed to keep `tensor` intact.
   Value buffer = bufferization::ToBufferOp::create(
-      b, loc, MemRefType::get(type.getShape(), type.getElementType()), tensor);
+      b, loc, MemRefType::get(type.getShape(), type.getElementType()), tensor,
+      /*read_only=*/b.getUnitAttr());
   return memref::CastOp::create(
       b, loc, UnrankedMemRefType::get(type.getElementType(), 0), buffer);
 }
@@ -449,52 +452,17 @@ FailureOr<Value> ExchangeLowering::shardLookup(ShardEmbeddingBagOp op,
                        next});
       });
   Value starts = prefix.getResult(0);
-  Value shardRows = tensor::DimOp::create(b, loc, table, 0);
-  Value shardCols = tensor::DimOp::create(b, loc, table, 1);
-  bool isMax = op.getMode() == PoolingMode::max;
-  SmallVector<Value> dynamic;
-  if (type.isDynamicDim(0))
-    dynamic.push_back(numBags);
-  auto generate = tensor::GenerateOp::create(
-      b, loc, type, dynamic, [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
-        Value bag = ivs[0], column = ivs[1];
-        Value begin = tensor::ExtractOp::create(nb, nloc, starts, bag);
-        Value nextBag = arith::AddIOp::create(
-            nb, nloc, bag, arith::ConstantIndexOp::create(nb, nloc, 1));
-        Value end = tensor::ExtractOp::create(nb, nloc, starts, nextBag);
-        Value zero = arith::ConstantOp::create(nb, nloc, acc, nb.getFloatAttr(acc, 0.0));
-        Value identity = arith::ConstantOp::create(
-            nb, nloc, acc,
-            nb.getFloatAttr(acc, isMax ? -std::numeric_limits<double>::infinity() : 0.0));
-        Value inShard = arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::slt,
-                                              column, shardCols);
-        auto branch = scf::IfOp::create(nb, nloc, TypeRange{acc}, inShard, true);
-        OpBuilder tb = branch.getThenBodyBuilder();
-        auto loop = scf::ForOp::create(
-            tb, nloc, begin, end, arith::ConstantIndexOp::create(tb, nloc, 1),
-            ValueRange{identity},
-            [&](OpBuilder &lb, Location lloc, Value i, ValueRange sum) {
-              Value row = arith::IndexCastOp::create(
-                  lb, lloc, lb.getIndexType(),
-                  tensor::ExtractOp::create(lb, lloc, values, i));
-              emitIndexCheck(lb, lloc, indexError, row, shardRows);
-              Value safe = arith::SelectOp::create(
-                  lb, lloc,
-                  arith::CmpIOp::create(lb, lloc, arith::CmpIPredicate::ult, row, shardRows),
-                  row, arith::ConstantIndexOp::create(lb, lloc, 0));
-              Value v = tensor::ExtractOp::create(lb, lloc, table, ValueRange{safe, column});
-              if (v.getType() != acc)
-                v = arith::ExtFOp::create(lb, lloc, acc, v);
-              Value next = isMax ? arith::MaximumFOp::create(lb, lloc, sum[0], v).getResult()
-                                 : arith::AddFOp::create(lb, lloc, sum[0], v).getResult();
-              scf::YieldOp::create(lb, lloc, next);
-            });
-        scf::YieldOp::create(tb, nloc, loop.getResult(0));
-        OpBuilder eb = branch.getElseBodyBuilder();
-        scf::YieldOp::create(eb, nloc, zero);
-        tensor::YieldOp::create(nb, nloc, branch.getResult(0));
-      });
-  return generate.getResult();
+  BagPooling pooling;
+  pooling.table = table;
+  pooling.rows = values;
+  pooling.starts = starts;
+  pooling.resultType = type;
+  pooling.accumulatorType = acc;
+  pooling.mode = op.getMode();
+  pooling.finish = false;
+  // The rows arrived from other ranks: each is checked as it is read.
+  pooling.indexError = indexError;
+  return buildBagPooling(b, loc, pooling);
 }
 
 FailureOr<Value> ExchangeLowering::combine(CombineShardsOp op) {

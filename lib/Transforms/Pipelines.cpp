@@ -11,25 +11,33 @@
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
 #include "llvm/Support/ErrorHandling.h"
 
 using namespace mlir;
 
 /// braid-lower-cpu after braid-lower-compute (Braid's compute ops to
-/// tensor/linalg/scf): elementwise
-/// arith to linalg, one-shot bufferization across function boundaries
-/// (identity layouts, so the host passes plain strided buffers) with
-/// ownership-based deallocation, parallel loops to OpenMP, then LLVM.
+/// tensor/linalg/scf/vector): elementwise arith to linalg, one-shot
+/// bufferization across function boundaries (identity layouts, so the host
+/// passes plain strided buffers; CSE and canonicalization then drop the
+/// copies of a row onto itself that scf.forall's parallel_insert_slice
+/// leaves) with ownership-based deallocation, linalg
+/// and scf.forall to scf.parallel and on to OpenMP, vector transfers to
+/// (masked) vector loads, then LLVM.
 static constexpr llvm::StringLiteral kLowerCpuBackend =
     "func.func(convert-elementwise-to-linalg),"
     "one-shot-bufferize{bufferize-function-boundaries "
     "function-boundary-type-conversion=identity-layout-map},"
+    "func.func(cse,canonicalize),"
     "buffer-deallocation-pipeline,"
-    "func.func(convert-linalg-to-parallel-loops),"
+    "func.func(convert-linalg-to-parallel-loops,scf-forall-to-parallel),"
     "convert-scf-to-openmp,"
+    "convert-vector-to-llvm{reassociate-fp-reductions},"
     "expand-strided-metadata,"
+    "lower-affine,"
     "finalize-memref-to-llvm,"
     "convert-scf-to-cf,"
     "convert-to-llvm,"
@@ -49,6 +57,9 @@ void mlir::braid::registerBraidPassesAndPipelines() {
   bufferization::registerBufferizationPipelines();
   registerLinalgPasses();
   memref::registerMemRefPasses();
+  registerSCFPasses();
+  registerCSEPass();
+  registerCanonicalizerPass();
   PassPipelineRegistration<>(
       "braid-shard",
       "plan the sharding for the module's braid.cluster, then partition",

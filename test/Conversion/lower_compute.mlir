@@ -1,19 +1,33 @@
 // RUN: braid-opt %s --braid-lower-compute --split-input-file | FileCheck %s
 
-// Tables become trailing arguments; every index is checked once (the
-// runtime aborts on a row outside the table), then an embedding bag is a
-// tensor.generate over (bag, column) looping over the bag's indices.
+// Tables become trailing arguments and every argument is read-only to
+// bufferization (the host calls the program again on the same buffers);
+// every index is checked once (the runtime aborts on a row outside the
+// table). Then a row-major kernel: a forall over the bags, a loop over the
+// bag's indices that prefetches the row 16 entries ahead, reads the row as
+// one vector, widens f16 to f32 and pools; an empty max bag gives 0; the
+// pooled row is narrowed and written once.
 // CHECK-LABEL: func.func @bags
-// CHECK-SAME: (%[[IDX:[a-z0-9]+]]: tensor<?xi64>, %[[OFF:[a-z0-9]+]]: tensor<?xi64>, %[[T:[a-z0-9]+]]: tensor<40x4xf16> {braid.table = "t"}) -> tensor<?x4xf16>
+// CHECK-SAME: (%[[IDX:[a-z0-9]+]]: tensor<?xi64> {bufferization.writable = false}, %[[OFF:[a-z0-9]+]]: tensor<?xi64> {bufferization.writable = false}, %[[T:[a-z0-9]+]]: tensor<40x4xf16> {braid.table = "t", bufferization.writable = false}) -> tensor<?x4xf16>
 // CHECK-SAME: attributes {llvm.emit_c_interface}
 // CHECK: scf.for
 // CHECK: func.call @braidrt_index_error
-// CHECK: tensor.generate
-// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}) -> (f32)
-// CHECK: tensor.extract %[[T]]
-// CHECK: arith.extf {{.*}} : f16 to f32
-// CHECK: arith.maximumf
-// CHECK: arith.truncf {{.*}} : f32 to f16
+// CHECK: %[[BUF:.*]] = bufferization.to_buffer %[[T]] read_only : tensor<40x4xf16> to memref<40x4xf16>
+// CHECK: scf.forall (%[[BAG:.*]]) in (%{{.*}}) shared_outs(%[[OUT:.*]] = %{{.*}}) -> (tensor<?x4xf16>)
+// CHECK: %[[ROW:.*]] = tensor.extract_slice %[[OUT]][%[[BAG]], 0] [1, 4] [1, 1]
+// CHECK: %[[NEG:.*]] = arith.constant dense<0xFF800000> : vector<4xf32>
+// CHECK: scf.for {{.*}} iter_args(%[[ACC:.*]] = %[[NEG]]) -> (vector<4xf32>)
+// CHECK: %[[AHEAD:.*]] = arith.minui
+// CHECK: tensor.extract %[[IDX]][%[[AHEAD]]]
+// CHECK: memref.prefetch %[[BUF]]
+// CHECK: %[[READ:.*]] = vector.transfer_read %[[T]]{{.*}} {in_bounds = [true]} : tensor<40x4xf16>, vector<4xf16>
+// CHECK: %[[WIDE:.*]] = arith.extf %[[READ]] : vector<4xf16> to vector<4xf32>
+// CHECK: arith.maximumf %[[ACC]], %[[WIDE]] : vector<4xf32>
+// CHECK: arith.cmpi eq
+// CHECK: arith.select
+// CHECK: %[[NARROW:.*]] = arith.truncf {{.*}} : vector<4xf32> to vector<4xf16>
+// CHECK: %[[WRITTEN:.*]] = vector.transfer_write %[[NARROW]], %[[ROW]]
+// CHECK: tensor.parallel_insert_slice %[[WRITTEN]] into %[[OUT]][%[[BAG]], 0] [1, 4] [1, 1]
 // CHECK: func.func private @braidrt_index_error(i64, i64)
 // CHECK-NOT: braid.table @
 braid.table @t : tensor<40x4xf16> pooling_factor = 2.0
@@ -52,17 +66,58 @@ func.func @dense_f64(%x: tensor<?x3xf64>, %w: tensor<2x3xf64>, %b: tensor<2xf64>
 
 // -----
 
-// Interactions: cat is a concatenation; dot concatenates the features and
-// computes the dense columns and the pairwise dot products.
+// Interactions are a forall over the samples that reads each feature row
+// as a vector once: cat writes them side by side; dot writes the dense
+// vector, then the pairwise dot products (i > k, row-major) as one vector.
 // CHECK-LABEL: func.func @interactions
-// CHECK: tensor.concat dim(1) {{.*}} -> tensor<?x12xf32>
-// CHECK: arith.constant dense<[1, 2, 2]> : tensor<3xindex>
-// CHECK: arith.constant dense<[0, 0, 1]> : tensor<3xindex>
-// CHECK: tensor.generate
-// CHECK: scf.if
-// CHECK: scf.for
+// CHECK-SAME: (%[[D:[a-z0-9]+]]: {{.*}}, %[[E0:[a-z0-9]+]]: {{.*}}, %[[E1:[a-z0-9]+]]: {{.*}})
+// CHECK: scf.forall
+// CHECK: %[[CD:.*]] = vector.transfer_read %[[D]]
+// CHECK: %[[C0:.*]] = vector.transfer_read %[[E0]]
+// CHECK: %[[C1:.*]] = vector.transfer_read %[[E1]]
+// CHECK: vector.transfer_write %[[CD]], %{{.*}}[%{{.*}}, %{{.*}}] {{.*}} : vector<4xf32>, tensor<1x12xf32>
+// CHECK: %[[C4:.*]] = arith.constant 4 : index
+// CHECK: vector.transfer_write %[[C0]], %{{.*}}[%{{.*}}, %[[C4]]]
+// CHECK: %[[C8:.*]] = arith.constant 8 : index
+// CHECK: vector.transfer_write %[[C1]], %{{.*}}[%{{.*}}, %[[C8]]]
+// CHECK: tensor.parallel_insert_slice {{.*}} : tensor<1x12xf32> into tensor<?x12xf32>
+// CHECK: scf.forall
+// CHECK: %[[DD:.*]] = vector.transfer_read %[[D]]
+// CHECK: %[[D0:.*]] = vector.transfer_read %[[E0]]
+// CHECK: %[[D1:.*]] = vector.transfer_read %[[E1]]
+// CHECK: %[[P10:.*]] = arith.mulf %[[D0]], %[[DD]]
+// CHECK: %[[R10:.*]] = vector.reduction <add>, %[[P10]]
+// CHECK: %[[P20:.*]] = arith.mulf %[[D1]], %[[DD]]
+// CHECK: %[[R20:.*]] = vector.reduction <add>, %[[P20]]
+// CHECK: %[[P21:.*]] = arith.mulf %[[D1]], %[[D0]]
+// CHECK: %[[R21:.*]] = vector.reduction <add>, %[[P21]]
+// CHECK: %[[PAIRS:.*]] = vector.from_elements %[[R10]], %[[R20]], %[[R21]] : vector<3xf32>
+// CHECK: vector.transfer_write %[[PAIRS]]
+// CHECK: tensor.parallel_insert_slice {{.*}} : tensor<1x7xf32> into tensor<?x7xf32>
 func.func @interactions(%d: tensor<?x4xf32>, %e0: tensor<?x4xf32>, %e1: tensor<?x4xf32>) -> (tensor<?x12xf32>, tensor<?x7xf32>) {
   %c = braid.interaction cat %d, %e0, %e1 : (tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x12xf32>
   %z = braid.interaction dot %d, %e0, %e1 : (tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x7xf32>
   return %c, %z : tensor<?x12xf32>, tensor<?x7xf32>
+}
+
+// -----
+
+// Rows wider than 64 lanes are pooled in 64-lane chunks (a loop over the
+// chunk's first column, carrying the result row) and a tail vector.
+// CHECK-LABEL: func.func @wide
+// CHECK: scf.forall
+// CHECK: %[[C64:.*]] = arith.constant 64 : index
+// CHECK: %[[C128:.*]] = arith.constant 128 : index
+// CHECK: scf.for %[[COL:.*]] = %{{.*}} to %[[C128]] step %[[C64]] iter_args(%[[ROW:.*]] = %{{.*}}) -> (tensor<1x136xf32>)
+// CHECK: scf.for {{.*}} -> (vector<64xf32>)
+// CHECK: vector.transfer_read {{.*}}[%{{.*}}, %[[COL]]]{{.*}} : tensor<60x136xf32>, vector<64xf32>
+// CHECK: arith.divf {{.*}} : vector<64xf32>
+// CHECK: vector.transfer_write {{.*}}, %[[ROW]][%{{.*}}, %[[COL]]]
+// CHECK: scf.for {{.*}} -> (vector<8xf32>)
+// CHECK: vector.transfer_read {{.*}} : tensor<60x136xf32>, vector<8xf32>
+// CHECK: tensor.parallel_insert_slice {{.*}} : tensor<1x136xf32> into tensor<?x136xf32>
+braid.table @w : tensor<60x136xf32> pooling_factor = 3.0
+func.func @wide(%idx: tensor<?xi64>, %off: tensor<?xi64>) -> tensor<?x136xf32> {
+  %e = braid.embedding_bag @w(%idx, %off) mean : (tensor<?xi64>, tensor<?xi64>) -> tensor<?x136xf32>
+  return %e : tensor<?x136xf32>
 }

@@ -5,7 +5,7 @@
 // RUN: braid-opt %s --braid-partition --braid-lower-cpu | FileCheck %s --check-prefix=CHECK-LLVM
 
 // CHECK-LABEL: func.func @forward
-// CHECK-SAME: %[[SHARD:[a-z0-9]+]]: tensor<?x?xf32> {braid.table = "t"}
+// CHECK-SAME: %[[SHARD:[a-z0-9]+]]: tensor<?x?xf32> {braid.table = "t", bufferization.writable = false}
 // Bucketize: a bounds check over all indices, then count and route.
 // CHECK: scf.for
 // CHECK: func.call @braidrt_index_error
@@ -17,9 +17,21 @@
 // The indices: counts first, then the data.
 // CHECK: call @braidrt_exchange_counts(
 // CHECK: call @braidrt_all_to_all_v_i64(
-// The owner's partial over its shard, then the reduce_scatter and the mean.
-// CHECK: tensor.dim %[[SHARD]]
-// CHECK: tensor.generate
+// The owner's partial over its shard: the pooling kernel, each received
+// row checked as it is read, masked reads (the shard's columns are only
+// known at run time) and zero past the shard's columns. Then the
+// reduce_scatter and the mean.
+// CHECK: scf.forall
+// CHECK: scf.for {{.*}} -> (vector<8xf32>)
+// CHECK: func.call @braidrt_index_error
+// CHECK: memref.prefetch
+// CHECK: vector.transfer_read %[[SHARD]]{{.*}} : tensor<?x?xf32>, vector<8xf32>
+// CHECK: arith.addf {{.*}} : vector<8xf32>
+// CHECK: %[[COLS:.*]] = tensor.dim %[[SHARD]], %c1
+// CHECK: %[[LEFT:.*]] = arith.subi %[[COLS]]
+// CHECK: %[[MASK:.*]] = vector.create_mask %[[LEFT]] : vector<8xi1>
+// CHECK: arith.select %[[MASK]]
+// CHECK: tensor.parallel_insert_slice
 // CHECK: call @braidrt_reduce_scatter_f32({{.*}}) : (memref<*xf32>, memref<*xf32>, i64, i32) -> ()
 // CHECK: tensor.generate
 // CHECK: arith.divf

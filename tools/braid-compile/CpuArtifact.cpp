@@ -113,7 +113,8 @@ static LogicalResult run(Operation *at, StringRef program,
 }
 
 LogicalResult mlir::braid::writeCpuArtifact(ModuleOp program,
-                                            StringRef outDir, int64_t ranks) {
+                                            StringRef outDir, int64_t ranks,
+                                            StringRef targetCpu) {
   OwningOpRef<ModuleOp> module(cast<ModuleOp>(program->clone()));
   auto split = (*module)->getAttrOfType<DenseI64ArrayAttr>(
       BraidDialect::kBatchSplitAttrName);
@@ -162,10 +163,18 @@ LogicalResult mlir::braid::writeCpuArtifact(ModuleOp program,
                                  << ec.message();
     llvmModule->print(os, nullptr);
   }
+  // MLIR's LLVM IR is unoptimized: opt runs the middle end (inlining,
+  // LICM, GVN, vectorization), llc the back end, both for the target CPU.
+  std::string cpu = ("-mcpu=" + targetCpu).str();
+  std::string optimizedPath = joinPath(outDir, "program.opt.bc");
+  std::string opt = BRAID_LLVM_TOOLS_DIR "/opt";
+  if (failed(run(*module, opt,
+                 {opt, "-O3", cpu, irPath, "-o", optimizedPath})))
+    return failure();
   std::string llc = BRAID_LLVM_TOOLS_DIR "/llc";
   if (failed(run(*module, llc,
-                 {llc, "-O3", "-filetype=obj", "-relocation-model=pic",
-                  irPath, "-o", objectPath})))
+                 {llc, "-O3", cpu, "-filetype=obj", "-relocation-model=pic",
+                  optimizedPath, "-o", objectPath})))
     return failure();
   llvm::ErrorOr<std::string> linker = llvm::sys::findProgramByName("cc");
   if (!linker)

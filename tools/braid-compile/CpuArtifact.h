@@ -14,9 +14,11 @@ namespace mlir::braid {
 
 /// Lowers a copy of `program` with braid-lower-cpu, writes the manifest
 /// (ranks, arguments by name, kind, shape and element type, results), the
-/// LLVM IR and the shared library into `outDir`. Emits located errors.
+/// LLVM IR and the shared library into `outDir`. The IR is optimized (opt
+/// -O3) and compiled (llc -O3) for `targetCpu` (an LLVM CPU name, or
+/// "native" for the host's CPU and features). Emits located errors.
 LogicalResult writeCpuArtifact(ModuleOp program, llvm::StringRef outDir,
-                               int64_t ranks);
+                               int64_t ranks, llvm::StringRef targetCpu);
 
 } // namespace mlir::braid
 

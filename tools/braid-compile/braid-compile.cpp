@@ -62,6 +62,10 @@ static cl::opt<int> optLevel(
     cl::desc("0: partition only; 1: then canonicalize and CSE; 2: also "
              "start the pooled-row exchanges asynchronously, waiting at "
              "their first use"));
+static cl::opt<std::string> targetCpu(
+    "target-cpu", cl::init("native"),
+    cl::desc("--target cpu: the LLVM CPU name the program is compiled for "
+             "(native: this machine's CPU and features)"));
 static cl::opt<int64_t> maxTableRows(
     "max-table-rows", cl::init(40),
     cl::desc("Tables listed one per row in the printed plan"));
@@ -283,7 +287,8 @@ int main(int argc, char **argv) {
       return fail(llvm::toString(std::move(error)));
 
   if (target == "cpu" &&
-      failed(writeCpuArtifact(*module, outDir, sharding->problem.ranks())))
+      failed(writeCpuArtifact(*module, outDir, sharding->problem.ranks(),
+                              targetCpu)))
     return 1;
   printPlan(*sharding, cost, boundUs);
   llvm::outs() << "wrote " << outDir

@@ -20,6 +20,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include <sys/mman.h>
+
 using namespace mlir;
 using namespace mlir::braid;
 using interp::ElementKind;
@@ -113,14 +115,6 @@ llvm::Expected<NativeProgram> NativeProgram::load(llvm::StringRef dir) {
   return program;
 }
 
-namespace {
-/// One memref: its storage and descriptor.
-struct Buffer {
-  std::vector<uint8_t> storage;
-  std::vector<int64_t> descriptor;
-};
-} // namespace
-
 static void store(uint8_t *at, llvm::StringRef dtype, double value) {
   if (dtype == "f32") {
     float v = value;
@@ -173,22 +167,37 @@ static double loadValue(const uint8_t *at, llvm::StringRef dtype) {
   return double(v);
 }
 
-llvm::Expected<std::vector<HostTensor>>
-NativeProgram::call(llvm::ArrayRef<HostTensor> args, double &milliseconds) const {
+/// Huge pages back buffers of at least this size.
+static constexpr size_t kHugePageBytes = size_t(2) << 20;
+
+/// Storage for an argument of `bytes` bytes, or null. Large buffers (the
+/// tables) are aligned to 2 MiB and advised to use transparent huge pages:
+/// random row reads then miss the TLB far less often.
+static uint8_t *allocateArgument(size_t bytes) {
+  bytes = std::max<size_t>(bytes, 1);
+  size_t alignment = bytes >= kHugePageBytes ? kHugePageBytes : 64;
+  size_t rounded = (bytes + alignment - 1) / alignment * alignment;
+  void *data = std::aligned_alloc(alignment, rounded);
+  if (data && bytes >= kHugePageBytes)
+    madvise(data, rounded, MADV_HUGEPAGE); // advice only; failure is harmless
+  return static_cast<uint8_t *>(data);
+}
+
+void NativeProgram::BoundCall::Free::operator()(uint8_t *data) const {
+  std::free(data);
+}
+
+llvm::Expected<NativeProgram::BoundCall>
+NativeProgram::bind(llvm::ArrayRef<HostTensor> args) const {
   if (args.size() != arguments.size())
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(),
         llvm::formatv("the program takes {0} arguments, got {1}",
                       arguments.size(), args.size()));
-  std::vector<Buffer> buffers(args.size());
-  std::vector<void *> pointers;
-  // The results' descriptors come first, consecutively.
-  size_t resultWords = 0;
-  for (const Argument &result : results)
-    resultWords += 3 + 2 * result.shape.size();
-  std::vector<int64_t> resultDescriptors(resultWords, 0);
-  if (!results.empty())
-    pointers.push_back(resultDescriptors.data());
+  BoundCall bound;
+  bound.program = this;
+  bound.storage.resize(args.size());
+  bound.descriptors.resize(args.size());
   for (size_t i = 0; i < args.size(); ++i) {
     const Argument &argument = arguments[i];
     const HostTensor &tensor = args[i];
@@ -205,25 +214,46 @@ NativeProgram::call(llvm::ArrayRef<HostTensor> args, double &milliseconds) const
                           "program's shape",
                           argument.name, tensor.describeType()));
     size_t bytes = elementBytes(argument.dtype);
-    Buffer &buffer = buffers[i];
-    buffer.storage.resize(std::max<size_t>(1, tensor.data.size() * bytes));
+    uint8_t *storage = allocateArgument(tensor.data.size() * bytes);
+    if (!storage)
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          llvm::formatv("cannot allocate {0} bytes for argument '{1}'",
+                        tensor.data.size() * bytes, argument.name));
+    bound.storage[i].reset(storage);
     for (size_t e = 0; e < tensor.data.size(); ++e)
-      store(&buffer.storage[e * bytes], argument.dtype, tensor.data[e]);
+      store(&storage[e * bytes], argument.dtype, tensor.data[e]);
     int64_t rank = tensor.getRank();
-    buffer.descriptor.assign(3 + 2 * rank, 0);
-    auto base = reinterpret_cast<int64_t>(buffer.storage.data());
-    buffer.descriptor[0] = base;
-    buffer.descriptor[1] = base;
+    std::vector<int64_t> &descriptor = bound.descriptors[i];
+    descriptor.assign(3 + 2 * rank, 0);
+    auto base = reinterpret_cast<int64_t>(storage);
+    descriptor[0] = base;
+    descriptor[1] = base;
     int64_t stride = 1;
     for (int64_t d = rank - 1; d >= 0; --d) {
-      buffer.descriptor[3 + d] = tensor.shape[d];
-      buffer.descriptor[3 + rank + d] = stride;
+      descriptor[3 + d] = tensor.shape[d];
+      descriptor[3 + rank + d] = stride;
       stride *= tensor.shape[d];
     }
-    pointers.push_back(buffer.descriptor.data());
   }
+  return bound;
+}
+
+llvm::Expected<std::vector<HostTensor>>
+NativeProgram::BoundCall::run(double &milliseconds) {
+  const std::vector<Argument> &results = program->results;
+  // The results' descriptors come first, consecutively.
+  size_t resultWords = 0;
+  for (const Argument &result : results)
+    resultWords += 3 + 2 * result.shape.size();
+  std::vector<int64_t> resultDescriptors(resultWords, 0);
+  std::vector<void *> pointers;
+  if (!results.empty())
+    pointers.push_back(resultDescriptors.data());
+  for (std::vector<int64_t> &descriptor : descriptors)
+    pointers.push_back(descriptor.data());
   auto start = std::chrono::steady_clock::now();
-  entry(pointers.data());
+  program->entry(pointers.data());
   milliseconds = std::chrono::duration<double, std::milli>(
                      std::chrono::steady_clock::now() - start)
                      .count();

@@ -13,6 +13,7 @@
 
 #include "llvm/Support/Error.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -33,10 +34,26 @@ public:
   /// Whether the program calls collectives (needs one process per rank).
   bool hasExchanges() const { return exchanges; }
 
-  /// Calls the program once with `args` (in manifest order); returns its
-  /// results and the call's wall time.
-  llvm::Expected<std::vector<interp::HostTensor>>
-  call(llvm::ArrayRef<interp::HostTensor> args, double &milliseconds) const;
+  /// Arguments staged once in the program's element types and memref
+  /// descriptors, so that repeated calls time the program alone.
+  class BoundCall {
+  public:
+    /// Calls the program; returns its results and the call's wall time.
+    llvm::Expected<std::vector<interp::HostTensor>>
+    run(double &milliseconds);
+
+  private:
+    friend class NativeProgram;
+    struct Free {
+      void operator()(uint8_t *data) const;
+    };
+    const NativeProgram *program = nullptr;
+    std::vector<std::unique_ptr<uint8_t[], Free>> storage;
+    std::vector<std::vector<int64_t>> descriptors;
+  };
+
+  /// Stages `args` (in manifest order) for calls of the program.
+  llvm::Expected<BoundCall> bind(llvm::ArrayRef<interp::HostTensor> args) const;
 
 private:
   std::vector<Argument> arguments, results;

@@ -218,9 +218,13 @@ static llvm::Expected<RankValues> runNative(const NativeProgram &program,
         return table.takeError();
       args.push_back(std::move(*table));
     }
+    llvm::Expected<NativeProgram::BoundCall> call = program.bind(args);
+    if (!call)
+      return call.takeError();
+    args.clear();
     for (int64_t i = 0; i < iterations; ++i) {
       double ms = 0;
-      llvm::Expected<std::vector<HostTensor>> outputs = program.call(args, ms);
+      llvm::Expected<std::vector<HostTensor>> outputs = call->run(ms);
       if (!outputs)
         return outputs.takeError();
       perIteration[i] = std::max(perIteration[i], ms);

@@ -38,6 +38,9 @@ class SCFDialect;
 namespace tensor {
 class TensorDialect;
 } // namespace tensor
+namespace vector {
+class VectorDialect;
+} // namespace vector
 } // namespace mlir
 
 namespace mlir::braid {

@@ -105,7 +105,7 @@ def BraidPartitionPass : Pass<"braid-partition", "::mlir::ModuleOp"> {
 }
 
 def BraidLowerComputePass : Pass<"braid-lower-compute", "::mlir::ModuleOp"> {
-  let summary = "lowers Braid's compute ops to tensor, linalg and scf";
+  let summary = "lowers Braid's compute ops to tensor, linalg, scf and vector";
   let description = [{
     The first step of `braid-lower-cpu`. Every table a function looks up
     becomes a trailing argument of the table's type, marked
@@ -113,11 +113,14 @@ def BraidLowerComputePass : Pass<"braid-lower-compute", "::mlir::ModuleOp"> {
     and the compute ops become upstream ops on tensors that one-shot
     bufferization turns into parallel loops:
 
-    - `braid.embedding_bag`: a `tensor.generate` over (bag, column) whose
-      body loops over the bag's indices, accumulating in f32 (f64 for f64
-      tables); `mean` divides by the bag size, `max` starts from -inf and
-      gives 0 for an empty bag; an index outside the table calls
-      `braidrt_index_error` (the runtime aborts the job naming the rank);
+    - `braid.embedding_bag`: every index is checked first (one outside
+      the table calls `braidrt_index_error`; the runtime aborts the job
+      naming the rank), then a row-major kernel: an `scf.forall` over the
+      bags whose body loops over the bag's indices, reads each row with a
+      `vector.transfer_read` (rows wider than 64 in chunks of 64 lanes)
+      and pools it in a vector accumulator, f32 (f64 for f64 tables);
+      `mean` divides by the bag size, `max` starts from -inf and gives 0
+      for an empty bag; the row is written once into the result;
     - `braid.linear`: for f32, a call of the runtime's BLAS GEMM with
       bias and activation (`braidrt_linear_f32`, through MLIR's C
       interface) on a buffer the call fills; otherwise a `linalg.generic`
@@ -133,12 +136,18 @@ def BraidLowerComputePass : Pass<"braid-lower-compute", "::mlir::ModuleOp"> {
       buffer the call fills (`bufferization.to_buffer`/`to_tensor` around
       a C-interface call); `bucketize` counts, then routes, with
       `tensor.insert`; `shard_embedding_bag` (its table argument is the
-      rank's shard, `tensor<?x?xT>`) and `combine_shards` are
-      `tensor.generate` kernels. The placement fixes the routing at
-      compile time; only the calling rank is read at run time.
+      rank's shard, `tensor<?x?xT>`) is the embedding bag's kernel with
+      masked reads, partial pooling (no mean division, -inf for an empty
+      `max` bag), zero past the shard's columns and each received row
+      checked as it is read; `combine_shards` is a `tensor.generate`. The
+      placement fixes the routing at compile time; only the calling rank
+      is read at run time;
+    - the async forms (`all_to_all_start`, `reduce_scatter_start`,
+      `wait`): non-blocking runtime calls and a wait that takes the
+      buffers.
 
-    Functions get `llvm.emit_c_interface`. Other collectives, the async
-    forms, `rank`, `world_size` and per-sample weights are errors for now.
+    Functions get `llvm.emit_c_interface`. Other collectives, `permute`,
+    `rank`, `world_size` and per-sample weights are errors for now.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::bufferization::BufferizationDialect",
@@ -147,7 +156,8 @@ def BraidLowerComputePass : Pass<"braid-lower-compute", "::mlir::ModuleOp"> {
                            "::mlir::math::MathDialect",
                            "::mlir::memref::MemRefDialect",
                            "::mlir::scf::SCFDialect",
-                           "::mlir::tensor::TensorDialect"];
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::vector::VectorDialect"];
 }
 
 def BraidEmitPackedEntryPass

@@ -1,0 +1,51 @@
+//===- PoolingKernel.h - The CPU backend's bag-pooling kernel ---*- C++ -*-===//
+//
+// This file declares the row-major kernel that braid-lower-compute emits for
+// `braid.embedding_bag` and `braid.shard_embedding_bag`: bags in parallel
+// (`scf.forall`), and for each bag its rows read as whole vectors and pooled
+// in registers.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BRAID_LIB_TRANSFORMS_POOLINGKERNEL_H
+#define BRAID_LIB_TRANSFORMS_POOLINGKERNEL_H
+
+#include "braid/Dialect/Braid/IR/Braid.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir::braid {
+
+/// What one pooling kernel reads and writes.
+struct BagPooling {
+  /// The table (or this rank's shard of it), rows x columns; the columns
+  /// may be dynamic or fewer than the result's.
+  Value table;
+  /// The row of every looked-up entry, integer elements.
+  Value rows;
+  /// Bag b pools rows[starts[b]] .. rows[starts[b + 1] - 1]; integer or
+  /// index elements, one more than there are bags.
+  Value starts;
+  /// The pooled result: bags x width, width static. Columns at or past
+  /// the table's are zero.
+  RankedTensorType resultType;
+  /// The accumulator's element type (f32 for 16-bit tables).
+  Type accumulatorType;
+  PoolingMode mode = PoolingMode::sum;
+  /// True: a finished pooling (mean divides, an empty bag is zero). False:
+  /// a partial for combine_shards (mean is a sum, an empty max bag -inf).
+  bool finish = true;
+  /// When set, every row is checked against the table's rows in the kernel
+  /// and an index outside calls it with (index, rows).
+  func::FuncOp indexError;
+};
+
+/// Emits the kernel at `b`'s insertion point; returns the pooled tensor, or
+/// failure (with an error at `loc`) for a result of dynamic width.
+FailureOr<Value> buildBagPooling(OpBuilder &b, Location loc,
+                                 const BagPooling &pooling);
+
+} // namespace mlir::braid
+
+#endif // BRAID_LIB_TRANSFORMS_POOLINGKERNEL_H
