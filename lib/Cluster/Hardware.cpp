@@ -160,7 +160,7 @@ Expected<HardwareDesc> mlir::braid::cluster::parseHardware(StringRef text,
   FieldReader device(name, top.childPath("device"), top.child("device"));
   device.checkKeys({"arch", "name", "peak_tflops", "gemm_efficiency",
                     "memory_bandwidth_GBps", "memory_efficiency",
-                    "memory_capacity_GB", "l2_MB", "sms",
+                    "gather_efficiency", "memory_capacity_GB", "l2_MB", "sms",
                     "launch_overhead_us"});
   hw.device.name = device.string("name");
   std::string arch = device.string("arch");
@@ -182,6 +182,8 @@ Expected<HardwareDesc> mlir::braid::cluster::parseHardware(StringRef text,
   hw.device.gemmEfficiency = device.fraction("gemm_efficiency");
   hw.device.memoryBandwidthGBps = device.number("memory_bandwidth_GBps");
   hw.device.memoryEfficiency = device.fraction("memory_efficiency");
+  if (device.has("gather_efficiency"))
+    hw.device.gatherEfficiency = device.fraction("gather_efficiency");
   hw.device.memoryCapacityGB = device.number("memory_capacity_GB");
   hw.device.l2MB = device.number("l2_MB", /*allowZero=*/true);
   hw.device.sms = device.integer("sms");

@@ -66,8 +66,10 @@ KernelEstimate cost::estimateEmbeddingBag(const HardwareDesc &hw,
   double missRate =
       distinctBytes > 0 ? std::max(0.0, 1.0 - l2Bytes / distinctBytes) : 0;
   double rowTraffic = distinctBytes + (lookups - distinct) * rowBytes * missRate;
-  double bytes = rowTraffic + lookups * 8 /*indices*/ +
-                 (shape.bags + 1) * 8 /*offsets*/ +
+  // Random row reads reach the calibrated gather fraction of the streaming
+  // bandwidth: they cost proportionally more bytes of streaming time.
+  double bytes = rowTraffic / hw.device.gatherEfficiency +
+                 lookups * 8 /*indices*/ + (shape.bags + 1) * 8 /*offsets*/ +
                  double(shape.bags) * shape.dim * shape.elementBytes;
   double flops = lookups * shape.dim;
   double computeUs =

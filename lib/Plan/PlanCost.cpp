@@ -302,7 +302,9 @@ double plan::lowerBoundUs(const PlanProblem &problem) {
   for (const TableSpec &table : problem.tables) {
     double lookups = double(problem.batch) * table.poolingFactor;
     double distinct = std::min(lookups * table.uniqueRatio, double(table.rows));
-    double bytes = distinct * table.dim * table.elementBytes + lookups * 8 +
+    double bytes = distinct * table.dim * table.elementBytes /
+                       hw.device.gatherEfficiency +
+                   lookups * 8 +
                    double(problem.batch) * table.dim * table.elementBytes;
     double memoryUs = bytes / bandwidth * 1e-3;
     double computeUs =

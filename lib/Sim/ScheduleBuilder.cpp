@@ -239,3 +239,39 @@ std::vector<SimOp> mlir::braid::sim::buildPlanSchedule(const plan::PlanCost &cos
   }
   return ops;
 }
+
+FailureOr<double> mlir::braid::sim::estimateDenseStageUs(
+    func::FuncOp func, const HardwareDesc &hw, int64_t batch, int64_t ranks) {
+  if (batch < 1 || ranks < 1)
+    return func.emitError() << "the dense stage needs a positive batch and "
+                               "rank count";
+  int64_t share = (batch + ranks - 1) / ranks;
+  double fraction = double(share) / double(batch);
+  double totalUs = 0;
+  for (Operation &op : func.getBody().getOps()) {
+    if (isa<EmbeddingBagOp, func::ReturnOp, arith::ConstantOp>(op))
+      continue;
+    if (auto linear = dyn_cast<LinearOp>(op)) {
+      auto input = linear.getInput().getType();
+      auto weight = linear.getWeight().getType();
+      if (!input.hasStaticShape() || !weight.hasStaticShape())
+        return linear.emitError() << "the dense stage needs static shapes";
+      int64_t rows = (input.getDimSize(0) + ranks - 1) / ranks;
+      totalUs += cost::estimateGemm(hw, rows, weight.getDimSize(0),
+                                    input.getDimSize(1), dtypeOf(input))
+                     .timeUs;
+      continue;
+    }
+    if (isa<InteractionOp>(op) || op.getDialect()->getNamespace() == "arith" ||
+        op.getDialect()->getNamespace() == "tensor") {
+      double bytes = 0;
+      for (Value value : llvm::concat<Value>(op.getOperands(), op.getResults()))
+        bytes += staticBytes(value.getType()).value_or(0);
+      totalUs += cost::estimateElementwise(hw, bytes * fraction).timeUs;
+      continue;
+    }
+    return op.emitError() << "the dense stage cannot cost '" << op.getName()
+                          << "'";
+  }
+  return totalUs;
+}

@@ -19,6 +19,7 @@
 
 #include "braid/Cost/CostModel.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
@@ -93,7 +94,8 @@ static llvm::Error writeFile(StringRef path,
 }
 
 static llvm::json::Value planJson(const ShardingResult &sharding,
-                                  const plan::PlanCost &cost, double boundUs) {
+                                  const plan::PlanCost &cost, double boundUs,
+                                  double denseUs) {
   llvm::json::Array tables;
   for (auto [spec, tp] :
        llvm::zip(sharding.problem.tables, sharding.plan.tables)) {
@@ -127,7 +129,9 @@ static llvm::json::Value planJson(const ShardingResult &sharding,
                           {"peak_memory_bytes", std::move(memory)},
                           {"index_exchange_ms", cost.indexExchangeUs * 1e-3},
                           {"output_exchange_ms", cost.outputExchangeUs * 1e-3},
-                          {"reduce_scatter_ms", cost.reduceScatterUs * 1e-3}}},
+                          {"reduce_scatter_ms", cost.reduceScatterUs * 1e-3},
+                          {"dense_ms", denseUs * 1e-3},
+                          {"forward_ms", (cost.iterationUs + denseUs) * 1e-3}}},
       {"tables", std::move(tables)}};
 }
 
@@ -153,7 +157,7 @@ static std::string formatRanks(const plan::TablePlan &tp) {
 }
 
 static void printPlan(const ShardingResult &sharding, const plan::PlanCost &cost,
-                      double boundUs) {
+                      double boundUs, double denseUs) {
   const plan::PlanProblem &problem = sharding.problem;
   llvm::outs() << llvm::formatv(
       "plan by '{0}' for {1} x {2} ranks of {3}, global batch {4} "
@@ -189,6 +193,12 @@ static void printPlan(const ShardingResult &sharding, const plan::PlanCost &cost
       cost.iterationUs * 1e-3, cost.indexExchangeUs * 1e-3,
       cost.outputExchangeUs * 1e-3, cost.reduceScatterUs * 1e-3,
       boundUs * 1e-3);
+  llvm::outs() << llvm::formatv(
+      "predicted forward pass: {0:f3} ms (embedding stage {1:f3} + "
+      "data-parallel dense stage {2:f3} on {3} of {4} samples per rank)\n",
+      (cost.iterationUs + denseUs) * 1e-3, cost.iterationUs * 1e-3,
+      denseUs * 1e-3,
+      (problem.batch + problem.ranks() - 1) / problem.ranks(), problem.batch);
 }
 
 int main(int argc, char **argv) {
@@ -233,6 +243,18 @@ int main(int argc, char **argv) {
     return 1;
   plan::PlanCost cost = plan::evaluatePlan(sharding->problem, sharding->plan);
   double boundUs = plan::lowerBoundUs(sharding->problem);
+  // The dense stage, from the global program before partitioning.
+  auto forward = llvm::to_vector(llvm::make_filter_range(
+      module->getOps<func::FuncOp>(), [](func::FuncOp f) { return !f.isExternal(); }));
+  double denseUs = 0;
+  if (forward.size() == 1) {
+    FailureOr<double> dense = sim::estimateDenseStageUs(
+        forward.front(), sharding->problem.hw, sharding->problem.batch,
+        sharding->problem.ranks());
+    if (failed(dense))
+      return 1;
+    denseUs = *dense;
+  }
 
   if (llvm::sys::fs::exists(outDir) && !llvm::sys::fs::is_directory(outDir))
     return fail("cannot create '" + outDir + "': a file of that name exists");
@@ -267,7 +289,7 @@ int main(int argc, char **argv) {
   if (!simulated)
     return fail(llvm::toString(simulated.takeError()));
 
-  llvm::json::Value planValue = planJson(*sharding, cost, boundUs);
+  llvm::json::Value planValue = planJson(*sharding, cost, boundUs, denseUs);
   for (auto [name, write] :
        std::initializer_list<std::pair<const char *,
                                        std::function<void(llvm::raw_ostream &)>>>{
@@ -290,7 +312,7 @@ int main(int argc, char **argv) {
       failed(writeCpuArtifact(*module, outDir, sharding->problem.ranks(),
                               targetCpu)))
     return 1;
-  printPlan(*sharding, cost, boundUs);
+  printPlan(*sharding, cost, boundUs, denseUs);
   llvm::outs() << "wrote " << outDir
                << "/{plan.json, trace.json, model.mlir, program.mlir"
                << (target == "cpu" ? ", manifest.json, libprogram.so" : "")

@@ -75,6 +75,17 @@ TEST(HardwareTest, MalformedDescriptionsNameThePath) {
                    "\"kind\": \"shm\", \"hop_latency_us\": 1, "
                    "\"collective_bandwidth_GBps\": {\"all_shuffle\": 1}"),
             "hw.json: intra_node.collective_bandwidth_GBps.all_shuffle: unknown field");
+  // gather_efficiency is optional (1 when absent) and a fraction.
+  EXPECT_EQ(parseHardware(good, "hw.json")->device.gatherEfficiency, 1.0);
+  {
+    std::string text = good;
+    text.replace(text.find("\"sms\": 10"), 9, "\"sms\": 10, \"gather_efficiency\": 0.4");
+    llvm::Expected<HardwareDesc> hw = parseHardware(text, "hw.json");
+    ASSERT_TRUE(static_cast<bool>(hw)) << llvm::toString(hw.takeError());
+    EXPECT_EQ(hw->device.gatherEfficiency, 0.4);
+  }
+  EXPECT_EQ(broken("\"sms\": 10", "\"sms\": 10, \"gather_efficiency\": 0"),
+            "hw.json: device.gather_efficiency: expected a positive number, got 0");
   EXPECT_EQ(broken("\"arch\": \"hopper\"", "\"arch\": \"volta\""),
             "hw.json: device.arch: expected \"ampere\", \"hopper\" or \"cpu\", got \"volta\"");
 }

@@ -63,6 +63,26 @@ TEST(KernelModelTest, EmbeddingBagReuseAndSize) {
   EXPECT_GE(estimateEmbeddingBag(hw, shape).timeUs, floorUs);
 }
 
+TEST(KernelModelTest, GatherEfficiencySlowsOnlyTheRowReads) {
+  cluster::HardwareDesc hw = *cluster::loadHardware("dgx-h100");
+  EmbeddingBagShape shape;
+  shape.bags = 65536;
+  shape.poolingFactor = 20;
+  shape.dim = 128;
+  shape.rows = 40000000;
+  double full = estimateEmbeddingBag(hw, shape).timeUs;
+  hw.device.gatherEfficiency = 0.5;
+  double half = estimateEmbeddingBag(hw, shape).timeUs;
+  // The row reads take twice as long; indices, offsets and the output do
+  // not, so the lookup takes less than twice as long.
+  EXPECT_GT(half, 1.5 * full);
+  EXPECT_LT(half, 2 * full);
+  // Streaming kernels do not change.
+  cluster::HardwareDesc plain = *cluster::loadHardware("dgx-h100");
+  EXPECT_EQ(estimateElementwise(hw, 1e9).timeUs,
+            estimateElementwise(plain, 1e9).timeUs);
+}
+
 TEST(KernelModelTest, OverlapIsNeverFree) {
   cluster::HardwareDesc hw = *cluster::loadHardware("dgx-h100");
   for (double memoryBound : {0.0, 0.5, 1.0})

@@ -34,6 +34,9 @@ struct DeviceDesc {
   double memoryBandwidthGBps = 0;
   /// Fraction of memory bandwidth a streaming kernel reaches.
   double memoryEfficiency = 0;
+  /// Fraction of that bandwidth an embedding lookup's random row reads
+  /// reach (optional, 1 when not given; braid-calibrate measures it).
+  double gatherEfficiency = 1;
   double memoryCapacityGB = 0;
   double l2MB = 0;
   int64_t sms = 0;

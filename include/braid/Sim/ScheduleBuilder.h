@@ -39,6 +39,17 @@ FailureOr<std::vector<SimOp>> buildSchedule(func::FuncOp func,
                                             int64_t numRanks,
                                             int64_t ranksPerNode);
 
+/// The data-parallel dense stage of the global program `func` (static
+/// shapes, global batch `batch`) on `ranks` ranks: every op but the
+/// embedding lookups, which the sharding plan prices, costed on the largest
+/// rank's share of the batch, ceil(batch / ranks) samples, one after the
+/// other. Linear layers are GEMMs of that many rows; interactions and
+/// elementwise ops stream that share of their bytes. Emits a located error
+/// and fails on an op it cannot cost.
+FailureOr<double> estimateDenseStageUs(func::FuncOp func,
+                                       const cluster::HardwareDesc &hw,
+                                       int64_t batch, int64_t ranks);
+
 } // namespace mlir::braid::sim
 
 #endif // BRAID_SIM_SCHEDULEBUILDER_H

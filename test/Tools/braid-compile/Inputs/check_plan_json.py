@@ -18,6 +18,9 @@ def main(path):
     assert len(predicted["peak_memory_bytes"]) == ranks
     assert predicted["iteration_ms"] >= max(predicted["per_rank_ms"]) - 1e-9
     assert plan["lower_bound_ms"] <= predicted["iteration_ms"]
+    # The forward pass is the embedding stage plus the dense stage.
+    assert predicted["dense_ms"] >= 0
+    assert abs(predicted["forward_ms"] - predicted["iteration_ms"] - predicted["dense_ms"]) <= 1e-9
     for table in plan["tables"]:
         assert table["sharding"] in SHARDINGS, table["sharding"]
         shards = table["shards"]
