@@ -35,6 +35,9 @@ using namespace mlir::braid;
 
 /// The runtime's abort for an index outside a table: (index, rows).
 static constexpr StringLiteral kIndexErrorFn = "braidrt_index_error";
+/// The runtime's abort for per-sample weights that do not match the
+/// indices: (weights, indices).
+static constexpr StringLiteral kWeightsErrorFn = "braidrt_weights_error";
 /// The runtime's f32 GEMM with bias and activation, through BLAS.
 static constexpr StringLiteral kLinearF32Fn = "braidrt_linear_f32";
 
@@ -73,6 +76,25 @@ FailureOr<Value> ComputeLowering::lowerEmbeddingBag(OpBuilder &b,
   emitIndicesCheck(b, loc, indexErrorFn(), bag.getIndices(),
                    arith::ConstantIndexOp::create(b, loc, rows));
   BagPooling pooling;
+  if (Value weights = bag.getPerSampleWeights()) {
+    // One weight per index, checked at run time when a size is dynamic.
+    Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
+    Value numWeights = tensor::DimOp::create(b, loc, weights, c0);
+    Value numIndices = tensor::DimOp::create(b, loc, bag.getIndices(), c0);
+    Value mismatch = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                           numWeights, numIndices);
+    func::FuncOp weightsError = declareRuntimeFunction(
+        module, kWeightsErrorFn, {b.getI64Type(), b.getI64Type()}, {}, false);
+    scf::IfOp::create(b, loc, mismatch, [&](OpBuilder &tb, Location tloc) {
+      Type i64 = tb.getI64Type();
+      func::CallOp::create(
+          tb, tloc, weightsError,
+          ValueRange{arith::IndexCastOp::create(tb, tloc, i64, numWeights),
+                     arith::IndexCastOp::create(tb, tloc, i64, numIndices)});
+      scf::YieldOp::create(tb, tloc);
+    });
+    pooling.weights = weights;
+  }
   pooling.table = table;
   pooling.rows = bag.getIndices();
   pooling.starts = bag.getOffsets();
@@ -274,10 +296,6 @@ LogicalResult ComputeLowering::lowerFunction(func::FuncOp func) {
     FlatSymbolRefAttr tableRef;
     Type argType;
     if (auto bag = dyn_cast<EmbeddingBagOp>(op)) {
-      if (bag.getPerSampleWeights()) {
-        bag.emitError() << "the CPU backend does not lower per-sample weights yet";
-        return WalkResult::interrupt();
-      }
       tableRef = bag.getTableAttr();
     } else if (auto shard = dyn_cast<ShardEmbeddingBagOp>(op)) {
       tableRef = shard.getTableAttr();

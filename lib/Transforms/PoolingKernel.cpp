@@ -151,6 +151,14 @@ Value BagEmitter::poolChunk(Value row, Value column, int64_t lanes) {
             padding, ArrayRef<bool>{fullWidth});
         if (readType != accType)
           values = arith::ExtFOp::create(lb, lloc, Type(accType), values);
+        if (pooling.weights) {
+          Value weight = tensor::ExtractOp::create(lb, lloc, pooling.weights, i);
+          if (weight.getType() != acc)
+            weight = arith::ExtFOp::create(lb, lloc, acc, weight);
+          values = arith::MulFOp::create(
+              lb, lloc, values,
+              vector::BroadcastOp::create(lb, lloc, Type(accType), weight));
+        }
         Value next =
             isMax ? arith::MaximumFOp::create(lb, lloc, sum[0], values).getResult()
                   : arith::AddFOp::create(lb, lloc, sum[0], values).getResult();

@@ -27,6 +27,9 @@ struct BagPooling {
   /// Bag b pools rows[starts[b]] .. rows[starts[b + 1] - 1]; integer or
   /// index elements, one more than there are bags.
   Value starts;
+  /// Optional per-sample weights, one per entry of `rows` (mode sum): each
+  /// row is scaled by its weight before it is pooled.
+  Value weights;
   /// The pooled result: bags x width, width static. Columns at or past
   /// the table's are zero.
   RankedTensorType resultType;

@@ -292,6 +292,12 @@ void braidrt_index_error(int64_t index, int64_t rows) {
                static_cast<long long>(index), static_cast<long long>(rows));
 }
 
+void braidrt_weights_error(int64_t weights, int64_t indices) {
+  braidrt_fail("per-sample weights have %lld entries but there are %lld "
+               "indices",
+               static_cast<long long>(weights), static_cast<long long>(indices));
+}
+
 double braidrt_time_ms(void) {
   return std::chrono::duration<double, std::milli>(
              std::chrono::steady_clock::now().time_since_epoch())

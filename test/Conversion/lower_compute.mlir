@@ -121,3 +121,29 @@ func.func @wide(%idx: tensor<?xi64>, %off: tensor<?xi64>) -> tensor<?x136xf32> {
   %e = braid.embedding_bag @w(%idx, %off) mean : (tensor<?xi64>, tensor<?xi64>) -> tensor<?x136xf32>
   return %e : tensor<?x136xf32>
 }
+
+// -----
+
+// Per-sample weights: their count must match the indices' (a run-time
+// check when either is dynamic), then each row is scaled by its weight,
+// broadcast to the row's vector, before it is pooled.
+// CHECK-LABEL: func.func @weighted
+// CHECK-SAME: (%[[IDX:[a-z0-9]+]]: tensor<?xi64> {{.*}}, %[[OFF:[a-z0-9]+]]: tensor<?xi64> {{.*}}, %[[W:[a-z0-9]+]]: tensor<?xf32>
+// CHECK: %[[NW:.*]] = tensor.dim %[[W]]
+// CHECK: %[[NI:.*]] = tensor.dim %[[IDX]]
+// CHECK: %[[BAD:.*]] = arith.cmpi ne, %[[NW]], %[[NI]] : index
+// CHECK: scf.if %[[BAD]]
+// CHECK: func.call @braidrt_weights_error
+// CHECK: scf.forall
+// CHECK: scf.for %[[I:[a-z0-9_]+]] = {{.*}} -> (vector<4xf32>)
+// CHECK: %[[ROW:.*]] = vector.transfer_read
+// CHECK: %[[WEIGHT:.*]] = tensor.extract %[[W]][%[[I]]]
+// CHECK: %[[SPLAT:.*]] = vector.broadcast %[[WEIGHT]] : f32 to vector<4xf32>
+// CHECK: %[[SCALED:.*]] = arith.mulf %[[ROW]], %[[SPLAT]] : vector<4xf32>
+// CHECK: arith.addf %{{.*}}, %[[SCALED]] : vector<4xf32>
+// CHECK: func.func private @braidrt_weights_error(i64, i64)
+braid.table @t : tensor<40x4xf32> pooling_factor = 2.0
+func.func @weighted(%idx: tensor<?xi64>, %off: tensor<?xi64>, %w: tensor<?xf32>) -> tensor<?x4xf32> {
+  %e = braid.embedding_bag @t(%idx, %off, weights %w) sum : (tensor<?xi64>, tensor<?xi64>, tensor<?xf32>) -> tensor<?x4xf32>
+  return %e : tensor<?x4xf32>
+}

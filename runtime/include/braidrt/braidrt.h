@@ -100,6 +100,10 @@ void braidrt_embedding_bag(const char *table_name, const float *table,
  * job naming the rank, the index and the table's rows. */
 void braidrt_index_error(int64_t index, int64_t rows);
 
+/* Called by compiled weighted lookups whose per-sample weights and indices
+ * differ in length: aborts the job naming the rank and both lengths. */
+void braidrt_weights_error(int64_t weights, int64_t indices);
+
 /* Milliseconds on a monotonic clock. */
 double braidrt_time_ms(void);
 

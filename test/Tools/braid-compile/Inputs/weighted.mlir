@@ -1,4 +1,5 @@
-// A weighted bag: per-sample weights are not lowered for the CPU yet.
+// A weighted bag: per-sample weights scale each row before the sum; they
+// are partitioned only for data-parallel tables.
 module {
   braid.table @t : tensor<10x4xf32> pooling_factor = 2.0
   func.func @forward(%i: tensor<?xi64> {braid.input = "t.indices"}, %o: tensor<3xi64> {braid.input = "t.offsets"},
