@@ -67,12 +67,17 @@ echo "      --target cpu, run it on 2 real ranks and check it against the refere
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 mpirun -n 2 --oversubscribe "$BIN/braid-calibrate" --quick -o "$OUT/local-cpu.json" | sed 's/^/   /'
 "$BIN/braid-compile" examples/dlrm_small.json --cluster "$OUT/local-cpu.json" --nodes 1 \
-  --ranks-per-node 2 --target cpu -o "$OUT/cpu" | grep -E "^plan|predicted|^wrote" | sed 's/^/   /'
+  --ranks-per-node 2 --target cpu -o "$OUT/cpu" | sed 's/^/   /'
 mpirun -n 2 --oversubscribe "$BIN/braid-run" "$OUT/cpu" --check --iterations 100 | sed 's/^/   /'
 echo "   The same model with every table row-wise: the ranks exchange indices (all_to_all_v)"
 echo "   and reduce-scatter their partial sums over MPI"
 "$BIN/braid-compile" examples/dlrm_small.json --cluster "$OUT/local-cpu.json" --nodes 1 \
   --ranks-per-node 2 --force-sharding row_wise --target cpu -o "$OUT/cpu-rows" >/dev/null
 mpirun -n 2 --oversubscribe "$BIN/braid-run" "$OUT/cpu-rows" --check --iterations 100 | sed 's/^/   /'
+echo
+echo "== 9. Time a mid-size DLRM (8 tables of 200K x 64, pooling 20, batch 2048) on 2 ranks:"
+echo "      measured beside PyTorch (when installed: scripts/install-torch.sh) and predicted"
+python3 bench/cpu_vs_torch/run.py --rows 200000 --batch 2048 --iterations 20 --repeats 1 \
+  --json "$OUT/cpu_vs_torch.json" | sed 's/^/   /'
 echo
 echo "Artifacts are in $OUT"

@@ -120,7 +120,9 @@ def BraidLowerComputePass : Pass<"braid-lower-compute", "::mlir::ModuleOp"> {
       `vector.transfer_read` (rows wider than 64 in chunks of 64 lanes)
       and pools it in a vector accumulator, f32 (f64 for f64 tables);
       `mean` divides by the bag size, `max` starts from -inf and gives 0
-      for an empty bag; the row is written once into the result;
+      for an empty bag; per-sample weights scale each row first (their
+      count is checked against the indices' at run time); the row is
+      written once into the result;
     - `braid.linear`: for f32, a call of the runtime's BLAS GEMM with
       bias and activation (`braidrt_linear_f32`, through MLIR's C
       interface) on a buffer the call fills; otherwise a `linalg.generic`
@@ -147,7 +149,7 @@ def BraidLowerComputePass : Pass<"braid-lower-compute", "::mlir::ModuleOp"> {
       buffers.
 
     Functions get `llvm.emit_c_interface`. Other collectives, `permute`,
-    `rank`, `world_size` and per-sample weights are errors for now.
+    `rank` and `world_size` are errors for now.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::bufferization::BufferizationDialect",
