@@ -9,6 +9,7 @@
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/Transforms/Passes.h"
@@ -25,7 +26,9 @@ using namespace mlir;
 /// passes plain strided buffers; CSE and canonicalization then drop the
 /// copies of a row onto itself that scf.forall's parallel_insert_slice
 /// leaves) with ownership-based deallocation, linalg
-/// and scf.forall to scf.parallel and on to OpenMP, vector transfers to
+/// and scf.forall to scf.parallel, mapped to GPU processors (block, then
+/// thread: the form the CUDA target lowers; OpenMP ignores the mapping) and
+/// on to OpenMP, vector transfers to
 /// (masked) vector loads, then LLVM.
 static constexpr llvm::StringLiteral kLowerCpuBackend =
     "func.func(convert-elementwise-to-linalg),"
@@ -33,7 +36,8 @@ static constexpr llvm::StringLiteral kLowerCpuBackend =
     "function-boundary-type-conversion=identity-layout-map},"
     "func.func(cse,canonicalize),"
     "buffer-deallocation-pipeline,"
-    "func.func(convert-linalg-to-parallel-loops,scf-forall-to-parallel),"
+    "func.func(convert-linalg-to-parallel-loops,scf-forall-to-parallel,"
+    "gpu-map-parallel-loops),"
     "convert-scf-to-openmp,"
     "convert-vector-to-llvm{reassociate-fp-reductions},"
     "expand-strided-metadata,"
@@ -58,6 +62,7 @@ void mlir::braid::registerBraidPassesAndPipelines() {
   registerLinalgPasses();
   memref::registerMemRefPasses();
   registerSCFPasses();
+  registerGpuMapParallelLoopsPass();
   registerCSEPass();
   registerCanonicalizerPass();
   PassPipelineRegistration<>(
