@@ -21,6 +21,8 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <optional>
+#include <random>
 
 using namespace mlir::braid;
 using namespace mlir::braid::plan;
@@ -28,6 +30,18 @@ using namespace mlir::braid::plan;
 namespace {
 /// Up to this many candidates, replication gains are measured one by one.
 constexpr size_t kMeasuredPromotionTables = 128;
+/// Work the iterated local search may spend, in full-model evaluations
+/// times ranks (an evaluation costs time in proportion to the ranks): about
+/// half a second here on 16 ranks, two on 128, and the same plan on every
+/// machine.
+constexpr int64_t kLocalSearchRankEvaluations = 640000;
+/// Nor more than this many sweeps over every table's options: small
+/// problems converge long before the work limit.
+constexpr int64_t kLocalSearchSweeps = 40;
+/// Tables one perturbation re-places at random.
+constexpr int64_t kPerturbedTables = 3;
+/// Least-loaded ranks (or column-shard blocks) a descent tries a table on.
+constexpr size_t kCandidateRanks = 4;
 
 /// Incremental state of the construction: per-rank lookup time, exchange
 /// bytes and memory.
@@ -80,6 +94,21 @@ private:
   /// Gives each sharded table the best of its sharding options under the
   /// full model, where memory allows; true if any table changed.
   bool reassignShardedTables(Plan &plan, PlanCost &current) const;
+  /// For few tables: descends over every table's moves, then perturbs a
+  /// few tables at random (a fixed seed) and descends again, keeping the
+  /// best plan, within a fixed amount of work.
+  void iteratedLocalSearch(Plan &plan, PlanCost &current) const;
+  /// The options a descent tries for table `t`: all but the table-wise and
+  /// column-wise ones, which go only to the least-loaded ranks, the
+  /// least-loaded ranks of each node, and the table's own: placements on
+  /// equally loaded ranks are alike, and on many ranks trying them all
+  /// would spend the search on them.
+  std::vector<TablePlan> moves(size_t t, const Plan &plan,
+                               const PlanCost &current) const;
+  /// One descent: each table in turn takes its best move under the full
+  /// model while that helps. Counts evaluations in `evaluations`.
+  bool descend(Plan &plan, PlanCost &current, int64_t &evaluations,
+               int64_t budget) const;
 
   const PlanProblem &problem;
   int64_t R;
@@ -254,7 +283,111 @@ llvm::Expected<Plan> Search::run() {
     if (!promoted && !moved && !reassigned)
       break;
   }
+  if (!plan.tables.empty() && plan.tables.size() <= kMeasuredPromotionTables)
+    iteratedLocalSearch(plan, current);
   return plan;
+}
+
+std::vector<TablePlan> Search::moves(size_t t, const Plan &plan,
+                                    const PlanCost &current) const {
+  auto blockLoad = [&](const TablePlan &tp) {
+    double load = 0;
+    for (const Shard &shard : tp.shards)
+      load = std::max(load, current.lookupUs[shard.rank]);
+    return load;
+  };
+  std::vector<TablePlan> all = options(problem.tables[t]), kept, spread;
+  for (TablePlan &option : all) {
+    if (option.type != ShardingType::table_wise &&
+        option.type != ShardingType::column_wise)
+      kept.push_back(std::move(option));
+    else
+      spread.push_back(std::move(option));
+  }
+  // Per shard count, the least-loaded placements, ties to the earlier
+  // option; also the least-loaded placement on each node (exchanges that
+  // cross nodes share the node's NICs, which rank loads do not show); the
+  // table's own placement stays a candidate.
+  std::stable_sort(spread.begin(), spread.end(),
+                   [&](const TablePlan &a, const TablePlan &b) {
+                     return std::make_pair(a.shards.size(), blockLoad(a)) <
+                            std::make_pair(b.shards.size(), blockLoad(b));
+                   });
+  size_t taken = 0;
+  std::vector<bool> nodeSeen(problem.nodes, false);
+  for (size_t i = 0; i < spread.size(); ++i) {
+    if (i > 0 && spread[i].shards.size() != spread[i - 1].shards.size()) {
+      taken = 0;
+      nodeSeen.assign(problem.nodes, false);
+    }
+    int64_t node = spread[i].shards.front().rank / problem.ranksPerNode;
+    bool own = spread[i].type == plan.tables[t].type &&
+               spread[i].shards.front().rank == plan.tables[t].shards.front().rank;
+    if (taken < kCandidateRanks || !nodeSeen[node] || own) {
+      nodeSeen[node] = true;
+      kept.push_back(std::move(spread[i]));
+      ++taken;
+    }
+  }
+  return kept;
+}
+
+bool Search::descend(Plan &plan, PlanCost &current, int64_t &evaluations,
+                     int64_t budget) const {
+  bool any = false;
+  for (bool improved = true; improved && evaluations < budget;) {
+    improved = false;
+    for (size_t t = 0; t < plan.tables.size() && evaluations < budget; ++t) {
+      std::optional<TablePlan> best;
+      TablePlan saved = plan.tables[t];
+      for (TablePlan &option : moves(t, plan, current)) {
+        if (evaluations++ >= budget)
+          break;
+        plan.tables[t] = option;
+        PlanCost next = evaluatePlan(problem, plan);
+        if (next.fitsMemory && next.iterationUs < current.iterationUs * (1 - 1e-9)) {
+          current = std::move(next);
+          best = std::move(option);
+        }
+      }
+      plan.tables[t] = best ? std::move(*best) : std::move(saved);
+      improved = improved || best.has_value();
+    }
+    any = any || improved;
+  }
+  return any;
+}
+
+void Search::iteratedLocalSearch(Plan &plan, PlanCost &current) const {
+  int64_t sweep = 0;
+  for (const TableSpec &table : problem.tables)
+    sweep += options(table).size();
+  int64_t evaluations = 0,
+          budget = std::min(kLocalSearchRankEvaluations / R,
+                            kLocalSearchSweeps * sweep);
+  descend(plan, current, evaluations, budget);
+  Plan best = plan;
+  PlanCost bestCost = current;
+  std::mt19937_64 random(0x62726169); // fixed: plans are deterministic
+  while (evaluations < budget) {
+    Plan trial = best;
+    for (int64_t k = 0; k < kPerturbedTables; ++k) {
+      size_t t = random() % trial.tables.size();
+      std::vector<TablePlan> choices = options(problem.tables[t]);
+      trial.tables[t] = choices[random() % choices.size()];
+    }
+    PlanCost trialCost = evaluatePlan(problem, trial);
+    ++evaluations;
+    if (!trialCost.fitsMemory)
+      continue;
+    descend(trial, trialCost, evaluations, budget);
+    if (trialCost.iterationUs < bestCost.iterationUs * (1 - 1e-9)) {
+      best = std::move(trial);
+      bestCost = std::move(trialCost);
+    }
+  }
+  plan = std::move(best);
+  current = std::move(bestCost);
 }
 
 bool Search::reassignShardedTables(Plan &plan, PlanCost &current) const {
