@@ -115,27 +115,34 @@ llvm::Expected<NativeProgram> NativeProgram::load(llvm::StringRef dir) {
   return program;
 }
 
-static void store(uint8_t *at, llvm::StringRef dtype, double value) {
-  if (dtype == "f32") {
-    float v = value;
-    std::memcpy(at, &v, 4);
-  } else if (dtype == "f64") {
-    std::memcpy(at, &value, 8);
-  } else if (dtype == "f16" || dtype == "bf16") {
-    llvm::APFloat half(value);
-    bool lost;
-    half.convert(dtype == "f16" ? llvm::APFloat::IEEEhalf()
-                                : llvm::APFloat::BFloat(),
-                 llvm::APFloat::rmNearestTiesToEven, &lost);
-    uint16_t bits = half.bitcastToAPInt().getZExtValue();
-    std::memcpy(at, &bits, 2);
-  } else if (dtype == "i32") {
-    int32_t v = value;
-    std::memcpy(at, &v, 4);
-  } else {
-    int64_t v = value;
-    std::memcpy(at, &v, 8);
-  }
+/// Writes `count` values, value(e) for element e, into `at` as `dtype`;
+/// the element type is decided once, not per element.
+static void storeAll(uint8_t *at, llvm::StringRef dtype, size_t count,
+                     llvm::function_ref<double(size_t)> value) {
+  auto each = [&](auto convert) {
+    using T = decltype(convert(0.0));
+    for (size_t e = 0; e < count; ++e) {
+      T converted = convert(value(e));
+      std::memcpy(at + e * sizeof(T), &converted, sizeof(T));
+    }
+  };
+  if (dtype == "f32")
+    each([](double v) { return float(v); });
+  else if (dtype == "f64")
+    each([](double v) { return v; });
+  else if (dtype == "i32")
+    each([](double v) { return int32_t(v); });
+  else if (dtype == "f16" || dtype == "bf16")
+    each([&](double v) {
+      llvm::APFloat half(v);
+      bool lost;
+      half.convert(dtype == "f16" ? llvm::APFloat::IEEEhalf()
+                                  : llvm::APFloat::BFloat(),
+                   llvm::APFloat::rmNearestTiesToEven, &lost);
+      return uint16_t(half.bitcastToAPInt().getZExtValue());
+    });
+  else
+    each([](double v) { return int64_t(v); });
 }
 
 static double loadValue(const uint8_t *at, llvm::StringRef dtype) {
@@ -188,7 +195,7 @@ void NativeProgram::BoundCall::Free::operator()(uint8_t *data) const {
 }
 
 llvm::Expected<NativeProgram::BoundCall>
-NativeProgram::bind(llvm::ArrayRef<HostTensor> args) const {
+NativeProgram::bind(llvm::ArrayRef<ArgumentValue> args) const {
   if (args.size() != arguments.size())
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(),
@@ -200,30 +207,55 @@ NativeProgram::bind(llvm::ArrayRef<HostTensor> args) const {
   bound.descriptors.resize(args.size());
   for (size_t i = 0; i < args.size(); ++i) {
     const Argument &argument = arguments[i];
-    const HostTensor &tensor = args[i];
-    if (tensor.getRank() != int64_t(argument.shape.size()))
+    const auto *tensor = std::get_if<HostTensor>(&args[i]);
+    const auto *slice = std::get_if<TableSlice>(&args[i]);
+    llvm::SmallVector<int64_t> shape;
+    if (tensor)
+      shape.assign(tensor->shape.begin(), tensor->shape.end());
+    else
+      shape = {slice->rows, slice->cols};
+    auto describe = [&] {
+      if (tensor)
+        return tensor->describeType();
+      std::string text = "a " + std::to_string(slice->rows) + " x " +
+                         std::to_string(slice->cols) + " table slice";
+      return text;
+    };
+    if (shape.size() != argument.shape.size())
       return llvm::createStringError(
           llvm::inconvertibleErrorCode(),
           llvm::formatv("argument '{0}' has rank {1}, the program expects {2}",
-                        argument.name, tensor.getRank(), argument.shape.size()));
+                        argument.name, shape.size(), argument.shape.size()));
     for (size_t d = 0; d < argument.shape.size(); ++d)
-      if (argument.shape[d] >= 0 && argument.shape[d] != tensor.shape[d])
+      if (argument.shape[d] >= 0 && argument.shape[d] != shape[d])
         return llvm::createStringError(
             llvm::inconvertibleErrorCode(),
             llvm::formatv("argument '{0}' is {1}, which does not fit the "
                           "program's shape",
-                          argument.name, tensor.describeType()));
+                          argument.name, describe()));
     size_t bytes = elementBytes(argument.dtype);
-    uint8_t *storage = allocateArgument(tensor.data.size() * bytes);
+    size_t count = 1;
+    for (int64_t size : shape)
+      count *= size_t(size);
+    uint8_t *storage = allocateArgument(count * bytes);
     if (!storage)
       return llvm::createStringError(
           llvm::inconvertibleErrorCode(),
           llvm::formatv("cannot allocate {0} bytes for argument '{1}'",
-                        tensor.data.size() * bytes, argument.name));
+                        count * bytes, argument.name));
     bound.storage[i].reset(storage);
-    for (size_t e = 0; e < tensor.data.size(); ++e)
-      store(&storage[e * bytes], argument.dtype, tensor.data[e]);
-    int64_t rank = tensor.getRank();
+    if (tensor) {
+      storeAll(storage, argument.dtype, count,
+               [&](size_t e) { return tensor->data[e]; });
+    } else {
+      for (int64_t r = 0; r < slice->rows; ++r)
+        storeAll(storage + size_t(r) * slice->cols * bytes, argument.dtype,
+                 slice->cols, [&](size_t c) {
+                   return slice->data->get(slice->rowOffset + r,
+                                           slice->colOffset + int64_t(c));
+                 });
+    }
+    int64_t rank = shape.size();
     std::vector<int64_t> &descriptor = bound.descriptors[i];
     descriptor.assign(3 + 2 * rank, 0);
     auto base = reinterpret_cast<int64_t>(storage);
@@ -231,9 +263,9 @@ NativeProgram::bind(llvm::ArrayRef<HostTensor> args) const {
     descriptor[1] = base;
     int64_t stride = 1;
     for (int64_t d = rank - 1; d >= 0; --d) {
-      descriptor[3 + d] = tensor.shape[d];
+      descriptor[3 + d] = shape[d];
       descriptor[3 + rank + d] = stride;
-      stride *= tensor.shape[d];
+      stride *= shape[d];
     }
   }
   return bound;

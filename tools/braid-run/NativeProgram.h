@@ -15,6 +15,7 @@
 
 #include <memory>
 #include <string>
+#include <variant>
 #include <vector>
 
 namespace mlir::braid {
@@ -52,8 +53,17 @@ public:
     std::vector<std::vector<int64_t>> descriptors;
   };
 
+  /// A table argument: rows [rowOffset, rowOffset + rows) and columns
+  /// [colOffset, colOffset + cols) of `data`, written straight into the
+  /// program's element type (no double-precision copy of the table).
+  struct TableSlice {
+    const interp::TableData *data = nullptr;
+    int64_t rowOffset = 0, rows = 0, colOffset = 0, cols = 0;
+  };
+  using ArgumentValue = std::variant<interp::HostTensor, TableSlice>;
+
   /// Stages `args` (in manifest order) for calls of the program.
-  llvm::Expected<BoundCall> bind(llvm::ArrayRef<interp::HostTensor> args) const;
+  llvm::Expected<BoundCall> bind(llvm::ArrayRef<ArgumentValue> args) const;
 
 private:
   std::vector<Argument> arguments, results;

@@ -174,7 +174,7 @@ static bool isUnderMpirun() {
 /// The rows of table `name` that `rank` passes to the compiled program: the
 /// whole table, or, for an argument of dynamic shape (a sharded lookup),
 /// the rank's shard under the placement in `rankModule` (empty if none).
-static llvm::Expected<HostTensor>
+static llvm::Expected<NativeProgram::TableSlice>
 tableArgument(const TableMap &tables, ModuleOp rankModule,
               const NativeProgram::Argument &argument, int64_t rank) {
   auto data = tables.find(argument.name);
@@ -182,20 +182,18 @@ tableArgument(const TableMap &tables, ModuleOp rankModule,
   if (data == tables.end() || !op)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "no data for table '" + argument.name + "'");
+  const TableData &table = data->second;
   bool whole = llvm::all_of(argument.shape, [](int64_t n) { return n >= 0; });
   if (whole || !op.getPlacementAttr())
-    return data->second.materialize();
+    return NativeProgram::TableSlice{&table, 0, table.getNumRows(), 0,
+                                     table.getDim()};
   TableShard mine{rank, 0, 0, 0, 0};
   for (const TableShard &shard :
        op.getPlacementAttr().getShards(op.getNumRows(), op.getDim()))
     if (shard.rank == rank)
       mine = shard;
-  HostTensor shard(data->second.getKind(), {mine.rows, mine.cols});
-  for (int64_t r = 0; r < mine.rows; ++r)
-    for (int64_t c = 0; c < mine.cols; ++c)
-      shard.data[r * mine.cols + c] =
-          data->second.get(mine.rowOffset + r, mine.colOffset + c);
-  return shard;
+  return NativeProgram::TableSlice{&table, mine.rowOffset, mine.rows,
+                                   mine.colOffset, mine.cols};
 }
 
 static llvm::Expected<RankValues> runNative(const NativeProgram &program,
@@ -208,15 +206,16 @@ static llvm::Expected<RankValues> runNative(const NativeProgram &program,
   RankValues results(rankArgs.size());
   for (size_t local = 0; local < rankArgs.size(); ++local) {
     int64_t rank = rankIds[local];
-    std::vector<HostTensor> args = rankArgs[local];
+    std::vector<NativeProgram::ArgumentValue> args(rankArgs[local].begin(),
+                                                   rankArgs[local].end());
     for (const NativeProgram::Argument &argument : program.getArguments()) {
       if (argument.kind != "table")
         continue;
-      llvm::Expected<HostTensor> table =
+      llvm::Expected<NativeProgram::TableSlice> table =
           tableArgument(tables, rankModule, argument, rank);
       if (!table)
         return table.takeError();
-      args.push_back(std::move(*table));
+      args.push_back(*table);
     }
     llvm::Expected<NativeProgram::BoundCall> call = program.bind(args);
     if (!call)
