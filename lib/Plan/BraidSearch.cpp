@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <optional>
 #include <random>
@@ -105,6 +106,12 @@ private:
   /// would spend the search on them.
   std::vector<TablePlan> moves(size_t t, const Plan &plan,
                                const PlanCost &current) const;
+  /// Tries each of `candidates` for table `t` under the full model and
+  /// keeps the fastest that beats `current` and fits; true if one did.
+  /// Each try counts in `evaluations`; none is made past `budget`.
+  bool takeBestOption(Plan &plan, PlanCost &current, size_t t,
+                      std::vector<TablePlan> candidates, int64_t &evaluations,
+                      int64_t budget) const;
   /// One descent: each table in turn takes its best move under the full
   /// model while that helps. Counts evaluations in `evaluations`.
   bool descend(Plan &plan, PlanCost &current, int64_t &evaluations,
@@ -332,27 +339,34 @@ std::vector<TablePlan> Search::moves(size_t t, const Plan &plan,
   return kept;
 }
 
+bool Search::takeBestOption(Plan &plan, PlanCost &current, size_t t,
+                            std::vector<TablePlan> candidates,
+                            int64_t &evaluations, int64_t budget) const {
+  std::optional<TablePlan> best;
+  TablePlan saved = plan.tables[t];
+  for (TablePlan &option : candidates) {
+    if (evaluations >= budget)
+      break;
+    ++evaluations;
+    plan.tables[t] = option;
+    PlanCost next = evaluatePlan(problem, plan);
+    if (next.fitsMemory && next.iterationUs < current.iterationUs * (1 - 1e-9)) {
+      current = std::move(next);
+      best = std::move(option);
+    }
+  }
+  plan.tables[t] = best ? std::move(*best) : std::move(saved);
+  return best.has_value();
+}
+
 bool Search::descend(Plan &plan, PlanCost &current, int64_t &evaluations,
                      int64_t budget) const {
   bool any = false;
   for (bool improved = true; improved && evaluations < budget;) {
     improved = false;
-    for (size_t t = 0; t < plan.tables.size() && evaluations < budget; ++t) {
-      std::optional<TablePlan> best;
-      TablePlan saved = plan.tables[t];
-      for (TablePlan &option : moves(t, plan, current)) {
-        if (evaluations++ >= budget)
-          break;
-        plan.tables[t] = option;
-        PlanCost next = evaluatePlan(problem, plan);
-        if (next.fitsMemory && next.iterationUs < current.iterationUs * (1 - 1e-9)) {
-          current = std::move(next);
-          best = std::move(option);
-        }
-      }
-      plan.tables[t] = best ? std::move(*best) : std::move(saved);
-      improved = improved || best.has_value();
-    }
+    for (size_t t = 0; t < plan.tables.size() && evaluations < budget; ++t)
+      improved |= takeBestOption(plan, current, t, moves(t, plan, current),
+                                 evaluations, budget);
     any = any || improved;
   }
   return any;
@@ -400,8 +414,7 @@ bool Search::reassignShardedTables(Plan &plan, PlanCost &current) const {
     std::vector<double> memory = current.memoryBytes;
     for (const Shard &shard : plan.tables[t].shards)
       memory[shard.rank] -= double(shard.rows) * shard.cols * table.elementBytes;
-    TablePlan saved = plan.tables[t];
-    std::optional<TablePlan> best;
+    std::vector<TablePlan> candidates;
     for (TablePlan &option : options(table)) {
       if (option.type == ShardingType::data_parallel)
         continue; // promoteToDataParallel's move
@@ -410,17 +423,12 @@ bool Search::reassignShardedTables(Plan &plan, PlanCost &current) const {
         fits = fits && memory[shard.rank] + double(shard.rows) * shard.cols *
                                                table.elementBytes <=
                            problem.capacityBytes();
-      if (!fits)
-        continue;
-      plan.tables[t] = option;
-      PlanCost next = evaluatePlan(problem, plan);
-      if (next.fitsMemory && next.iterationUs < current.iterationUs * (1 - 1e-9)) {
-        current = std::move(next);
-        best = std::move(option);
-      }
+      if (fits)
+        candidates.push_back(std::move(option));
     }
-    plan.tables[t] = best ? std::move(*best) : std::move(saved);
-    improved = improved || best.has_value();
+    int64_t evaluations = 0;
+    improved |= takeBestOption(plan, current, t, std::move(candidates),
+                               evaluations, std::numeric_limits<int64_t>::max());
   }
   return improved;
 }

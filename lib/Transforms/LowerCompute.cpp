@@ -83,16 +83,11 @@ FailureOr<Value> ComputeLowering::lowerEmbeddingBag(OpBuilder &b,
     Value numIndices = tensor::DimOp::create(b, loc, bag.getIndices(), c0);
     Value mismatch = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
                                            numWeights, numIndices);
-    func::FuncOp weightsError = declareRuntimeFunction(
-        module, kWeightsErrorFn, {b.getI64Type(), b.getI64Type()}, {}, false);
-    scf::IfOp::create(b, loc, mismatch, [&](OpBuilder &tb, Location tloc) {
-      Type i64 = tb.getI64Type();
-      func::CallOp::create(
-          tb, tloc, weightsError,
-          ValueRange{arith::IndexCastOp::create(tb, tloc, i64, numWeights),
-                     arith::IndexCastOp::create(tb, tloc, i64, numIndices)});
-      scf::YieldOp::create(tb, tloc);
-    });
+    emitAbortIf(b, loc,
+                declareRuntimeFunction(module, kWeightsErrorFn,
+                                       {b.getI64Type(), b.getI64Type()}, {},
+                                       false),
+                mismatch, numWeights, numIndices);
     pooling.weights = weights;
   }
   pooling.table = table;

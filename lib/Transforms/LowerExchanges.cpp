@@ -146,13 +146,18 @@ void mlir::braid::emitIndexCheck(OpBuilder &b, Location loc,
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   Value low = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, row, zero);
   Value high = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, row, rows);
-  Value bad = arith::OrIOp::create(b, loc, low, high);
-  scf::IfOp::create(b, loc, bad, [&](OpBuilder &tb, Location tloc) {
+  emitAbortIf(b, loc, indexError, arith::OrIOp::create(b, loc, low, high),
+              row, rows);
+}
+
+void mlir::braid::emitAbortIf(OpBuilder &b, Location loc, func::FuncOp fn,
+                              Value condition, Value first, Value second) {
+  scf::IfOp::create(b, loc, condition, [&](OpBuilder &tb, Location tloc) {
     Type i64 = tb.getI64Type();
     func::CallOp::create(
-        tb, tloc, indexError,
-        ValueRange{arith::IndexCastOp::create(tb, tloc, i64, row),
-                   arith::IndexCastOp::create(tb, tloc, i64, rows)});
+        tb, tloc, fn,
+        ValueRange{arith::IndexCastOp::create(tb, tloc, i64, first),
+                   arith::IndexCastOp::create(tb, tloc, i64, second)});
     scf::YieldOp::create(tb, tloc);
   });
 }

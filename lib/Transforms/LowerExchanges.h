@@ -31,6 +31,10 @@ Value toUnrankedBuffer(OpBuilder &b, Location loc, Value tensor);
 
 /// Calls the runtime's `indexError` (which aborts the job) when the index
 /// `row` is outside [0, rows).
+/// Calls the runtime abort `fn`(first, second), two index values passed as
+/// i64, when `condition` holds.
+void emitAbortIf(OpBuilder &b, Location loc, func::FuncOp fn, Value condition,
+                 Value first, Value second);
 void emitIndexCheck(OpBuilder &b, Location loc, func::FuncOp indexError,
                     Value row, Value rows);
 /// The same check for every element of the 1-D integer tensor `indices`.

@@ -39,13 +39,19 @@ TEST(KernelModelTest, GemmTimeGrowsWithEachDimension) {
   EXPECT_GT(estimateGemm(hw, 4096, 4096, 8192, "f32").timeUs, base);
 }
 
-TEST(KernelModelTest, EmbeddingBagReuseAndSize) {
-  cluster::HardwareDesc hw = *cluster::loadHardware("dgx-h100");
+/// 65,536 bags of 20 rows of 128 floats from a 40M-row table.
+static EmbeddingBagShape largeBag() {
   EmbeddingBagShape shape;
   shape.bags = 65536;
   shape.poolingFactor = 20;
   shape.dim = 128;
   shape.rows = 40000000;
+  return shape;
+}
+
+TEST(KernelModelTest, EmbeddingBagReuseAndSize) {
+  cluster::HardwareDesc hw = *cluster::loadHardware("dgx-h100");
+  EmbeddingBagShape shape = largeBag();
   double allDistinct = estimateEmbeddingBag(hw, shape).timeUs;
   shape.uniqueRatio = 0.1;
   double reused = estimateEmbeddingBag(hw, shape).timeUs;
@@ -65,11 +71,7 @@ TEST(KernelModelTest, EmbeddingBagReuseAndSize) {
 
 TEST(KernelModelTest, GatherEfficiencySlowsOnlyTheRowReads) {
   cluster::HardwareDesc hw = *cluster::loadHardware("dgx-h100");
-  EmbeddingBagShape shape;
-  shape.bags = 65536;
-  shape.poolingFactor = 20;
-  shape.dim = 128;
-  shape.rows = 40000000;
+  EmbeddingBagShape shape = largeBag();
   double full = estimateEmbeddingBag(hw, shape).timeUs;
   hw.device.gatherEfficiency = 0.5;
   double half = estimateEmbeddingBag(hw, shape).timeUs;
