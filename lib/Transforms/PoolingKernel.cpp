@@ -47,13 +47,10 @@ public:
              Value tableBuffer, Value begin, Value end)
       : b(b), loc(loc), pooling(pooling), tableBuffer(tableBuffer),
         begin(begin), end(end) {
-    auto tableType = cast<RankedTensorType>(pooling.table.getType());
-    width = pooling.resultType.getDimSize(1);
-    tableCols = tableType.getDimSize(1);
-    // Reads cover whole vectors only when the table is as wide as the
-    // result; otherwise they are masked and the columns past the table's
-    // are zeroed after pooling.
-    fullWidth = !ShapedType::isDynamic(tableCols) && tableCols == width;
+    int64_t tableCols =
+        cast<RankedTensorType>(pooling.table.getType()).getDimSize(1);
+    fullWidth = !ShapedType::isDynamic(tableCols) &&
+                tableCols == pooling.resultType.getDimSize(1);
   }
 
   /// Pools columns [column, column + lanes) and writes them into `row`
@@ -71,19 +68,20 @@ private:
                                b.getFloatAttr(type.getElementType(), value)));
   }
 
-  OpBuilder &b;
-  Location loc;
   /// Emits prefetches of the row entry `i + kPrefetchDistance` names
   /// (clamped to the last entry and the table), columns [column, column +
   /// lanes).
   void prefetchAhead(OpBuilder &lb, Location lloc, Value i, Value column,
                      int64_t lanes);
 
+  OpBuilder &b;
+  Location loc;
   const BagPooling &pooling;
   /// The table's buffer, read only, for prefetches.
   Value tableBuffer;
   Value begin, end;
-  int64_t width, tableCols;
+  /// Whether the table is exactly as wide as the result (else reads are
+  /// masked and columns past the table's are zeroed).
   bool fullWidth;
 };
 } // namespace

@@ -292,6 +292,12 @@ void braidrt_index_error(int64_t index, int64_t rows) {
                static_cast<long long>(index), static_cast<long long>(rows));
 }
 
+void braidrt_offsets_error(int64_t entry, int64_t value) {
+  braidrt_fail("bag offsets entry %lld is %lld: offsets must start at 0, "
+               "never decrease and end at the number of indices",
+               static_cast<long long>(entry), static_cast<long long>(value));
+}
+
 void braidrt_weights_error(int64_t weights, int64_t indices) {
   braidrt_fail("per-sample weights have %lld entries but there are %lld "
                "indices",

@@ -3,7 +3,7 @@
 // Tables become trailing arguments and every argument is read-only to
 // bufferization (the host calls the program again on the same buffers);
 // every index is checked once (the runtime aborts on a row outside the
-// table). Then a row-major kernel: a forall over the bags, a loop over the
+// table), and so are the offsets. Then a row-major kernel: a forall over the bags, a loop over the
 // bag's indices that prefetches the row 16 entries ahead, reads the row as
 // one vector, widens f16 to f32 and pools; an empty max bag gives 0; the
 // pooled row is narrowed and written once.
@@ -12,6 +12,17 @@
 // CHECK-SAME: attributes {llvm.emit_c_interface}
 // CHECK: scf.for
 // CHECK: func.call @braidrt_index_error
+// The offsets start at 0, end at the number of indices and never decrease.
+// CHECK: %[[FIRST:.*]] = arith.index_cast {{.*}} : i64 to index
+// CHECK: %[[NONZERO:.*]] = arith.cmpi ne, %[[FIRST]], %c0
+// CHECK: scf.if %[[NONZERO]]
+// CHECK: func.call @braidrt_offsets_error
+// CHECK: %[[NIDX:.*]] = tensor.dim %[[IDX]]
+// CHECK: arith.cmpi ne, %{{.*}}, %[[NIDX]]
+// CHECK: func.call @braidrt_offsets_error
+// CHECK: scf.for
+// CHECK: arith.cmpi slt
+// CHECK: func.call @braidrt_offsets_error
 // CHECK: %[[BUF:.*]] = bufferization.to_buffer %[[T]] read_only : tensor<40x4xf16> to memref<40x4xf16>
 // CHECK: scf.forall (%[[BAG:.*]]) in (%{{.*}}) shared_outs(%[[OUT:.*]] = %{{.*}}) -> (tensor<?x4xf16>)
 // CHECK: %[[ROW:.*]] = tensor.extract_slice %[[OUT]][%[[BAG]], 0] [1, 4] [1, 1]
@@ -28,7 +39,8 @@
 // CHECK: %[[NARROW:.*]] = arith.truncf {{.*}} : vector<4xf32> to vector<4xf16>
 // CHECK: %[[WRITTEN:.*]] = vector.transfer_write %[[NARROW]], %[[ROW]]
 // CHECK: tensor.parallel_insert_slice %[[WRITTEN]] into %[[OUT]][%[[BAG]], 0] [1, 4] [1, 1]
-// CHECK: func.func private @braidrt_index_error(i64, i64)
+// CHECK-DAG: func.func private @braidrt_index_error(i64, i64)
+// CHECK-DAG: func.func private @braidrt_offsets_error(i64, i64)
 // CHECK-NOT: braid.table @
 braid.table @t : tensor<40x4xf16> pooling_factor = 2.0
 func.func @bags(%idx: tensor<?xi64>, %off: tensor<?xi64>) -> tensor<?x4xf16> {

@@ -115,7 +115,9 @@ def BraidLowerComputePass : Pass<"braid-lower-compute", "::mlir::ModuleOp"> {
 
     - `braid.embedding_bag`: every index is checked first (one outside
       the table calls `braidrt_index_error`; the runtime aborts the job
-      naming the rank), then a row-major kernel: an `scf.forall` over the
+      naming the rank), and so are the offsets (start at 0, never
+      decrease, end at the number of indices; else
+      `braidrt_offsets_error`), then a row-major kernel: an `scf.forall` over the
       bags whose body loops over the bag's indices, reads each row with a
       `vector.transfer_read` (rows wider than 64 in chunks of 64 lanes)
       and pools it in a vector accumulator, f32 (f64 for f64 tables);

@@ -100,6 +100,11 @@ void braidrt_embedding_bag(const char *table_name, const float *table,
  * job naming the rank, the index and the table's rows. */
 void braidrt_index_error(int64_t index, int64_t rows);
 
+/* Called by compiled lookups whose bag offsets do not start at 0, decrease,
+ * or do not end at the number of indices: aborts the job naming the rank,
+ * the offending entry and its value. */
+void braidrt_offsets_error(int64_t entry, int64_t value);
+
 /* Called by compiled weighted lookups whose per-sample weights and indices
  * differ in length: aborts the job naming the rank and both lengths. */
 void braidrt_weights_error(int64_t weights, int64_t indices);
