@@ -51,6 +51,15 @@ public:
         cast<RankedTensorType>(pooling.table.getType()).getDimSize(1);
     fullWidth = !ShapedType::isDynamic(tableCols) &&
                 tableCols == pooling.resultType.getDimSize(1);
+    // The prefetches' clamps, once per bag rather than once per entry.
+    auto last = [&](Value tensor, int64_t dim) -> Value {
+      return arith::SubIOp::create(b, loc,
+                                   tensor::DimOp::create(b, loc, tensor, dim),
+                                   index(1));
+    };
+    lastEntry = last(pooling.rows, 0);
+    lastRow = last(pooling.table, 0);
+    lastColumn = last(pooling.table, 1);
   }
 
   /// Pools columns [column, column + lanes) and writes them into `row`
@@ -80,6 +89,8 @@ private:
   /// The table's buffer, read only, for prefetches.
   Value tableBuffer;
   Value begin, end;
+  /// The last entry of `rows`, and the table's last row and column.
+  Value lastEntry, lastRow, lastColumn;
   /// Whether the table is exactly as wide as the result (else reads are
   /// masked and columns past the table's are zeroed).
   bool fullWidth;
@@ -98,19 +109,13 @@ void BagEmitter::prefetchAhead(OpBuilder &lb, Location lloc, Value i,
   auto constant = [&](int64_t value) -> Value {
     return arith::ConstantIndexOp::create(lb, lloc, value);
   };
-  Value lastEntry = arith::SubIOp::create(
-      lb, lloc, tensor::DimOp::create(lb, lloc, pooling.rows, 0), constant(1));
   Value entry = arith::MinUIOp::create(
       lb, lloc, arith::AddIOp::create(lb, lloc, i, constant(kPrefetchDistance)),
       lastEntry);
-  Value lastRow = arith::SubIOp::create(
-      lb, lloc, tensor::DimOp::create(lb, lloc, pooling.table, 0), constant(1));
   Value row = arith::MinUIOp::create(
       lb, lloc,
       asIndex(lb, lloc, tensor::ExtractOp::create(lb, lloc, pooling.rows, entry)),
       lastRow);
-  Value lastColumn = arith::SubIOp::create(
-      lb, lloc, tensor::DimOp::create(lb, lloc, pooling.table, 1), constant(1));
   auto tableType = cast<RankedTensorType>(pooling.table.getType());
   int64_t bytes = tableType.getElementTypeBitWidth() / 8;
   int64_t perLine = std::max<int64_t>(1, kCacheLineBytes / bytes);
