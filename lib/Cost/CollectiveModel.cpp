@@ -230,6 +230,15 @@ CollectiveEstimate cost::estimateCollective(const HardwareDesc &hw,
   return estimate;
 }
 
+double cost::collectiveLatencyUs(const HardwareDesc &hw, CollectiveKind kind,
+                                 int64_t ranks, int64_t nodes) {
+  // Every candidate costs latency + bytes / bandwidth; at the least
+  // positive size the bytes' term rounds to zero.
+  return estimateCollective(hw, kind, std::numeric_limits<double>::denorm_min(),
+                            ranks, nodes)
+      .timeUs;
+}
+
 double cost::reduceScatterUsPerByteAtLeast(const HardwareDesc &hw,
                                            int64_t ranks, int64_t nodes) {
   if (ranks <= 1)
@@ -252,29 +261,37 @@ double cost::estimateAllToAllvUs(const HardwareDesc &hw,
     return 0;
   ranksPerNode = std::max<int64_t>(1, ranksPerNode);
   int64_t nodes = (ranks + ranksPerNode - 1) / ranksPerNode;
-  double worstLink = 0;
-  std::vector<double> nodeOut(nodes, 0), nodeIn(nodes, 0);
+  AllToAllLinkBytes links(ranks, nodes);
   for (int64_t i = 0; i < ranks; ++i) {
-    double intraOut = 0, intraIn = 0;
     for (int64_t j = 0; j < ranks; ++j) {
       if (i == j)
         continue;
-      bool sameNode = i / ranksPerNode == j / ranksPerNode;
-      double out = sendBytes[i * ranks + j], in = sendBytes[j * ranks + i];
-      if (sameNode) {
-        intraOut += out;
-        intraIn += in;
+      double bytes = sendBytes[i * ranks + j];
+      if (i / ranksPerNode == j / ranksPerNode) {
+        links.rankOut[i] += bytes;
+        links.rankIn[j] += bytes;
       } else {
-        nodeOut[i / ranksPerNode] += out;
-        nodeIn[i / ranksPerNode] += in;
+        links.nodeOut[i / ranksPerNode] += bytes;
+        links.nodeIn[j / ranksPerNode] += bytes;
       }
     }
-    worstLink = std::max(worstLink, std::max(intraOut, intraIn) /
-                                        hw.intraNode.bandwidthGBps());
   }
+  return estimateAllToAllvUs(hw, links);
+}
+
+double cost::estimateAllToAllvUs(const HardwareDesc &hw,
+                                 const AllToAllLinkBytes &links) {
+  int64_t ranks = links.rankOut.size(), nodes = links.nodeOut.size();
+  if (ranks <= 1)
+    return 0;
+  double worstLink = 0;
+  for (int64_t i = 0; i < ranks; ++i)
+    worstLink = std::max(worstLink, std::max(links.rankOut[i], links.rankIn[i]) /
+                                        hw.intraNode.bandwidthGBps());
   double nicBw = hw.interNode.nicsPerNode * hw.interNode.effectiveNicGBps();
   for (int64_t node = 0; node < nodes; ++node)
-    worstLink = std::max(worstLink, std::max(nodeOut[node], nodeIn[node]) / nicBw);
+    worstLink = std::max(worstLink,
+                         std::max(links.nodeOut[node], links.nodeIn[node]) / nicBw);
   double latency = hw.intraNode.kind == IntraNodeKind::shm
                        ? (ranks - 1) * hw.intraNode.hopLatencyUs
                        : kBaseRing[Simple] +

@@ -10,8 +10,6 @@
 
 #include "TablePlans.h"
 
-#include "llvm/Support/FormatVariadic.h"
-
 #include "llvm/ADT/StringSwitch.h"
 
 #include <algorithm>
@@ -82,56 +80,6 @@ llvm::Expected<Plan> plan::planGreedy(const PlanProblem &problem,
                       {{best, 0, table.rows, 0, table.dim}}};
   }
   return plan;
-}
-
-/// `count` ranges splitting `extent` as evenly as possible.
-static std::vector<std::pair<int64_t, int64_t>> evenSplit(int64_t extent,
-                                                          int64_t count) {
-  std::vector<std::pair<int64_t, int64_t>> ranges;
-  for (int64_t i = 0; i < count; ++i) {
-    int64_t begin = extent * i / count, end = extent * (i + 1) / count;
-    ranges.push_back({begin, end - begin});
-  }
-  return ranges;
-}
-
-std::string plan::formatGB(double bytes) {
-  return llvm::formatv("{0:f2} GB", bytes / 1e9).str();
-}
-
-TablePlan plan::makeTablePlan(const PlanProblem &problem, const TableSpec &table,
-                        ShardingType type, int64_t where, int64_t parts) {
-  TablePlan tp;
-  tp.type = type;
-  int64_t R = problem.ranks(), g = problem.ranksPerNode;
-  switch (type) {
-  case ShardingType::table_wise:
-    tp.shards.push_back({where, 0, table.rows, 0, table.dim});
-    break;
-  case ShardingType::row_wise: {
-    int64_t r = 0;
-    for (auto [offset, rows] : evenSplit(table.rows, R))
-      tp.shards.push_back({r++, offset, rows, 0, table.dim});
-    break;
-  }
-  case ShardingType::table_row_wise: {
-    int64_t r = where * g;
-    for (auto [offset, rows] : evenSplit(table.rows, g))
-      tp.shards.push_back({r++, offset, rows, 0, table.dim});
-    break;
-  }
-  case ShardingType::column_wise: {
-    int64_t i = 0;
-    for (auto [offset, cols] : evenSplit(table.dim, parts))
-      tp.shards.push_back({(where + i++) % R, 0, table.rows, offset, cols});
-    break;
-  }
-  case ShardingType::data_parallel:
-    for (int64_t r = 0; r < R; ++r)
-      tp.shards.push_back({r, 0, table.rows, 0, table.dim});
-    break;
-  }
-  return tp;
 }
 
 llvm::Expected<Plan> plan::planForced(const PlanProblem &problem,

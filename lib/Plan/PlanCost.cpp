@@ -1,16 +1,16 @@
 //===- PlanCost.cpp - Cost of a sharding plan -----------------------------===//
 //
 // This file evaluates a plan under the cost model (see Planner.h for the
-// stages), and computes the lower bound. Rank r holds samples
-// [r * B / R, (r + 1) * B / R) of the global batch B.
+// stages) as a sum of what each table adds (PlanLoad.h). Rank r holds
+// samples [r * B / R, (r + 1) * B / R) of the global batch B.
 //
 //===----------------------------------------------------------------------===//
 
+#include "PlanLoad.h"
 #include "TablePlans.h"
 
 #include "braid/Cost/CostModel.h"
 
-#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSwitch.h"
 
 #include <algorithm>
@@ -71,287 +71,192 @@ double plan::shardLookupUs(const PlanProblem &problem, const TableSpec &table,
          problem.hw.device.launchOverheadUs;
 }
 
-PlanCost plan::evaluatePlan(const PlanProblem &problem, const Plan &plan) {
+PlanLoad::PlanLoad(const PlanProblem &problem)
+    : lookupUs(problem.ranks(), 0), memoryBytes(problem.ranks(), 0),
+      indexLinks(problem.ranks(), problem.nodes),
+      outputLinks(problem.ranks(), problem.nodes),
+      lookupShards(problem.ranks(), 0) {}
+
+static void addVector(std::vector<double> &into,
+                      const std::vector<double> &other, double sign) {
+  for (size_t i = 0; i < into.size(); ++i)
+    into[i] += sign * other[i];
+}
+
+static void addLinks(cost::AllToAllLinkBytes &into,
+                     const cost::AllToAllLinkBytes &other, double sign) {
+  addVector(into.rankOut, other.rankOut, sign);
+  addVector(into.rankIn, other.rankIn, sign);
+  addVector(into.nodeOut, other.nodeOut, sign);
+  addVector(into.nodeIn, other.nodeIn, sign);
+}
+
+void PlanLoad::add(const PlanLoad &other, double sign) {
+  addVector(lookupUs, other.lookupUs, sign);
+  addVector(memoryBytes, other.memoryBytes, sign);
+  addLinks(indexLinks, other.indexLinks, sign);
+  addLinks(outputLinks, other.outputLinks, sign);
+  int64_t step = sign > 0 ? 1 : -1;
+  for (size_t r = 0; r < lookupShards.size(); ++r)
+    lookupShards[r] += step * other.lookupShards[r];
+  indexUsers += step * other.indexUsers;
+  outputUsers += step * other.outputUsers;
+  rowWiseUsers += step * other.rowWiseUsers;
+  tableRowWiseUsers += step * other.tableRowWiseUsers;
+  rowWiseBytes += sign * other.rowWiseBytes;
+  tableRowWiseBytes += sign * other.tableRowWiseBytes;
+}
+
+/// `bytes` from every rank to `owner` (`toOwner`), or from `owner` to every
+/// rank, on the links the all_to_all model charges.
+static void addAllToOne(cost::AllToAllLinkBytes &links, int64_t owner,
+                        double bytes, bool toOwner, int64_t ranksPerNode) {
+  int64_t node = owner / ranksPerNode, nodes = links.nodeOut.size();
+  for (int64_t i = node * ranksPerNode; i < (node + 1) * ranksPerNode; ++i) {
+    if (i == owner)
+      continue;
+    (toOwner ? links.rankOut[i] : links.rankIn[i]) += bytes;
+    (toOwner ? links.rankIn[owner] : links.rankOut[owner]) += bytes;
+  }
+  for (int64_t n = 0; n < nodes; ++n) {
+    if (n == node)
+      continue;
+    (toOwner ? links.nodeOut[n] : links.nodeIn[n]) += ranksPerNode * bytes;
+    (toOwner ? links.nodeIn[node] : links.nodeOut[node]) += ranksPerNode * bytes;
+  }
+}
+
+PlanLoad plan::tableLoad(const PlanProblem &problem, const TableSpec &table,
+                         const TablePlan &tp) {
   int64_t R = problem.ranks(), g = problem.ranksPerNode;
-  double B = problem.batch, perRank = B / R;
-  const cluster::HardwareDesc &hw = problem.hw;
-  PlanCost cost;
-  std::vector<double> compute(R, 0);
-  cost.memoryBytes.assign(R, 0);
-  std::vector<double> indexBytes(R * R, 0), outputBytes(R * R, 0);
-  double rowWiseBytes = 0, tableRowWiseBytes = 0;
-  for (size_t t = 0; t < plan.tables.size(); ++t) {
-    const TableSpec &table = problem.tables[t];
-    const TablePlan &tp = plan.tables[t];
-    double indicesPerRank = perRank * table.poolingFactor * 8;
-    for (const Shard &shard : tp.shards) {
-      compute[shard.rank] += shardLookupUs(problem, table, tp.type, shard);
-      cost.memoryBytes[shard.rank] +=
-          double(shard.rows) * shard.cols * table.elementBytes;
-      if (tp.type == ShardingType::data_parallel)
-        continue;
-      double rowShare = double(shard.rows) / table.rows;
-      for (int64_t i = 0; i < R; ++i) {
-        // Indices from every rank to the owner (row shards get their share).
-        indexBytes[i * R + shard.rank] += indicesPerRank * rowShare;
-        // Pooled rows back to the samples' ranks (f32 output).
-        if (tp.type == ShardingType::table_wise ||
-            tp.type == ShardingType::column_wise)
-          outputBytes[shard.rank * R + i] += perRank * shard.cols * 4;
-      }
-    }
-    if (tp.type == ShardingType::row_wise)
-      rowWiseBytes += B * table.dim * 4;
-    if (tp.type == ShardingType::table_row_wise) {
-      tableRowWiseBytes += B * table.dim * 4;
-      // After the node-local reduce_scatter, node rank k holds samples
-      // [k B/g, (k+1) B/g) and sends each owner its B/R rows.
-      int64_t node = tp.shards.front().rank / g;
-      for (int64_t k = 0; k < g; ++k)
-        for (int64_t i = 0; i < R; ++i)
-          if (i * g / R == k)
-            outputBytes[(node * g + k) * R + i] += perRank * table.dim * 4;
+  double perRank = double(problem.batch) / R;
+  double indicesPerRank = perRank * table.poolingFactor * 8;
+  PlanLoad load(problem);
+  bool sendsIndices = false, sendsOutputs = false;
+  for (const Shard &shard : tp.shards) {
+    double us = shardLookupUs(problem, table, tp.type, shard);
+    load.lookupUs[shard.rank] += us;
+    load.lookupShards[shard.rank] += us > 0;
+    load.memoryBytes[shard.rank] +=
+        double(shard.rows) * shard.cols * table.elementBytes;
+    if (tp.type == ShardingType::data_parallel)
+      continue;
+    // Indices from every rank to the owner (row shards get their share).
+    double indexBytes = indicesPerRank * double(shard.rows) / table.rows;
+    addAllToOne(load.indexLinks, shard.rank, indexBytes, /*toOwner=*/true, g);
+    sendsIndices = sendsIndices || indexBytes > 0;
+    // Pooled rows back to the samples' ranks (f32 output).
+    if (tp.type == ShardingType::table_wise ||
+        tp.type == ShardingType::column_wise) {
+      double outputBytes = perRank * shard.cols * 4;
+      addAllToOne(load.outputLinks, shard.rank, outputBytes, /*toOwner=*/false,
+                  g);
+      sendsOutputs = sendsOutputs || outputBytes > 0;
     }
   }
-  for (int64_t r = 0; r < R; ++r)
-    if (compute[r] > 0)
-      compute[r] += hw.device.launchOverheadUs; // one fused kernel per rank
-  // A plan with no sharded table (all data-parallel) exchanges nothing.
-  auto exchangeUs = [&](const std::vector<double> &bytes) {
-    bool any = llvm::any_of(bytes, [](double b) { return b > 0; });
-    return any ? cost::estimateAllToAllvUs(hw, bytes, R, g) : 0.0;
-  };
-  cost.indexExchangeUs = exchangeUs(indexBytes);
-  cost.outputExchangeUs = exchangeUs(outputBytes);
-  if (rowWiseBytes > 0)
-    cost.reduceScatterUs += cost::estimateCollective(
-        hw, cost::CollectiveKind::reduce_scatter, rowWiseBytes, R,
-        problem.nodes).timeUs;
-  if (tableRowWiseBytes > 0)
-    cost.reduceScatterUs += cost::estimateCollective(
-        hw, cost::CollectiveKind::reduce_scatter, tableRowWiseBytes, g, 1)
-                                .timeUs;
-  cost.lookupUs = compute;
-  double comm = cost.indexExchangeUs + cost.outputExchangeUs + cost.reduceScatterUs;
-  double slowest = *std::max_element(compute.begin(), compute.end());
-  cost.perRankUs.resize(R);
-  for (int64_t r = 0; r < R; ++r)
-    cost.perRankUs[r] = compute[r] + comm;
-  cost.iterationUs = slowest + comm;
-  for (double bytes : cost.memoryBytes)
-    cost.fitsMemory = cost.fitsMemory && bytes <= problem.capacityBytes();
-  return cost;
+  if (tp.type == ShardingType::row_wise) {
+    load.rowWiseBytes = double(problem.batch) * table.dim * 4;
+    load.rowWiseUsers = 1;
+  }
+  if (tp.type == ShardingType::table_row_wise) {
+    load.tableRowWiseBytes = double(problem.batch) * table.dim * 4;
+    load.tableRowWiseUsers = 1;
+    // After the node-local reduce_scatter, node rank k holds samples
+    // [k B/g, (k+1) B/g) and sends each owner its B/R rows.
+    int64_t node = tp.shards.front().rank / g;
+    double outputBytes = perRank * table.dim * 4;
+    for (int64_t i = 0; i < R; ++i) {
+      int64_t sender = node * g + i * g / R;
+      if (sender == i)
+        continue;
+      if (sender / g == i / g) {
+        load.outputLinks.rankOut[sender] += outputBytes;
+        load.outputLinks.rankIn[i] += outputBytes;
+      } else {
+        load.outputLinks.nodeOut[node] += outputBytes;
+        load.outputLinks.nodeIn[i / g] += outputBytes;
+      }
+    }
+    sendsOutputs = sendsOutputs || outputBytes > 0;
+  }
+  load.indexUsers = sendsIndices;
+  load.outputUsers = sendsOutputs;
+  return load;
 }
 
 namespace {
-/// One way to place a table, for the lower bound: the least exchange time
-/// it implies and the lookup time of its largest shard ("piece").
-struct BoundOption {
-  double commUs, pieceUs;
+/// The exchanges of a load, in microseconds.
+struct ExchangeTimes {
+  double indexUs = 0, outputUs = 0, reduceScatterUs = 0;
+  double total() const { return indexUs + outputUs + reduceScatterUs; }
 };
 } // namespace
 
-/// For every table, its options: table-wise, column-wise in 2, 4, ... R
-/// shards, table-row-wise and row-wise. Each option's exchange is bounded
-/// by the bytes it must move over the links the cost model charges, at
-/// their full bandwidth (the NICs' average across nodes, else the ranks'
-/// intra-node links): table-wise and table-row-wise move every index and
-/// pooled row of the other nodes' (ranks') samples; column-wise moves the
-/// indices once per shard; row-wise moves the indices and reduce-scatters
-/// every partial sum. Row-wise's piece is taken as zero.
-static std::vector<std::vector<BoundOption>>
-boundOptions(const PlanProblem &problem) {
+static ExchangeTimes exchangeTimes(const PlanProblem &problem,
+                                   const PlanLoad &load) {
   const cluster::HardwareDesc &hw = problem.hw;
-  int64_t R = problem.ranks(), g = problem.ranksPerNode, N = problem.nodes;
-  double B = problem.batch;
-  double crossShare = N > 1 ? double(R - g) / R : double(R - 1) / R;
-  double a2aUsPerByte =
-      N > 1 ? 1e-3 / (N * hw.interNode.nicsPerNode *
-                      hw.interNode.effectiveNicGBps())
-            : 1e-3 / (R * hw.intraNode.bandwidthGBps());
-  double rsUsPerByte = cost::reduceScatterUsPerByteAtLeast(hw, R, N);
-  std::vector<std::vector<BoundOption>> result;
-  for (const TableSpec &table : problem.tables) {
-    double indexBytes = B * table.poolingFactor * 8;
-    double outputBytes = B * table.dim * 4;
-    auto piece = [&](ShardingType type, int64_t where, int64_t parts) {
-      double worst = 0;
-      for (const Shard &shard :
-           makeTablePlan(problem, table, type, where, parts).shards)
-        worst = std::max(worst, shardLookupUs(problem, table, type, shard));
-      return worst;
-    };
-    std::vector<BoundOption> options;
-    options.push_back({crossShare * (indexBytes + outputBytes) * a2aUsPerByte,
-                       piece(ShardingType::table_wise, 0, 1)});
-    for (int64_t parts = 2; parts <= std::min(R, table.dim); parts *= 2)
-      options.push_back(
-          {crossShare * (parts * indexBytes + outputBytes) * a2aUsPerByte,
-           piece(ShardingType::column_wise, 0, parts)});
-    if (N > 1)
-      options.push_back(
-          {crossShare * (indexBytes + outputBytes) * a2aUsPerByte,
-           piece(ShardingType::table_row_wise, 0, g)});
-    options.push_back(
-        {crossShare * indexBytes * a2aUsPerByte + outputBytes * rsUsPerByte, 0});
-    result.push_back(std::move(options));
-  }
-  return result;
+  ExchangeTimes times;
+  if (load.indexUsers > 0)
+    times.indexUs = cost::estimateAllToAllvUs(hw, load.indexLinks);
+  if (load.outputUsers > 0)
+    times.outputUs = cost::estimateAllToAllvUs(hw, load.outputLinks);
+  if (load.rowWiseUsers > 0)
+    times.reduceScatterUs += cost::estimateCollective(
+        hw, cost::CollectiveKind::reduce_scatter, load.rowWiseBytes,
+        problem.ranks(), problem.nodes).timeUs;
+  if (load.tableRowWiseUsers > 0)
+    times.reduceScatterUs += cost::estimateCollective(
+        hw, cost::CollectiveKind::reduce_scatter, load.tableRowWiseBytes,
+        problem.ranksPerNode, 1).timeUs;
+  return times;
 }
 
-/// Up to this many tables, which to replicate is an exact 0/1 knapsack.
-static constexpr size_t kExactKnapsackItems = 128;
-static constexpr int64_t kKnapsackUnits = 4096;
-
-/// A lower bound on the exchanges of every plan whose largest shard
-/// lookup is at most `pieceUs`: each table takes its cheapest option within
-/// that, or is replicated (no exchange, a copy on every rank, its
-/// per-rank lookup within `pieceUs`). Which tables to replicate is a
-/// knapsack under the ranks' average memory: 0/1 over rounded-down weights
-/// for small table counts, fractional beyond. A plan that shards any table
-/// pays at least one all_to_all's latency for its indices.
-static double exchangeLowerBoundUs(
-    const PlanProblem &problem,
-    const std::vector<std::vector<BoundOption>> &options,
-    const std::vector<double> &replicaPieceUs, double pieceUs,
-    double replicaCharge = 0) {
-  int64_t R = problem.ranks();
-  struct Item {
-    double weight, value;
-  };
-  std::vector<Item> items;
-  double budget = problem.capacityBytes(), total = 0;
-  bool someSharded = false;
-  for (size_t t = 0; t < problem.tables.size(); ++t) {
-    const TableSpec &table = problem.tables[t];
-    double cheapest = INFINITY;
-    for (const BoundOption &option : options[t])
-      if (option.pieceUs <= pieceUs)
-        cheapest = std::min(cheapest, option.commUs);
-    budget -= table.bytes() / R;
-    total += cheapest;
-    // Charged replicas are priced by their lookups instead of being
-    // limited by the piece.
-    if (replicaCharge > 0 || replicaPieceUs[t] <= pieceUs)
-      items.push_back({table.bytes() * (1 - 1.0 / R),
-                       cheapest - replicaCharge * replicaPieceUs[t]});
-    else
-      someSharded = true;
-  }
-  double saved = 0;
-  if (budget > 0 && items.size() <= kExactKnapsackItems) {
-    // 0/1 knapsack over weights rounded down to 1/kKnapsackUnits of the
-    // budget, which only enlarges the feasible set.
-    double unit = budget / kKnapsackUnits;
-    std::vector<double> best(kKnapsackUnits + 1, 0);
-    double weightSum = 0;
-    for (const Item &item : items) {
-      weightSum += item.weight;
-      if (item.value <= 0)
-        continue;
-      int64_t w = int64_t(std::floor(item.weight / unit));
-      for (int64_t c = kKnapsackUnits; c >= w; --c)
-        best[c] = std::max(best[c], best[c - w] + item.value);
-    }
-    saved = best[kKnapsackUnits];
-    // Unless every table can be replicated, some table exchanges indices.
-    someSharded = someSharded || weightSum > budget;
-  } else {
-    // Fractional: replicate the most exchange per byte first.
-    std::sort(items.begin(), items.end(), [](const Item &a, const Item &b) {
-      return a.value * b.weight > b.value * a.weight;
-    });
-    double left = budget;
-    for (const Item &item : items) {
-      if (item.value <= 0)
-        continue;
-      if (left <= 0) {
-        someSharded = true;
-        break;
-      }
-      double fraction = item.weight <= left ? 1 : left / item.weight;
-      someSharded = someSharded || fraction < 1;
-      saved += fraction * item.value;
-      left -= fraction * item.weight;
-    }
-  }
-  double latencyUs = 0;
-  // With a charge for replicas, leaving a table sharded may be the cheaper
-  // choice in the relaxation, so no latency is claimed.
-  if (someSharded && replicaCharge == 0)
-    latencyUs = cost::estimateAllToAllvUs(problem.hw,
-                                          std::vector<double>(R * R, 0), R,
-                                          problem.ranksPerNode);
-  return std::max(0.0, total - saved) + latencyUs;
+/// A rank's lookups: its shards' plus one fused kernel's launch if any.
+static double rankLookupUs(const PlanProblem &problem, const PlanLoad &load,
+                           int64_t rank) {
+  return load.lookupShards[rank] > 0
+             ? load.lookupUs[rank] + problem.hw.device.launchOverheadUs
+             : 0.0;
 }
 
-double plan::lowerBoundUs(const PlanProblem &problem) {
-  // iteration = slowest rank's lookups + communication >= mean lookups.
-  // Whatever the sharding, the lookups of a table together read each
-  // distinct row at least once at its exact size (shards round rows up to
-  // sectors and split the distinct rows in proportion to their rows),
-  // every index once and every pooled output once, and do every
-  // multiply-add once. The cost model charges every shard at least the
-  // larger of its memory and arithmetic time, so their sums bound the total.
-  // The fused launch is bounded by one launch on some rank. The exchanges
-  // add their own bound: the iteration is the slowest rank's lookups plus
-  // the exchanges.
-  const cluster::HardwareDesc &hw = problem.hw;
-  double bandwidth = hw.device.memoryBandwidthGBps * hw.device.memoryEfficiency;
-  double total = 0;
-  for (const TableSpec &table : problem.tables) {
-    double lookups = double(problem.batch) * table.poolingFactor;
-    double distinct = std::min(lookups * table.uniqueRatio, double(table.rows));
-    double bytes = distinct * table.dim * table.elementBytes /
-                       hw.device.gatherEfficiency +
-                   lookups * 8 +
-                   double(problem.batch) * table.dim * table.elementBytes;
-    double memoryUs = bytes / bandwidth * 1e-3;
-    double computeUs =
-        lookups * table.dim / (hw.device.peakTflops.lookup("f32") * 1e12) * 1e6;
-    total += std::max(memoryUs, computeUs);
-  }
+PlanCost plan::costOfLoad(const PlanProblem &problem, const PlanLoad &load) {
   int64_t R = problem.ranks();
-  double computeUs = total / R + hw.device.launchOverheadUs / R;
-  if (R == 1)
-    return computeUs;
-  // A plan whose largest shard lookup takes P has its slowest rank at
-  // max(computeUs, P) and its exchanges at least exchangeLowerBoundUs(P),
-  // which only falls as P grows; so the bound is the least, over the
-  // pieces P >= computeUs that options can have, of their sum.
-  std::vector<std::vector<BoundOption>> options = boundOptions(problem);
-  std::vector<double> replicaPieceUs, pieces{computeUs};
-  for (size_t t = 0; t < problem.tables.size(); ++t) {
-    const TableSpec &table = problem.tables[t];
-    Shard replica{0, 0, table.rows, 0, table.dim};
-    replicaPieceUs.push_back(
-        shardLookupUs(problem, table, ShardingType::data_parallel, replica));
-    pieces.push_back(replicaPieceUs.back());
-    for (const BoundOption &option : options[t])
-      pieces.push_back(option.pieceUs);
+  PlanCost cost;
+  ExchangeTimes times = exchangeTimes(problem, load);
+  cost.indexExchangeUs = times.indexUs;
+  cost.outputExchangeUs = times.outputUs;
+  cost.reduceScatterUs = times.reduceScatterUs;
+  cost.memoryBytes = load.memoryBytes;
+  cost.lookupUs.resize(R);
+  cost.perRankUs.resize(R);
+  double slowest = 0;
+  for (int64_t r = 0; r < R; ++r) {
+    cost.lookupUs[r] = rankLookupUs(problem, load, r);
+    cost.perRankUs[r] = cost.lookupUs[r] + times.total();
+    slowest = std::max(slowest, cost.lookupUs[r]);
+    cost.fitsMemory =
+        cost.fitsMemory && load.memoryBytes[r] <= problem.capacityBytes();
   }
-  std::sort(pieces.begin(), pieces.end());
-  pieces.erase(std::unique(pieces.begin(), pieces.end()), pieces.end());
-  double best = INFINITY;
-  for (double piece : pieces)
-    if (piece >= computeUs)
-      best = std::min(best, piece + exchangeLowerBoundUs(problem, options,
-                                                         replicaPieceUs, piece));
-  // Replicas put their lookups on every rank, the owner of the largest
-  // sharded piece P included: slowest >= W + P with W the replicas'
-  // per-rank lookups, and slowest >= computeUs. For lambda in [0, 1], slowest >=
-  // lambda computeUs + (1 - lambda)(W + P), which the knapsack prices by
-  // charging each replica (1 - lambda) of its lookups.
-  pieces.push_back(0);
-  for (double lambda : {0.0, 0.5}) {
-    double coupled = INFINITY;
-    for (double piece : pieces)
-      coupled = std::min(coupled,
-                         lambda * computeUs + (1 - lambda) * piece +
-                             exchangeLowerBoundUs(problem, options,
-                                                  replicaPieceUs, piece,
-                                                  1 - lambda));
-    best = std::max(best, coupled);
+  cost.iterationUs = slowest + times.total();
+  return cost;
+}
+
+CostSummary plan::summarizeLoad(const PlanProblem &problem,
+                                const PlanLoad &load) {
+  CostSummary summary;
+  double slowest = 0;
+  for (int64_t r = 0; r < problem.ranks(); ++r) {
+    slowest = std::max(slowest, rankLookupUs(problem, load, r));
+    summary.fitsMemory = summary.fitsMemory &&
+                         load.memoryBytes[r] <= problem.capacityBytes();
   }
-  return best;
+  summary.iterationUs = slowest + exchangeTimes(problem, load).total();
+  return summary;
+}
+
+PlanCost plan::evaluatePlan(const PlanProblem &problem, const Plan &plan) {
+  PlanLoad load(problem);
+  for (size_t t = 0; t < plan.tables.size(); ++t)
+    load.add(tableLoad(problem, problem.tables[t], plan.tables[t]), +1);
+  return costOfLoad(problem, load);
 }

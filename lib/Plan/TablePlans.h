@@ -1,7 +1,7 @@
 //===- TablePlans.h - Building table plans (internal) -----------*- C++ -*-===//
 //
-// This file declares the helper the planners share to lay out one table in
-// one sharding type with even splits.
+// This file declares the helpers the planners share to lay out one table in
+// one sharding type with even splits, and the layouts Braid's search tries.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +17,22 @@ namespace mlir::braid::plan {
 /// on ranks where, where+1, ...; data_parallel on every rank.
 TablePlan makeTablePlan(const PlanProblem &problem, const TableSpec &table,
                         ShardingType type, int64_t where, int64_t parts);
+
+/// `table` column_wise in `parts` shards spread over the nodes: shard k on
+/// node (n + k) mod N, at local rank (l + k / N) mod the ranks per node, for
+/// rank `where` = n * ranksPerNode + l.
+TablePlan makeSpreadColumnPlan(const PlanProblem &problem,
+                               const TableSpec &table, int64_t where,
+                               int64_t parts);
+
+/// Whether `tp`'s shards lie on more than one node.
+bool crossesNodes(const PlanProblem &problem, const TablePlan &tp);
+
+/// Every layout Braid's search tries for `table`: table-wise on each rank;
+/// row-wise; column-wise in 2, 4, 8 or 16 shards, in blocks of a node's
+/// ranks and spread over nodes; table-row-wise on each node; replicated.
+std::vector<TablePlan> tableOptions(const PlanProblem &problem,
+                                    const TableSpec &table);
 
 /// "12.34 GB".
 std::string formatGB(double bytes);

@@ -76,6 +76,32 @@ TEST(CollectiveModelTest, SmallMessagesPayALatencyFloor) {
   }
 }
 
+// The latency floor bounds every size from below, and the time at any size
+// from above by the latency plus the bytes at the fastest rate
+// (reduce_scatter's, which lower bounds combine with it).
+TEST(CollectiveModelTest, LatencyFloorBoundsEverySize) {
+  for (const ClusterShape &setup : kShapes) {
+    cluster::HardwareDesc hw = *cluster::loadHardware(setup.preset);
+    for (CollectiveKind kind : kKinds) {
+      double latency = collectiveLatencyUs(hw, kind, setup.ranks, setup.nodes);
+      EXPECT_GE(latency, 5.0);
+      for (double bytes = 8; bytes <= 16e9; bytes *= 16)
+        EXPECT_LE(latency,
+                  estimateCollective(hw, kind, bytes, setup.ranks, setup.nodes).timeUs)
+            << setup.preset << " " << stringifyCollectiveKind(kind).str() << " " << bytes;
+    }
+    double perByte = reduceScatterUsPerByteAtLeast(hw, setup.ranks, setup.nodes);
+    double latency = collectiveLatencyUs(hw, CollectiveKind::reduce_scatter,
+                                         setup.ranks, setup.nodes);
+    for (double bytes = 8; bytes <= 16e9; bytes *= 16)
+      EXPECT_GE(estimateCollective(hw, CollectiveKind::reduce_scatter, bytes,
+                                   setup.ranks, setup.nodes)
+                    .timeUs,
+                (latency + bytes * perByte) * (1 - 1e-12))
+          << setup.preset << " " << bytes;
+  }
+}
+
 TEST(CollectiveModelTest, NcclTestsDefinitions) {
   cluster::HardwareDesc hw = *cluster::loadHardware("dgx-a100");
   EXPECT_DOUBLE_EQ(busBandwidthFactor(CollectiveKind::all_reduce, 8), 14.0 / 8);

@@ -17,6 +17,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace mlir::braid::cost {
 
@@ -53,12 +54,36 @@ CollectiveEstimate estimateCollective(const cluster::HardwareDesc &hw,
 double reduceScatterUsPerByteAtLeast(const cluster::HardwareDesc &hw,
                                      int64_t ranks, int64_t nodes);
 
+/// The least time estimateCollective charges a collective of `kind`,
+/// whatever its size: its fastest algorithm's fixed latency. Lower bounds
+/// add it to the bytes' time at reduceScatterUsPerByteAtLeast.
+double collectiveLatencyUs(const cluster::HardwareDesc &hw,
+                           CollectiveKind kind, int64_t ranks, int64_t nodes);
+
 /// An uneven all_to_all: `sendBytes[i * ranks + j]` bytes go from rank i to
 /// rank j; ranks are laid out node by node, `ranksPerNode` per node. The
 /// time is set by the most loaded rank link and node NIC set.
 double estimateAllToAllvUs(const cluster::HardwareDesc &hw,
                            llvm::ArrayRef<double> sendBytes, int64_t ranks,
                            int64_t ranksPerNode);
+
+/// The totals an uneven all_to_all's time depends on: the bytes each rank
+/// sends to and receives from the ranks of its node (`rankOut`, `rankIn`,
+/// one entry per rank), and the bytes each node's ranks send to and receive
+/// from other nodes (`nodeOut`, `nodeIn`, one entry per node). They add up
+/// over the parts of an exchange, which lets a search update them
+/// incrementally.
+struct AllToAllLinkBytes {
+  std::vector<double> rankOut, rankIn, nodeOut, nodeIn;
+  AllToAllLinkBytes() = default;
+  AllToAllLinkBytes(int64_t ranks, int64_t nodes)
+      : rankOut(ranks, 0), rankIn(ranks, 0), nodeOut(nodes, 0),
+        nodeIn(nodes, 0) {}
+};
+
+/// The same time as the matrix form, from the link totals.
+double estimateAllToAllvUs(const cluster::HardwareDesc &hw,
+                           const AllToAllLinkBytes &links);
 
 /// A kernel estimate: its time alone on the device and the fraction of it
 /// bound by memory bandwidth (the rest by arithmetic), which the contention
