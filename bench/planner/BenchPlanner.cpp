@@ -33,9 +33,13 @@ using mlir::braid::plan::TableSpec;
 using namespace mlir::braid::plan;
 namespace cl = llvm::cl;
 
-static cl::opt<std::string> specPath(cl::Positional, cl::Required,
+/// The tool's own options; --help lists only these (LLVM's are hidden).
+static cl::OptionCategory toolOptions("braid-bench-planner options");
+static cl::opt<std::string> specPath(cl::cat(toolOptions), cl::Positional,
+                                     cl::Required,
                                      cl::desc("<mlperf_dcnv2.json>"));
-static cl::opt<std::string> outputPath("o", cl::init("bench/planner/results.json"),
+static cl::opt<std::string> outputPath(cl::cat(toolOptions), "o",
+                                       cl::init("bench/planner/results.json"),
                                        cl::desc("JSON output"));
 
 /// The tables and batch of a model spec, through the importer (which
@@ -93,6 +97,7 @@ static std::vector<TableSpec> synthetic(int64_t count, unsigned seed) {
 }
 
 int main(int argc, char **argv) {
+  cl::HideUnrelatedOptions(toolOptions);
   cl::ParseCommandLineOptions(argc, argv, "Braid planner benchmark\n");
   int64_t dcnBatch = 65536;
   std::string modelName = "model";
@@ -103,10 +108,11 @@ int main(int argc, char **argv) {
       {"synthetic-856", synthetic(856, 2)}};
   cluster::HardwareDesc hw = *cluster::loadHardware("dgx-h100");
   llvm::json::Array rows;
-  llvm::outs() << llvm::formatv(
-      "{0,-14} {1,5} {2,10} {3,10} {4,10} {5,10} {6,10} {7,10} {8,9} {9,9} {10,9}\n",
-      "tables", "ranks", "lower_ms", "braid_ms", "size_ms", "dim_ms",
-      "dimpool_ms", "logrows_ms", "vs_best", "vs_bound", "plan_s");
+  llvm::outs() << llvm::formatv("{0,-14} {1,5} {2,10} {3,10} {4,10} {5,10} "
+                                "{6,10} {7,10} {8,9} {9,9} {10,9}\n",
+                                "tables", "ranks", "lower_ms", "braid_ms",
+                                "size_ms", "dim_ms", "dimpool_ms", "logrows_ms",
+                                "vs_best", "vs_bound", "plan_s");
   for (auto &[name, tables] : sets) {
     for (int64_t nodes : {1, 2, 4, 16}) {
       PlanProblem problem;
@@ -129,8 +135,9 @@ int main(int argc, char **argv) {
         llvm::consumeError(braid.takeError());
       double greedyMs[4], bestGreedy = INFINITY;
       int k = 0;
-      for (GreedyKey key : {GreedyKey::size, GreedyKey::dim, GreedyKey::dim_pooling,
-                            GreedyKey::dim_pooling_logrows}) {
+      for (GreedyKey key :
+           {GreedyKey::size, GreedyKey::dim, GreedyKey::dim_pooling,
+            GreedyKey::dim_pooling_logrows}) {
         llvm::Expected<Plan> greedy = planGreedy(problem, key);
         greedyMs[k] = NAN;
         if (greedy)
@@ -149,11 +156,14 @@ int main(int argc, char **argv) {
           seconds);
       auto number = [](double v) {
         return std::isnan(v) || std::isinf(v) ? llvm::json::Value(nullptr)
-                                               : llvm::json::Value(v);
+                                              : llvm::json::Value(v);
       };
       rows.push_back(llvm::json::Object{
-          {"tables", name}, {"ranks", nodes * 8}, {"lower_bound_ms", bound},
-          {"braid_ms", number(braidMs)}, {"greedy_size_ms", number(greedyMs[0])},
+          {"tables", name},
+          {"ranks", nodes * 8},
+          {"lower_bound_ms", number(bound)},
+          {"braid_ms", number(braidMs)},
+          {"greedy_size_ms", number(greedyMs[0])},
           {"greedy_dim_ms", number(greedyMs[1])},
           {"greedy_dim_pooling_ms", number(greedyMs[2])},
           {"greedy_dim_pooling_logrows_ms", number(greedyMs[3])},
@@ -163,7 +173,8 @@ int main(int argc, char **argv) {
   std::error_code ec;
   llvm::raw_fd_ostream out(outputPath, ec);
   if (ec) {
-    llvm::errs() << "braid-bench-planner: error: cannot write " << outputPath << "\n";
+    llvm::errs() << "braid-bench-planner: error: cannot write " << outputPath
+                 << "\n";
     return 1;
   }
   out << llvm::formatv("{0:2}", llvm::json::Value(std::move(rows))) << "\n";

@@ -14,8 +14,8 @@
 #include "braid/Cluster/Hardware.h"
 
 #include "llvm/Support/CommandLine.h"
-#include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -24,9 +24,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cmath>
 #include <fstream>
 #include <numeric>
 #include <random>
@@ -37,11 +37,14 @@
 
 namespace cl = llvm::cl;
 
-static cl::opt<std::string> outputPath("o", cl::Required,
+/// The tool's own options; --help lists only these (LLVM's are hidden).
+static cl::OptionCategory toolOptions("braid-calibrate options");
+static cl::opt<std::string> outputPath(cl::cat(toolOptions), "o", cl::Required,
                                        cl::desc("Output hardware description"));
-static cl::opt<std::string> name("name", cl::init("local-cpu"),
+static cl::opt<std::string> name(cl::cat(toolOptions), "name",
+                                 cl::init("local-cpu"),
                                  cl::desc("Name of the description"));
-static cl::opt<bool> quick("quick",
+static cl::opt<bool> quick(cl::cat(toolOptions), "quick",
                            cl::desc("Small sizes and few repetitions (tests)"));
 
 static double now() {
@@ -68,14 +71,12 @@ static std::vector<double> timeAllRanks(int repeats, Body body) {
 }
 
 /// The best time, for kernels (noise only slows them down).
-template <typename Body>
-static double bestAllRanks(int repeats, Body body) {
+template <typename Body> static double bestAllRanks(int repeats, Body body) {
   return timeAllRanks(repeats, body).front();
 }
 
 /// The median time, for collectives (noisier than kernels).
-template <typename Body>
-static double medianAllRanks(int repeats, Body body) {
+template <typename Body> static double medianAllRanks(int repeats, Body body) {
   std::vector<double> times = timeAllRanks(repeats, body);
   return times[times.size() / 2];
 }
@@ -108,9 +109,11 @@ int main(int argc, char **argv) {
   int rank = 0, ranks = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-  cl::ParseCommandLineOptions(argc, argv,
-                              "braid-calibrate: measure this machine and write "
-                              "a hardware description (run under mpirun -n R)\n");
+  cl::HideUnrelatedOptions(toolOptions);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "braid-calibrate: measure this machine and write "
+      "a hardware description (run under mpirun -n R)\n");
   openblas_set_num_threads(1);
   int repeats = quick ? 3 : 10;
   llvm::json::Object measured;
@@ -143,10 +146,13 @@ int main(int argc, char **argv) {
   size_t rows = size_t(1) << 20, dim = 64, bags = 8192, pooling = 20,
          ahead = 16;
   size_t tableBytes = rows * dim * sizeof(float);
-  auto *table = static_cast<float *>(std::aligned_alloc(size_t(2) << 20, tableBytes));
+  auto *table =
+      static_cast<float *>(std::aligned_alloc(size_t(2) << 20, tableBytes));
   if (!table) {
-    std::fprintf(stderr, "braid-calibrate: rank %d: error: cannot allocate "
-                         "the gather table\n", rank);
+    std::fprintf(stderr,
+                 "braid-calibrate: rank %d: error: cannot allocate "
+                 "the gather table\n",
+                 rank);
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
   madvise(table, tableBytes, MADV_HUGEPAGE); // advice only
@@ -264,11 +270,10 @@ int main(int argc, char **argv) {
          llvm::json::Object{
              {"arch", "cpu"},
              {"name", "cpu-rank"},
-             {"peak_tflops",
-              llvm::json::Object{{"f32", gemmGflops / 1e3},
-                                 {"tf32", gemmGflops / 1e3},
-                                 {"bf16", gemmGflops / 1e3},
-                                 {"f16", gemmGflops / 1e3}}},
+             {"peak_tflops", llvm::json::Object{{"f32", gemmGflops / 1e3},
+                                                {"tf32", gemmGflops / 1e3},
+                                                {"bf16", gemmGflops / 1e3},
+                                                {"f16", gemmGflops / 1e3}}},
              {"gemm_efficiency", 1.0},
              {"memory_bandwidth_GBps", memoryGBps},
              {"memory_efficiency", 1.0},
@@ -284,10 +289,9 @@ int main(int argc, char **argv) {
                             {"hop_latency_us", hopLatencyUs},
                             {"collective_bandwidth_GBps", std::move(perKind)},
                             {"nvls", false}}},
-        {"inter_node",
-         llvm::json::Object{{"nics_per_node", 1},
-                            {"nic_bandwidth_GBps", linkGBps},
-                            {"nic_efficiency", 1.0}}},
+        {"inter_node", llvm::json::Object{{"nics_per_node", 1},
+                                          {"nic_bandwidth_GBps", linkGBps},
+                                          {"nic_efficiency", 1.0}}},
         {"comm_channels", 1},
         {"topology",
          llvm::json::Object{{"nodes", 1}, {"ranks_per_node", ranks}}}};

@@ -31,45 +31,52 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::braid;
 namespace cl = llvm::cl;
 
-static cl::opt<std::string> modelPath(cl::Positional, cl::Required,
+/// The tool's own options; --help lists only these (LLVM's are hidden).
+static cl::OptionCategory toolOptions("braid-compile options");
+static cl::opt<std::string> modelPath(cl::cat(toolOptions), cl::Positional,
+                                      cl::Required,
                                       cl::desc("<model.json | model.mlir>"));
 static cl::opt<std::string>
-    clusterName("cluster", cl::Required,
+    clusterName(cl::cat(toolOptions), "cluster", cl::Required,
                 cl::desc("Hardware preset (dgx-h100, dgx-a100, pcie-a100x4) "
                          "or JSON file"));
-static cl::opt<int64_t> nodes("nodes", cl::init(1), cl::desc("Nodes"));
+static cl::opt<int64_t> nodes(cl::cat(toolOptions), "nodes", cl::init(1),
+                              cl::desc("Nodes"));
 static cl::opt<int64_t>
-    ranksPerNode("ranks-per-node", cl::init(0),
+    ranksPerNode(cl::cat(toolOptions), "ranks-per-node", cl::init(0),
                  cl::desc("Ranks per node (default: the hardware's)"));
-static cl::opt<std::string> target("target", cl::init("none"),
+static cl::opt<std::string> target(cl::cat(toolOptions), "target",
+                                   cl::init("none"),
                                    cl::desc("none | cpu | cuda"));
-static cl::opt<std::string> outDir("o", cl::Required,
+static cl::opt<std::string> outDir(cl::cat(toolOptions), "o", cl::Required,
                                    cl::desc("Output directory"));
 static cl::opt<std::string>
-    planner("planner", cl::init("braid"),
+    planner(cl::cat(toolOptions), "planner", cl::init("braid"),
             cl::desc("braid | greedy:size | greedy:dim | greedy:dim_pooling "
                      "| greedy:dim_pooling_logrows"));
 static cl::opt<std::string>
-    forceSharding("force-sharding",
+    forceSharding(cl::cat(toolOptions), "force-sharding",
                   cl::desc("Every table in one sharding type (table_wise, "
                            "row_wise, column_wise, table_row_wise, "
                            "data_parallel)"));
 static cl::opt<int> optLevel(
-    "opt-level", cl::init(1),
+    cl::cat(toolOptions), "opt-level", cl::init(1),
     cl::desc("0: partition only; 1: then canonicalize and CSE; 2: also "
              "start the pooled-row exchanges asynchronously, waiting at "
              "their first use"));
 static cl::opt<std::string> targetCpu(
-    "target-cpu", cl::init("native"),
+    cl::cat(toolOptions), "target-cpu", cl::init("native"),
     cl::desc("--target cpu: the LLVM CPU name the program is compiled for "
              "(native: this machine's CPU and features)"));
-static cl::opt<int64_t> maxTableRows(
-    "max-table-rows", cl::init(40),
-    cl::desc("Tables listed one per row in the printed plan"));
+static cl::opt<int64_t>
+    maxTableRows(cl::cat(toolOptions), "max-table-rows", cl::init(40),
+                 cl::desc("Tables listed one per row in the printed plan"));
 
 static int fail(const llvm::Twine &message) {
   llvm::errs() << "braid-compile: error: " << message << "\n";
@@ -82,8 +89,8 @@ static std::string joinPath(StringRef dir, StringRef name) {
   return std::string(path);
 }
 
-static llvm::Error writeFile(StringRef path,
-                             llvm::function_ref<void(llvm::raw_ostream &)> write) {
+static llvm::Error
+writeFile(StringRef path, llvm::function_ref<void(llvm::raw_ostream &)> write) {
   std::error_code ec;
   llvm::raw_fd_ostream os(path, ec);
   if (ec)
@@ -108,11 +115,11 @@ static llvm::json::Value planJson(const ShardingResult &sharding,
                                           {"col_offset", shard.colOffset},
                                           {"cols", shard.cols}});
     }
-    tables.push_back(llvm::json::Object{
-        {"name", spec.name},
-        {"sharding", plan::stringifyShardingType(tp.type)},
-        {"ranks", std::move(ranks)},
-        {"shards", std::move(shards)}});
+    tables.push_back(
+        llvm::json::Object{{"name", spec.name},
+                           {"sharding", plan::stringifyShardingType(tp.type)},
+                           {"ranks", std::move(ranks)},
+                           {"shards", std::move(shards)}});
   }
   llvm::json::Array perRank, memory;
   for (double us : cost.perRankUs)
@@ -122,7 +129,10 @@ static llvm::json::Value planJson(const ShardingResult &sharding,
   return llvm::json::Object{
       {"planner", sharding.plan.planner},
       {"planning_seconds", sharding.planningSeconds},
-      {"lower_bound_ms", boundUs * 1e-3},
+      // No bound when no plan fits (a forced plan may still be written).
+      {"lower_bound_ms", std::isfinite(boundUs)
+                             ? llvm::json::Value(boundUs * 1e-3)
+                             : llvm::json::Value(nullptr)},
       {"predicted",
        llvm::json::Object{{"iteration_ms", cost.iterationUs * 1e-3},
                           {"per_rank_ms", std::move(perRank)},
@@ -156,8 +166,9 @@ static std::string formatRanks(const plan::TablePlan &tp) {
   return text;
 }
 
-static void printPlan(const ShardingResult &sharding, const plan::PlanCost &cost,
-                      double boundUs, double denseUs) {
+static void printPlan(const ShardingResult &sharding,
+                      const plan::PlanCost &cost, double boundUs,
+                      double denseUs) {
   const plan::PlanProblem &problem = sharding.problem;
   llvm::outs() << llvm::formatv(
       "plan by '{0}' for {1} x {2} ranks of {3}, global batch {4} "
@@ -176,10 +187,9 @@ static void printPlan(const ShardingResult &sharding, const plan::PlanCost &cost
     double lookupUs = 0;
     for (const plan::Shard &shard : tp.shards)
       lookupUs += plan::shardLookupUs(problem, spec, tp.type, shard);
-    llvm::outs() << llvm::formatv("{0,-24} {1,-15} {2,-16} {3,12:f2}\n",
-                                  spec.name,
-                                  plan::stringifyShardingType(tp.type),
-                                  formatRanks(tp), lookupUs);
+    llvm::outs() << llvm::formatv(
+        "{0,-24} {1,-15} {2,-16} {3,12:f2}\n", spec.name,
+        plan::stringifyShardingType(tp.type), formatRanks(tp), lookupUs);
   }
   llvm::outs() << llvm::formatv("{0,-6} {1,12} {2,12} {3,12}\n", "rank",
                                 "lookups_us", "total_us", "memory_GB");
@@ -187,23 +197,35 @@ static void printPlan(const ShardingResult &sharding, const plan::PlanCost &cost
     llvm::outs() << llvm::formatv("{0,-6} {1,12:f2} {2,12:f2} {3,12:f3}\n", r,
                                   cost.lookupUs[r], cost.perRankUs[r],
                                   cost.memoryBytes[r] * 1e-9);
+  std::string bound = std::isfinite(boundUs)
+                          ? llvm::formatv("{0:f3} ms", boundUs * 1e-3).str()
+                          : std::string("none (no plan fits memory)");
   llvm::outs() << llvm::formatv(
       "predicted embedding stage: {0:f3} ms (index all_to_all {1:f3}, output "
-      "all_to_all {2:f3}, reduce_scatter {3:f3}); lower bound {4:f3} ms\n",
+      "all_to_all {2:f3}, reduce_scatter {3:f3}); lower bound {4}\n",
       cost.iterationUs * 1e-3, cost.indexExchangeUs * 1e-3,
-      cost.outputExchangeUs * 1e-3, cost.reduceScatterUs * 1e-3,
-      boundUs * 1e-3);
+      cost.outputExchangeUs * 1e-3, cost.reduceScatterUs * 1e-3, bound);
+  // Forced plans ignore memory: say so where one does not fit.
+  for (size_t r = 0; r < cost.memoryBytes.size(); ++r)
+    if (cost.memoryBytes[r] > problem.capacityBytes()) {
+      llvm::errs() << llvm::formatv(
+          "braid-compile: warning: the plan does not fit: rank {0} holds "
+          "{1:f2} GB of tables, {2:f2} GB are available for them\n",
+          r, cost.memoryBytes[r] * 1e-9, problem.capacityBytes() * 1e-9);
+      break;
+    }
   llvm::outs() << llvm::formatv(
       "predicted forward pass: {0:f3} ms (embedding stage {1:f3} + "
       "data-parallel dense stage {2:f3} on {3} of {4} samples per rank)\n",
       (cost.iterationUs + denseUs) * 1e-3, cost.iterationUs * 1e-3,
-      denseUs * 1e-3,
-      (problem.batch + problem.ranks() - 1) / problem.ranks(), problem.batch);
+      denseUs * 1e-3, (problem.batch + problem.ranks() - 1) / problem.ranks(),
+      problem.batch);
 }
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   registerBraidPassesAndPipelines();
+  cl::HideUnrelatedOptions(toolOptions);
   cl::ParseCommandLineOptions(
       argc, argv,
       "braid-compile: plan, partition and emit a model for a cluster\n\n"
@@ -213,7 +235,8 @@ int main(int argc, char **argv) {
     return fail("--target cuda is not yet supported; use --target none "
                 "(plan and partition only) or cpu");
   if (target != "none" && target != "cpu")
-    return fail("unknown --target '" + target + "' (expected none, cpu or cuda)");
+    return fail("unknown --target '" + target +
+                "' (expected none, cpu or cuda)");
   if (optLevel < 0 || optLevel > 2)
     return fail("--opt-level must be 0, 1 or 2");
   if (nodes < 1 || nodes > 1024)
@@ -244,8 +267,9 @@ int main(int argc, char **argv) {
   plan::PlanCost cost = plan::evaluatePlan(sharding->problem, sharding->plan);
   double boundUs = plan::lowerBoundUs(sharding->problem);
   // The dense stage, from the global program before partitioning.
-  auto forward = llvm::to_vector(llvm::make_filter_range(
-      module->getOps<func::FuncOp>(), [](func::FuncOp f) { return !f.isExternal(); }));
+  auto forward = llvm::to_vector(
+      llvm::make_filter_range(module->getOps<func::FuncOp>(),
+                              [](func::FuncOp f) { return !f.isExternal(); }));
   double denseUs = 0;
   if (forward.size() == 1) {
     FailureOr<double> dense = sim::estimateDenseStageUs(
@@ -260,11 +284,11 @@ int main(int argc, char **argv) {
     return fail("cannot create '" + outDir + "': a file of that name exists");
   if (std::error_code ec = llvm::sys::fs::create_directories(outDir))
     return fail("cannot create '" + outDir + "': " + ec.message());
-  if (llvm::Error error = writeFile(joinPath(outDir, "model.mlir"),
-                                    [&](llvm::raw_ostream &os) {
-                                      module->print(os);
-                                      os << "\n";
-                                    }))
+  if (llvm::Error error =
+          writeFile(joinPath(outDir, "model.mlir"), [&](llvm::raw_ostream &os) {
+            module->print(os);
+            os << "\n";
+          }))
     return fail(llvm::toString(std::move(error)));
 
   PassManager pm(module->getContext());
@@ -290,9 +314,8 @@ int main(int argc, char **argv) {
     return fail(llvm::toString(simulated.takeError()));
 
   llvm::json::Value planValue = planJson(*sharding, cost, boundUs, denseUs);
-  for (auto [name, write] :
-       std::initializer_list<std::pair<const char *,
-                                       std::function<void(llvm::raw_ostream &)>>>{
+  for (auto [name, write] : std::initializer_list<
+           std::pair<const char *, std::function<void(llvm::raw_ostream &)>>>{
            {"program.mlir",
             [&](llvm::raw_ostream &os) {
               module->print(os);

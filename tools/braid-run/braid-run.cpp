@@ -38,35 +38,44 @@ using namespace mlir::braid;
 using namespace mlir::braid::interp;
 namespace cl = llvm::cl;
 
-static cl::opt<std::string> inputFile(cl::Positional, cl::Required,
+/// The tool's own options; --help lists only these (LLVM's are hidden).
+static cl::OptionCategory toolOptions("braid-run options");
+static cl::opt<std::string> inputFile(cl::cat(toolOptions), cl::Positional,
+                                      cl::Required,
                                       cl::desc("<program.mlir | OUT>"));
-static cl::opt<bool> reference("reference",
+static cl::opt<bool> reference(cl::cat(toolOptions), "reference",
                                cl::desc("Run under the reference semantics"));
-static cl::opt<int64_t> numRanks("ranks", cl::init(1),
+static cl::opt<int64_t> numRanks(cl::cat(toolOptions), "ranks", cl::init(1),
                                  cl::desc("Number of simulated ranks"));
-static cl::opt<uint64_t> seed("seed", cl::init(0),
+static cl::opt<uint64_t> seed(cl::cat(toolOptions), "seed", cl::init(0),
                               cl::desc("Seed of generated inputs and weights"));
-static cl::opt<std::string> inputsDir("inputs",
-                                      cl::desc("Directory of input .npy files"));
 static cl::opt<std::string>
-    weightsDir("weights", cl::desc("Directory of weight .npy files"));
+    inputsDir(cl::cat(toolOptions), "inputs",
+              cl::desc("Directory of input .npy files"));
 static cl::opt<std::string>
-    dumpDir("dump", cl::desc("Write inputs, weights and outputs as .npy here"));
-static cl::opt<bool> emitJson("json", cl::desc("Print one JSON object"));
-static cl::opt<bool> printValues("print-values",
+    weightsDir(cl::cat(toolOptions), "weights",
+               cl::desc("Directory of weight .npy files"));
+static cl::opt<std::string>
+    dumpDir(cl::cat(toolOptions), "dump",
+            cl::desc("Write inputs, weights and outputs as .npy here"));
+static cl::opt<bool> emitJson(cl::cat(toolOptions), "json",
+                              cl::desc("Print one JSON object"));
+static cl::opt<bool> printValues(cl::cat(toolOptions), "print-values",
                                  cl::desc("Print every result element"));
-static cl::opt<int64_t> iterations(
-    "iterations", cl::init(1),
-    cl::desc("With a --target cpu directory: timed calls per rank"));
-static cl::opt<bool> check(
-    "check", cl::desc("With OUT: compare the per-rank program's gathered "
-                      "results with the global program"));
-static cl::opt<double> tolerance(
-    "tolerance", cl::init(1e-5),
-    cl::desc("Largest relative error --check accepts"));
-static cl::opt<int64_t> maxDumpElements(
-    "max-dump-table-elements", cl::init(1 << 24),
-    cl::desc("Largest table (rows x dim) written by --dump"));
+static cl::opt<int64_t>
+    iterations(cl::cat(toolOptions), "iterations", cl::init(1),
+               cl::desc("With a --target cpu directory: timed calls per rank"));
+static cl::opt<bool>
+    check(cl::cat(toolOptions), "check",
+          cl::desc("With OUT: compare the per-rank program's gathered "
+                   "results with the global program"));
+static cl::opt<double>
+    tolerance(cl::cat(toolOptions), "tolerance", cl::init(1e-5),
+              cl::desc("Largest relative error --check accepts"));
+static cl::opt<int64_t>
+    maxDumpElements(cl::cat(toolOptions), "max-dump-table-elements",
+                    cl::init(1 << 24),
+                    cl::desc("Largest table (rows x dim) written by --dump"));
 
 static int fail(const llvm::Twine &message) {
   llvm::errs() << "braid-run: error: " << message << "\n";
@@ -109,8 +118,8 @@ static std::string joinPath(StringRef dir, const llvm::Twine &name) {
 /// Writes what the run used and produced under `dir`, so that a later run
 /// with `--inputs DIR/inputs --weights DIR/weights` reproduces it.
 static llvm::Error dumpRun(StringRef dir, func::FuncOp func,
-                          const TableMap &tables, const RankValues &args,
-                          const RankValues &results) {
+                           const TableMap &tables, const RankValues &args,
+                           const RankValues &results) {
   int64_t ranks = args.size();
   std::string inputs = joinPath(dir, "inputs");
   std::string weights = joinPath(dir, "weights");
@@ -126,8 +135,9 @@ static llvm::Error dumpRun(StringRef dir, func::FuncOp func,
         return error;
     }
     for (auto [index, result] : llvm::enumerate(results[rank])) {
-      std::string name = index == 0 ? std::string("output.npy")
-                                    : "output." + std::to_string(index) + ".npy";
+      std::string name = index == 0
+                             ? std::string("output.npy")
+                             : "output." + std::to_string(index) + ".npy";
       if (llvm::Error error =
               writeNpy(joinPath(rankDir(dir, rank, ranks), name), result))
         return error;
@@ -196,12 +206,10 @@ tableArgument(const TableMap &tables, ModuleOp rankModule,
                                    mine.colOffset, mine.cols};
 }
 
-static llvm::Expected<RankValues> runNative(const NativeProgram &program,
-                                            const RankValues &rankArgs,
-                                            ArrayRef<int64_t> rankIds,
-                                            const TableMap &tables,
-                                            ModuleOp rankModule,
-                                            double &iterationMs) {
+static llvm::Expected<RankValues>
+runNative(const NativeProgram &program, const RankValues &rankArgs,
+          ArrayRef<int64_t> rankIds, const TableMap &tables,
+          ModuleOp rankModule, double &iterationMs) {
   std::vector<double> perIteration(iterations, 0);
   RankValues results(rankArgs.size());
   for (size_t local = 0; local < rankArgs.size(); ++local) {
@@ -249,7 +257,8 @@ gatherToRankZero(const std::vector<HostTensor> &results) {
   RankValues all(ranks);
   for (const HostTensor &result : results) {
     // The shapes first (rows differ by rank), then the values as doubles.
-    std::vector<int64_t> rows(ranks), mine = {result.shape.empty() ? 1 : result.shape[0]};
+    std::vector<int64_t> rows(ranks),
+        mine = {result.shape.empty() ? 1 : result.shape[0]};
     braidrt_all_gather(mine.data(), rows.data(), 1, BRAIDRT_I64);
     std::vector<int64_t> sendCounts(ranks, 0), recvCounts(ranks, 0);
     sendCounts[0] = result.getNumElements();
@@ -286,8 +295,8 @@ static int runArtifact(StringRef dir, const BindingOptions &globalOptions) {
       rankLoader.load(joinPath(dir, "program.mlir"));
   if (!rankModule)
     return 1;
-  auto split = (*rankModule)->getAttrOfType<DenseI64ArrayAttr>(
-      "braid.batch_split");
+  auto split =
+      (*rankModule)->getAttrOfType<DenseI64ArrayAttr>("braid.batch_split");
   if (!split)
     return fail(joinPath(dir, "program.mlir") +
                 " is not a per-rank program (no braid.batch_split)");
@@ -395,8 +404,9 @@ static int runArtifact(StringRef dir, const BindingOptions &globalOptions) {
     printResults("gathered", gathered);
   if (!dumpDir.empty()) {
     for (auto [index, result] : llvm::enumerate(gathered)) {
-      std::string name = index == 0 ? std::string("output.npy")
-                                    : "output." + std::to_string(index) + ".npy";
+      std::string name = index == 0
+                             ? std::string("output.npy")
+                             : "output." + std::to_string(index) + ".npy";
       if (llvm::Error error = writeNpy(joinPath(dumpDir, name), result))
         return fail(llvm::toString(std::move(error)));
     }
@@ -409,8 +419,8 @@ static int runArtifact(StringRef dir, const BindingOptions &globalOptions) {
   if (failed(expected))
     return 1;
   if (expected->front().size() != gathered.size())
-    return fail("the per-rank program returns " +
-                llvm::Twine(gathered.size()) + " results, the global one " +
+    return fail("the per-rank program returns " + llvm::Twine(gathered.size()) +
+                " results, the global one " +
                 llvm::Twine(expected->front().size()));
   double worst = 0;
   for (auto [actual, reference] : llvm::zip(gathered, expected->front())) {
@@ -423,14 +433,14 @@ static int runArtifact(StringRef dir, const BindingOptions &globalOptions) {
   bool ok = worst <= tolerance;
   (emitJson ? llvm::errs() : llvm::outs())
       << llvm::format("check against the global program: max "
-                               "relative error %.3g (tolerance %.3g): %s\n",
-                               worst, tolerance.getValue(),
-                               ok ? "ok" : "FAILED");
+                      "relative error %.3g (tolerance %.3g): %s\n",
+                      worst, tolerance.getValue(), ok ? "ok" : "FAILED");
   return ok ? 0 : 1;
 }
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
+  cl::HideUnrelatedOptions(toolOptions);
   cl::ParseCommandLineOptions(
       argc, argv,
       "braid-run: run a Braid program\n\n"
@@ -506,13 +516,13 @@ int main(int argc, char **argv) {
     for (int64_t rank = 0; rank < numRanks; ++rank)
       for (auto [index, result] : llvm::enumerate((*results)[rank])) {
         Summary summary = summarize(result);
-        outputs.push_back(llvm::json::Object{
-            {"rank", rank},
-            {"index", static_cast<int64_t>(index)},
-            {"type", result.describeType()},
-            {"sum", summary.sum},
-            {"min", summary.min},
-            {"max", summary.max}});
+        outputs.push_back(
+            llvm::json::Object{{"rank", rank},
+                               {"index", static_cast<int64_t>(index)},
+                               {"type", result.describeType()},
+                               {"sum", summary.sum},
+                               {"min", summary.min},
+                               {"max", summary.max}});
       }
     llvm::json::Object report{{"function", func->getSymName()},
                               {"ranks", static_cast<int64_t>(numRanks)},

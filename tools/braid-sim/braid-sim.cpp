@@ -31,23 +31,31 @@ using namespace mlir;
 using namespace mlir::braid;
 namespace cl = llvm::cl;
 
-static cl::opt<std::string> input(cl::Positional, cl::Required,
-                                  cl::desc("<collective | program.mlir | artifact dir>"));
+/// The tool's own options; --help lists only these (LLVM's are hidden).
+static cl::OptionCategory toolOptions("braid-sim options");
+static cl::opt<std::string>
+    input(cl::cat(toolOptions), cl::Positional, cl::Required,
+          cl::desc("<collective | program.mlir | artifact dir>"));
 static cl::opt<std::string> hardwareName(
-    "hardware", cl::Required,
+    cl::cat(toolOptions), "hardware", cl::Required,
     cl::desc("Hardware preset (dgx-a100, dgx-h100, pcie-a100x4) or JSON file"));
-static cl::opt<std::string> kindName(
-    "kind", cl::desc("all_reduce | all_gather | reduce_scatter | all_to_all | "
-                     "broadcast"));
-static cl::opt<double> bytes("bytes", cl::init(-1),
-                             cl::desc("Buffer size in bytes (nccl-tests' size)"));
-static cl::opt<int64_t> ranks("ranks", cl::init(0),
+static cl::opt<std::string>
+    kindName(cl::cat(toolOptions), "kind",
+             cl::desc("all_reduce | all_gather | reduce_scatter | all_to_all | "
+                      "broadcast"));
+static cl::opt<double>
+    bytes(cl::cat(toolOptions), "bytes", cl::init(-1),
+          cl::desc("Buffer size in bytes (nccl-tests' size)"));
+static cl::opt<int64_t> ranks(cl::cat(toolOptions), "ranks", cl::init(0),
                               cl::desc("Ranks (default: the hardware's)"));
-static cl::opt<int64_t> nodes("nodes", cl::init(0),
-                              cl::desc("Nodes (default: ranks / ranks per node)"));
-static cl::opt<bool> emitJson("json", cl::desc("Print one JSON object"));
-static cl::opt<std::string> tracePath(
-    "trace", cl::desc("Write the simulated timeline as a Chrome trace"));
+static cl::opt<int64_t>
+    nodes(cl::cat(toolOptions), "nodes", cl::init(0),
+          cl::desc("Nodes (default: ranks / ranks per node)"));
+static cl::opt<bool> emitJson(cl::cat(toolOptions), "json",
+                              cl::desc("Print one JSON object"));
+static cl::opt<std::string>
+    tracePath(cl::cat(toolOptions), "trace",
+              cl::desc("Write the simulated timeline as a Chrome trace"));
 
 static int fail(const llvm::Twine &message) {
   llvm::errs() << "braid-sim: error: " << message << "\n";
@@ -59,11 +67,13 @@ static int runCollective(const cluster::HardwareDesc &hw) {
       cost::symbolizeCollectiveKind(kindName);
   if (!kind)
     return fail("--kind must be all_reduce, all_gather, reduce_scatter, "
-                "all_to_all or broadcast, got '" + kindName + "'");
+                "all_to_all or broadcast, got '" +
+                kindName + "'");
   if (!(bytes > 0) || bytes > 1e15)
     return fail("--bytes must be a positive size up to 1e15");
   int64_t r = ranks ? ranks.getValue() : hw.worldSize();
-  int64_t m = nodes ? nodes.getValue() : (r + hw.ranksPerNode - 1) / hw.ranksPerNode;
+  int64_t m =
+      nodes ? nodes.getValue() : (r + hw.ranksPerNode - 1) / hw.ranksPerNode;
   if (r < 1 || r > 1 << 20)
     return fail("--ranks must be between 1 and 2^20");
   if (m < 1 || m > r || r % m != 0)
@@ -72,11 +82,11 @@ static int runCollective(const cluster::HardwareDesc &hw) {
   cost::CollectiveEstimate estimate =
       cost::estimateCollective(hw, *kind, bytes, r, m);
   if (emitJson) {
-    llvm::outs() << llvm::json::Value(llvm::json::Object{
-                        {"time_us", estimate.timeUs},
-                        {"algbw_GBps", estimate.algbwGBps},
-                        {"busbw_GBps", estimate.busbwGBps},
-                        {"algorithm", estimate.algorithm}})
+    llvm::outs() << llvm::json::Value(
+                        llvm::json::Object{{"time_us", estimate.timeUs},
+                                           {"algbw_GBps", estimate.algbwGBps},
+                                           {"busbw_GBps", estimate.busbwGBps},
+                                           {"algorithm", estimate.algorithm}})
                  << "\n";
     return 0;
   }
@@ -167,9 +177,11 @@ static int runProgram(const cluster::HardwareDesc &hw) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
-  cl::ParseCommandLineOptions(argc, argv,
-                              "braid-sim: predict collective and program times\n");
-  llvm::Expected<cluster::HardwareDesc> hw = cluster::loadHardware(hardwareName);
+  cl::HideUnrelatedOptions(toolOptions);
+  cl::ParseCommandLineOptions(
+      argc, argv, "braid-sim: predict collective and program times\n");
+  llvm::Expected<cluster::HardwareDesc> hw =
+      cluster::loadHardware(hardwareName);
   if (!hw)
     return fail(llvm::toString(hw.takeError()));
   if (input == "collective")
