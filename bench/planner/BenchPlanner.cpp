@@ -148,12 +148,17 @@ int main(int argc, char **argv) {
           bestGreedy = std::min(bestGreedy, greedyMs[k]);
         ++k;
       }
+      // "-" where a planner found no plan (or none fits: no bound).
+      auto cell = [](double v) {
+        return std::isfinite(v) ? llvm::formatv("{0:f3}", v).str()
+                                : std::string("-");
+      };
       llvm::outs() << llvm::formatv(
-          "{0,-14} {1,5} {2,10:f3} {3,10:f3} {4,10:f3} {5,10:f3} {6,10:f3} "
-          "{7,10:f3} {8,9:f3} {9,9:f3} {10,9:f3}\n",
-          name, nodes * 8, bound, braidMs, greedyMs[0], greedyMs[1],
-          greedyMs[2], greedyMs[3], braidMs / bestGreedy, braidMs / bound,
-          seconds);
+          "{0,-14} {1,5} {2,10} {3,10} {4,10} {5,10} {6,10} {7,10} {8,9} "
+          "{9,9} {10,9:f3}\n",
+          name, nodes * 8, cell(bound), cell(braidMs), cell(greedyMs[0]),
+          cell(greedyMs[1]), cell(greedyMs[2]), cell(greedyMs[3]),
+          cell(braidMs / bestGreedy), cell(braidMs / bound), seconds);
       auto number = [](double v) {
         return std::isnan(v) || std::isinf(v) ? llvm::json::Value(nullptr)
                                               : llvm::json::Value(v);
