@@ -10,6 +10,8 @@
 
 #include "braid/Cost/CostModel.h"
 
+#include "llvm/ADT/STLExtras.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -77,14 +79,21 @@ static constexpr size_t kExactKnapsackItems = 128;
 static constexpr int64_t kKnapsackUnits = 4096;
 
 /// The latency every plan that shards a table pays at least: the index
-/// all_to_all, then either the pooled-row all_to_all or a reduce_scatter.
+/// all_to_all (unless a table without lookups could be the only one
+/// sharded: it sends no indices), then either the pooled-row all_to_all or
+/// a reduce_scatter.
 static double shardedLatencyUs(const PlanProblem &problem) {
   int64_t R = problem.ranks();
   double allToAllUs = cost::estimateAllToAllvUs(
       problem.hw, std::vector<double>(R * R, 0), R, problem.ranksPerNode);
   double reduceScatterUs = cost::collectiveLatencyUs(
       problem.hw, cost::CollectiveKind::reduce_scatter, R, problem.nodes);
-  return allToAllUs + std::min(allToAllUs, reduceScatterUs);
+  bool everyTableSendsIndices =
+      llvm::all_of(problem.tables, [](const TableSpec &table) {
+        return table.poolingFactor > 0;
+      });
+  return (everyTableSendsIndices ? allToAllUs : 0) +
+         std::min(allToAllUs, reduceScatterUs);
 }
 
 /// A lower bound on the exchanges plus the replicas' charge of every plan
