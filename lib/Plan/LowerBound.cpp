@@ -23,6 +23,7 @@ namespace {
 /// it implies and the lookup time of its largest shard ("piece").
 struct BoundOption {
   double commUs, pieceUs;
+  bool rowWise = false; ///< pays a reduce_scatter instead of an all_to_all
 };
 } // namespace
 
@@ -68,7 +69,8 @@ boundOptions(const PlanProblem &problem) {
           {crossShare * (indexBytes + outputBytes) * a2aUsPerByte,
            piece(ShardingType::table_row_wise, 0, g)});
     options.push_back(
-        {crossShare * indexBytes * a2aUsPerByte + outputBytes * rsUsPerByte, 0});
+        {crossShare * indexBytes * a2aUsPerByte + outputBytes * rsUsPerByte, 0,
+         /*rowWise=*/true});
     result.push_back(std::move(options));
   }
   return result;
@@ -77,69 +79,57 @@ boundOptions(const PlanProblem &problem) {
 /// Up to this many tables, which to replicate is an exact 0/1 knapsack.
 static constexpr size_t kExactKnapsackItems = 128;
 static constexpr int64_t kKnapsackUnits = 4096;
+/// At most this many tables are solved exactly as the plan's row-wise one
+/// (a knapsack each), and only in problems of at most kExactRowWiseTables
+/// tables; the rest keep their estimates.
+static constexpr int64_t kExactRowWiseCases = 4;
+static constexpr size_t kExactRowWiseTables = 32;
 
-/// The latency every plan that shards a table pays at least: the index
-/// all_to_all (unless a table without lookups could be the only one
-/// sharded: it sends no indices), then either the pooled-row all_to_all or
-/// a reduce_scatter.
-static double shardedLatencyUs(const PlanProblem &problem) {
+namespace {
+/// The least latencies of the exchanges a plan that shards a table pays:
+/// the index all_to_all (none when a table without lookups could be the
+/// only one sharded: it sends no indices), then the pooled-row all_to_all
+/// or, for row-wise tables, a reduce_scatter.
+struct ExchangeLatencies {
+  double indexUs, pooledRowsUs, reduceScatterUs;
+};
+} // namespace
+
+static ExchangeLatencies exchangeLatencies(const PlanProblem &problem) {
   int64_t R = problem.ranks();
   double allToAllUs = cost::estimateAllToAllvUs(
       problem.hw, std::vector<double>(R * R, 0), R, problem.ranksPerNode);
-  double reduceScatterUs = cost::collectiveLatencyUs(
-      problem.hw, cost::CollectiveKind::reduce_scatter, R, problem.nodes);
   bool everyTableSendsIndices =
       llvm::all_of(problem.tables, [](const TableSpec &table) {
         return table.poolingFactor > 0;
       });
-  return (everyTableSendsIndices ? allToAllUs : 0) +
-         std::min(allToAllUs, reduceScatterUs);
+  return {everyTableSendsIndices ? allToAllUs : 0, allToAllUs,
+          cost::collectiveLatencyUs(
+              problem.hw, cost::CollectiveKind::reduce_scatter, R,
+              problem.nodes)};
 }
 
-/// A lower bound on the exchanges plus the replicas' charge of every plan
-/// whose largest sharded lookup is at most `pieceUs`: each table takes its
-/// cheapest option within that, or is replicated (no exchange, a copy on
-/// every rank) at `replicaChargeUs[t]` (infinite: it may not be). Which
-/// tables to replicate is a knapsack under the ranks' average memory: 0/1
-/// over rounded-down weights for small table counts, fractional beyond.
-/// A plan that shards any table pays `shardedLatencyUs`.
-static double exchangeLowerBoundUs(
-    const PlanProblem &problem,
-    const std::vector<std::vector<BoundOption>> &options,
-    const std::vector<double> &replicaChargeUs, double pieceUs,
-    double latencyUs) {
-  int64_t R = problem.ranks();
-  struct Item {
-    double weight, value;
-  };
-  std::vector<Item> items;
-  double budget = problem.capacityBytes(), total = 0, allReplicated = 0;
-  bool mustShard = false;
-  for (size_t t = 0; t < problem.tables.size(); ++t) {
-    const TableSpec &table = problem.tables[t];
-    double cheapest = INFINITY;
-    for (const BoundOption &option : options[t])
-      if (option.pieceUs <= pieceUs)
-        cheapest = std::min(cheapest, option.commUs);
-    budget -= table.bytes() / R;
-    total += cheapest;
-    if (std::isinf(replicaChargeUs[t])) {
-      mustShard = true;
-      continue;
-    }
-    allReplicated += replicaChargeUs[t];
-    items.push_back({table.bytes() * (1 - 1.0 / R),
-                     cheapest - replicaChargeUs[t]});
-  }
-  if (budget < 0)
-    return INFINITY; // no plan fits: even one copy of every table is too much
-  double saved = 0, weightSum = 0;
+namespace {
+/// Replicating a table: the per-rank memory it adds and what it saves.
+struct Item {
+  double weight, value;
+};
+} // namespace
+
+/// The most value replicas can save within `budget` bytes per rank: a 0/1
+/// knapsack over weights rounded down to 1/kKnapsackUnits of the budget
+/// (which only enlarges the feasible set) for small table counts,
+/// fractional beyond; exact when everything worth replicating fits.
+static double knapsackSaving(std::vector<Item> items, double budget) {
+  double fitting = 0, weight = 0;
   for (const Item &item : items)
-    weightSum += item.weight;
-  mustShard = mustShard || weightSum > budget;
+    if (item.value > 0) {
+      fitting += item.value;
+      weight += item.weight;
+    }
+  if (weight <= budget)
+    return fitting;
   if (items.size() <= kExactKnapsackItems) {
-    // 0/1 knapsack over weights rounded down to 1/kKnapsackUnits of the
-    // budget, which only enlarges the feasible set.
     double unit = std::max(budget, 1.0) / kKnapsackUnits;
     std::vector<double> best(kKnapsackUnits + 1, 0);
     for (const Item &item : items) {
@@ -151,25 +141,133 @@ static double exchangeLowerBoundUs(
       for (int64_t c = kKnapsackUnits, w = int64_t(units); c >= w; --c)
         best[c] = std::max(best[c], best[c - w] + item.value);
     }
-    saved = best[kKnapsackUnits];
-  } else {
-    // Fractional: replicate the most value per byte first.
-    std::sort(items.begin(), items.end(), [](const Item &a, const Item &b) {
-      return a.value * b.weight > b.value * a.weight;
-    });
-    double left = budget;
-    for (const Item &item : items) {
-      if (item.value <= 0 || left <= 0)
-        break;
-      double fraction = item.weight <= left ? 1 : left / item.weight;
-      saved += fraction * item.value;
-      left -= fraction * item.weight;
-    }
+    return best[kKnapsackUnits];
   }
-  // Unconstrained, the knapsack may replicate every table; a plan that
-  // shards one pays the latency on top of its optimum.
-  double withSharding = std::max(0.0, total - saved) + latencyUs;
-  return mustShard ? withSharding : std::min(withSharding, allReplicated);
+  // Fractional: replicate the most value per byte first.
+  std::sort(items.begin(), items.end(), [](const Item &a, const Item &b) {
+    return a.value * b.weight > b.value * a.weight;
+  });
+  double saved = 0, left = budget;
+  for (const Item &item : items) {
+    if (item.value <= 0 || left <= 0)
+      break;
+    double fraction = item.weight <= left ? 1 : left / item.weight;
+    saved += fraction * item.value;
+    left -= fraction * item.weight;
+  }
+  return saved;
+}
+
+/// A lower bound on the exchanges plus the replicas' charge of every plan
+/// whose largest sharded lookup is at most `pieceUs`: each table takes its
+/// cheapest option within that, or is replicated (no exchange, a copy on
+/// every rank) at `replicaChargeUs[t]` (infinite: it may not be). Which
+/// tables to replicate is a knapsack under the ranks' average memory.
+/// Plans fall in two cases, and the bound is the lesser:
+///   - no table row-wise: the tables choose among the other options, and a
+///     plan that shards any pays the index and pooled-row all_to_alls'
+///     latencies;
+///   - some table t row-wise: at least the unconstrained optimum, plus what
+///     forcing t row-wise adds to it (at least t's row-wise exchange less
+///     its cheapest: the others' best without t is at least the optimum
+///     less t's cheapest), plus the index all_to_all's and the
+///     reduce_scatter's latencies.
+static double exchangeLowerBoundUs(
+    const PlanProblem &problem,
+    const std::vector<std::vector<BoundOption>> &options,
+    const std::vector<double> &replicaChargeUs, double pieceUs,
+    const ExchangeLatencies &latency) {
+  int64_t R = problem.ranks();
+  std::vector<Item> items, itemsWithoutRowWise;
+  // Per table: its cheapest exchange, its row-wise one, and its item.
+  std::vector<double> cheapestOf, rowWiseOf;
+  std::vector<int64_t> itemOf;
+  double budget = problem.capacityBytes(), total = 0, totalWithoutRowWise = 0,
+         allReplicated = 0;
+  // Without row-wise, a table with no other option within the piece must
+  // be replicated: these are its charges and bytes.
+  double forcedCharge = 0, forcedWeight = 0;
+  bool mustShard = false, withoutRowWiseFeasible = true;
+  for (size_t t = 0; t < problem.tables.size(); ++t) {
+    const TableSpec &table = problem.tables[t];
+    double cheapest = INFINITY, cheapestWithoutRowWise = INFINITY,
+           rowWise = INFINITY;
+    for (const BoundOption &option : options[t]) {
+      if (option.pieceUs > pieceUs)
+        continue;
+      cheapest = std::min(cheapest, option.commUs);
+      if (option.rowWise)
+        rowWise = std::min(rowWise, option.commUs);
+      else
+        cheapestWithoutRowWise = std::min(cheapestWithoutRowWise, option.commUs);
+    }
+    budget -= table.bytes() / R;
+    total += cheapest;
+    cheapestOf.push_back(cheapest);
+    rowWiseOf.push_back(rowWise);
+    itemOf.push_back(std::isinf(replicaChargeUs[t]) ? -1 : int64_t(items.size()));
+    double charge = replicaChargeUs[t];
+    double weight = table.bytes() * (1 - 1.0 / R);
+    if (std::isinf(cheapestWithoutRowWise)) {
+      withoutRowWiseFeasible = withoutRowWiseFeasible && !std::isinf(charge);
+      forcedCharge += charge;
+      forcedWeight += weight;
+    } else {
+      totalWithoutRowWise += cheapestWithoutRowWise;
+      if (!std::isinf(charge))
+        itemsWithoutRowWise.push_back({weight, cheapestWithoutRowWise - charge});
+    }
+    if (std::isinf(charge)) {
+      mustShard = true;
+      continue;
+    }
+    allReplicated += charge;
+    items.push_back({weight, cheapest - charge});
+  }
+  if (budget < 0)
+    return INFINITY; // no plan fits: even one copy of every table is too much
+  double weightSum = 0;
+  for (const Item &item : items)
+    weightSum += item.weight;
+  mustShard = mustShard || weightSum > budget;
+  double withoutRowWise = INFINITY;
+  if (withoutRowWiseFeasible && forcedWeight <= budget)
+    withoutRowWise =
+        std::max(0.0, totalWithoutRowWise + forcedCharge -
+                          knapsackSaving(std::move(itemsWithoutRowWise),
+                                         budget - forcedWeight)) +
+        latency.indexUs + latency.pooledRowsUs;
+  if (!mustShard)
+    withoutRowWise = std::min(withoutRowWise, allReplicated);
+  // With table t row-wise: t's row-wise exchange plus the others' best
+  // without t's replica. That is at least the unconstrained optimum plus
+  // t's row-wise exchange less its cheapest (the unconstrained problem may
+  // shard t at its cheapest and place the others as they are), which
+  // orders and prunes the tables worth solving exactly.
+  double unconstrained = std::max(0.0, total - knapsackSaving(items, budget));
+  std::vector<std::pair<double, size_t>> candidates;
+  for (size_t t = 0; t < problem.tables.size(); ++t)
+    candidates.push_back({unconstrained + rowWiseOf[t] - cheapestOf[t], t});
+  std::sort(candidates.begin(), candidates.end());
+  double withRowWise = INFINITY;
+  int64_t solved =
+      problem.tables.size() <= kExactRowWiseTables ? 0 : kExactRowWiseCases;
+  for (auto [atLeast, t] : candidates) {
+    if (atLeast >= withRowWise)
+      break;
+    if (solved++ == kExactRowWiseCases) {
+      withRowWise = atLeast; // the least of the unsolved ones' estimates
+      break;
+    }
+    std::vector<Item> others = items;
+    if (itemOf[t] >= 0)
+      others[itemOf[t]].value = 0; // t is sharded: not a replica
+    withRowWise = std::min(
+        withRowWise, std::max(0.0, total - cheapestOf[t] + rowWiseOf[t] -
+                                       knapsackSaving(std::move(others), budget)));
+  }
+  withRowWise += latency.indexUs + latency.reduceScatterUs;
+  return std::max(0.0, std::min(withoutRowWise, withRowWise));
 }
 
 double plan::lowerBoundUs(const PlanProblem &problem) {
@@ -212,7 +310,7 @@ double plan::lowerBoundUs(const PlanProblem &problem) {
   // exchangeLowerBoundUs(P), which only falls as P grows; so the bound is
   // the least, over the pieces P >= mean that options can have, of their sum.
   std::vector<std::vector<BoundOption>> options = boundOptions(problem);
-  double latencyUs = shardedLatencyUs(problem);
+  ExchangeLatencies latency = exchangeLatencies(problem);
   std::vector<double> pieces{meanUs};
   for (size_t t = 0; t < problem.tables.size(); ++t) {
     pieces.push_back(replicaPieceUs[t]);
@@ -223,14 +321,18 @@ double plan::lowerBoundUs(const PlanProblem &problem) {
   pieces.erase(std::unique(pieces.begin(), pieces.end()), pieces.end());
   std::vector<double> charges(problem.tables.size());
   double best = INFINITY;
+  // The exchange bound only falls as the piece grows, so past the best sum
+  // so far no piece can do better.
   for (double piece : pieces) {
     if (piece < meanUs)
       continue;
+    if (piece >= best)
+      break;
     for (size_t t = 0; t < problem.tables.size(); ++t)
       charges[t] = replicaPieceUs[t] <= piece ? 0 : INFINITY;
     best = std::min(best, piece + exchangeLowerBoundUs(problem, options,
                                                        charges, piece,
-                                                       latencyUs));
+                                                       latency));
   }
   // Sharper when replicas matter: every rank holds every replica, the owner
   // of the largest sharded piece P included, so slowest >= W + P with W the
@@ -238,17 +340,22 @@ double plan::lowerBoundUs(const PlanProblem &problem) {
   // over its table's least total, replicaPieceUs - minTotalUs / R. For
   // lambda in [0, 1], slowest >= lambda (W + P) + (1 - lambda) mean, which
   // the knapsack prices by charging each replica its share of both.
-  pieces.push_back(0);
+  pieces.insert(pieces.begin(), 0);
   for (double lambda : {0.0, 0.25, 0.5, 0.75, 1.0}) {
     for (size_t t = 0; t < problem.tables.size(); ++t)
       charges[t] = lambda * replicaPieceUs[t] +
                    (1 - lambda) * (replicaPieceUs[t] - minTotalUs[t] / R);
+    // As above; with lambda = 0 the piece only loosens the exchanges, so
+    // the largest one gives the least.
     double coupled = INFINITY;
-    for (double piece : pieces)
-      coupled = std::min(coupled, lambda * piece + (1 - lambda) * meanUs +
-                                      exchangeLowerBoundUs(problem, options,
-                                                           charges, piece,
-                                                           latencyUs));
+    for (size_t i = lambda == 0 ? pieces.size() - 1 : 0; i < pieces.size(); ++i) {
+      double fixedUs = lambda * pieces[i] + (1 - lambda) * meanUs;
+      if (fixedUs >= coupled)
+        break;
+      coupled = std::min(coupled, fixedUs + exchangeLowerBoundUs(
+                                                problem, options, charges,
+                                                pieces[i], latency));
+    }
     best = std::max(best, coupled);
   }
   return best + launchUs;
