@@ -32,6 +32,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
+#include <optional>
 
 using namespace mlir;
 using namespace mlir::braid;
@@ -102,7 +103,13 @@ writeFile(StringRef path, llvm::function_ref<void(llvm::raw_ostream &)> write) {
 
 static llvm::json::Value planJson(const ShardingResult &sharding,
                                   const plan::PlanCost &cost, double boundUs,
-                                  double denseUs) {
+                                  std::optional<double> denseUs) {
+  // Null where the dense stage is not estimated (see main).
+  llvm::json::Value denseMs = nullptr, forwardMs = nullptr;
+  if (denseUs) {
+    denseMs = *denseUs * 1e-3;
+    forwardMs = (cost.iterationUs + *denseUs) * 1e-3;
+  }
   llvm::json::Array tables;
   for (auto [spec, tp] :
        llvm::zip(sharding.problem.tables, sharding.plan.tables)) {
@@ -140,8 +147,8 @@ static llvm::json::Value planJson(const ShardingResult &sharding,
                           {"index_exchange_ms", cost.indexExchangeUs * 1e-3},
                           {"output_exchange_ms", cost.outputExchangeUs * 1e-3},
                           {"reduce_scatter_ms", cost.reduceScatterUs * 1e-3},
-                          {"dense_ms", denseUs * 1e-3},
-                          {"forward_ms", (cost.iterationUs + denseUs) * 1e-3}}},
+                          {"dense_ms", denseMs},
+                          {"forward_ms", forwardMs}}},
       {"tables", std::move(tables)}};
 }
 
@@ -168,7 +175,7 @@ static std::string formatRanks(const plan::TablePlan &tp) {
 
 static void printPlan(const ShardingResult &sharding,
                       const plan::PlanCost &cost, double boundUs,
-                      double denseUs) {
+                      std::optional<double> denseUs) {
   const plan::PlanProblem &problem = sharding.problem;
   llvm::outs() << llvm::formatv(
       "plan by '{0}' for {1} x {2} ranks of {3}, global batch {4} "
@@ -214,11 +221,16 @@ static void printPlan(const ShardingResult &sharding,
           r, cost.memoryBytes[r] * 1e-9, problem.capacityBytes() * 1e-9);
       break;
     }
+  if (!denseUs) {
+    llvm::outs() << "predicted forward pass: not estimated (the dense stage is "
+                    "estimated for a module with one function)\n";
+    return;
+  }
   llvm::outs() << llvm::formatv(
       "predicted forward pass: {0:f3} ms (embedding stage {1:f3} + "
       "data-parallel dense stage {2:f3} on {3} of {4} samples per rank)\n",
-      (cost.iterationUs + denseUs) * 1e-3, cost.iterationUs * 1e-3,
-      denseUs * 1e-3, (problem.batch + problem.ranks() - 1) / problem.ranks(),
+      (cost.iterationUs + *denseUs) * 1e-3, cost.iterationUs * 1e-3,
+      *denseUs * 1e-3, (problem.batch + problem.ranks() - 1) / problem.ranks(),
       problem.batch);
 }
 
@@ -270,7 +282,9 @@ int main(int argc, char **argv) {
   auto forward = llvm::to_vector(
       llvm::make_filter_range(module->getOps<func::FuncOp>(),
                               [](func::FuncOp f) { return !f.isExternal(); }));
-  double denseUs = 0;
+  // The forward pass is the one function's; with several, which one runs
+  // is the host's choice, so the dense stage is left unestimated.
+  std::optional<double> denseUs;
   if (forward.size() == 1) {
     FailureOr<double> dense = sim::estimateDenseStageUs(
         forward.front(), sharding->problem.hw, sharding->problem.batch,
