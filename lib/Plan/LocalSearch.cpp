@@ -7,6 +7,8 @@
 // faster and still fits:
 //   - replicate the tables whose exchanges cost most per byte of memory;
 //   - move table-wise tables off the bottleneck rank;
+//   - split the largest table of the fullest rank into column shards when
+//     the memory that frees, filled with replicas, makes the plan faster;
 //   - give each sharded table the best of its layouts;
 //   - for up to 128 tables, an iterated local search: descents over every
 //     table's moves and over moves of every table of one sharding type at
@@ -114,7 +116,8 @@ private:
 class Improver {
 public:
   explicit Improver(const PlanProblem &problem)
-      : problem(problem), R(problem.ranks()) {}
+      : problem(problem), R(problem.ranks()),
+        replicaLoads(problem.tables.size()) {}
 
   void run(PlanState &state) const;
 
@@ -123,6 +126,12 @@ private:
   bool promoteToDataParallel(PlanState &state) const;
   /// Moves table-wise tables off the slowest rank while that helps.
   bool rebalanceTableWise(PlanState &state) const;
+  /// Splits the largest table-wise table of the fullest rank into column
+  /// shards (spread over nodes, or a block of the node on one), then
+  /// replicates what the freed memory allows, while the two together make
+  /// the plan faster: neither step alone gains, since a replica needs room
+  /// on every rank and a split only adds index traffic.
+  bool splitToReplicate(PlanState &state) const;
   /// Gives each sharded table the best of its sharded layouts.
   bool reassignShardedTables(PlanState &state) const;
   /// Descents from the plan and from seeded perturbations of the best one,
@@ -150,19 +159,36 @@ private:
   std::optional<TablePlan> retype(const PlanState &state, size_t t,
                                   ShardingType type) const;
 
+  /// Table `t` replicated, and its load (the same in every plan).
+  TablePlan replica(size_t t) const;
+  const PlanLoad &replicaLoad(size_t t) const;
+
   const PlanProblem &problem;
   int64_t R;
+  mutable std::vector<std::optional<PlanLoad>> replicaLoads;
 };
 } // namespace
+
+TablePlan Improver::replica(size_t t) const {
+  return makeTablePlan(problem, problem.tables[t], ShardingType::data_parallel,
+                       0, R);
+}
+
+const PlanLoad &Improver::replicaLoad(size_t t) const {
+  if (!replicaLoads[t])
+    replicaLoads[t] = tableLoad(problem, problem.tables[t], replica(t));
+  return *replicaLoads[t];
+}
 
 void Improver::run(PlanState &state) const {
   // Until no step helps.
   for (int round = 0; round < 8; ++round) {
     bool promoted = promoteToDataParallel(state);
     bool moved = rebalanceTableWise(state);
+    bool split = splitToReplicate(state);
     bool reassigned = state.plan().tables.size() <= kSearchedTables &&
                       reassignShardedTables(state);
-    if (!promoted && !moved && !reassigned)
+    if (!promoted && !moved && !split && !reassigned)
       break;
   }
   if (!state.plan().tables.empty() &&
@@ -365,10 +391,6 @@ bool Improver::promoteToDataParallel(PlanState &state) const {
   for (size_t t = 0; t < state.plan().tables.size(); ++t)
     if (state.plan().tables[t].type != ShardingType::data_parallel)
       candidates.push_back(t);
-  auto replica = [&](size_t t) {
-    return makeTablePlan(problem, problem.tables[t],
-                         ShardingType::data_parallel, 0, R);
-  };
   // With few tables, measure each replica's gain under the full model;
   // otherwise estimate it from the bytes the table exchanges.
   std::vector<double> gain(state.plan().tables.size(), 0);
@@ -376,15 +398,15 @@ bool Improver::promoteToDataParallel(PlanState &state) const {
   for (size_t t : candidates) {
     const TableSpec &table = problem.tables[t];
     gain[t] = measured ? state.cost().iterationUs -
-                             state.costWith(t, tableLoad(problem, table, replica(t)))
-                                 .iterationUs
+                             state.costWith(t, replicaLoad(t)).iterationUs
                        : table.poolingFactor * 8 + table.dim * 4;
   }
   auto benefit = [&](size_t t) { return gain[t] / problem.tables[t].bytes(); };
   std::stable_sort(candidates.begin(), candidates.end(),
                    [&](size_t a, size_t b) { return benefit(a) > benefit(b); });
+  // Every candidate is tried: a replica only helps when it takes bytes off
+  // the busiest link, so gains are not monotone in the order.
   bool improved = false;
-  int64_t rejectedInARow = 0;
   for (size_t t : candidates) {
     // Every rank must hold a replica after freeing its shard.
     const TableSpec &table = problem.tables[t];
@@ -399,18 +421,11 @@ bool Improver::promoteToDataParallel(PlanState &state) const {
     }
     if (!fits)
       continue;
-    TablePlan tp = replica(t);
-    PlanLoad load = tableLoad(problem, table, tp);
-    CostSummary next = state.costWith(t, load);
+    CostSummary next = state.costWith(t, replicaLoad(t));
     if (next.fitsMemory &&
         next.iterationUs < state.cost().iterationUs * (1 - kMinGain) &&
-        state.improveWith(t, std::move(tp), std::move(load))) {
+        state.improveWith(t, replica(t), replicaLoad(t)))
       improved = true;
-      rejectedInARow = 0;
-    } else if (++rejectedInARow == 32) {
-      // Later candidates save less per byte; stop after a run of misses.
-      break;
-    }
   }
   return improved;
 }
@@ -437,6 +452,54 @@ bool Improver::rebalanceTableWise(PlanState &state) const {
     if (!improved)
       break;
     any = true;
+  }
+  return any;
+}
+
+bool Improver::splitToReplicate(PlanState &state) const {
+  bool any = false;
+  std::vector<bool> tried(problem.tables.size(), false);
+  for (int round = 0; round < 64; ++round) {
+    const std::vector<double> &memory = state.cost().memoryBytes;
+    int64_t fullest = std::max_element(memory.begin(), memory.end()) - memory.begin();
+    std::optional<size_t> largest;
+    for (size_t t = 0; t < problem.tables.size(); ++t) {
+      const TablePlan &tp = state.plan().tables[t];
+      if (tried[t] || tp.type != ShardingType::table_wise ||
+          tp.shards.front().rank != fullest)
+        continue;
+      if (!largest || problem.tables[t].bytes() > problem.tables[*largest].bytes())
+        largest = t;
+    }
+    if (!largest)
+      break;
+    tried[*largest] = true;
+    const TableSpec &table = problem.tables[*largest];
+    std::optional<PlanState> best;
+    for (int64_t parts : {2, 4, 8, 16}) {
+      if (parts > R || table.dim % parts != 0 || table.dim / parts < 4)
+        continue;
+      // Across nodes where there are several, else a block of the node.
+      if (problem.nodes == 1 && parts > problem.ranksPerNode)
+        continue;
+      PlanState trial = state;
+      trial.set(*largest,
+                problem.nodes > 1
+                    ? makeSpreadColumnPlan(problem, table, fullest, parts)
+                    : makeTablePlan(problem, table, ShardingType::column_wise,
+                                    fullest / parts * parts, parts));
+      if (!trial.cost().fitsMemory)
+        continue;
+      promoteToDataParallel(trial);
+      if (trial.cost().iterationUs <
+          (best ? best->cost().iterationUs : state.cost().iterationUs) *
+              (1 - kMinGain))
+        best = std::move(trial);
+    }
+    if (best) {
+      state = std::move(*best);
+      any = true;
+    }
   }
   return any;
 }
