@@ -270,6 +270,31 @@ static double exchangeLowerBoundUs(
   return std::max(0.0, std::min(withoutRowWise, withRowWise));
 }
 
+/// At most this many pieces are tried; beyond, every few.
+static constexpr size_t kMaxBoundPieces = 512;
+
+/// The least, over pieces P, of fixedUs(P) + exchangeUs(P): fixedUs grows
+/// with P, and exchangeUs bounds the exchanges of the plans whose largest
+/// piece is at most P, which change only at `pieces` (sorted) and only fall
+/// as P grows. Past kMaxBoundPieces, the pieces are taken every few: on
+/// [p_i, p_j) between two taken ones, the exchanges are at least those at
+/// p_(j-1). Stops once fixedUs alone reaches the best sum.
+static double leastOverPieces(const std::vector<double> &pieces,
+                              llvm::function_ref<double(double)> fixedUs,
+                              llvm::function_ref<double(double)> exchangeUs) {
+  size_t stride = std::max<size_t>(
+      1, (pieces.size() + kMaxBoundPieces - 1) / kMaxBoundPieces);
+  double best = INFINITY;
+  for (size_t i = 0; i < pieces.size(); i += stride) {
+    double fixed = fixedUs(pieces[i]);
+    if (fixed >= best)
+      break;
+    size_t last = std::min(pieces.size(), i + stride) - 1;
+    best = std::min(best, fixed + exchangeUs(pieces[last]));
+  }
+  return best;
+}
+
 double plan::lowerBoundUs(const PlanProblem &problem) {
   // Lookups: whatever the sharding, the lookups of a table together read
   // each distinct row at least once at its exact size (shards round rows
@@ -320,20 +345,15 @@ double plan::lowerBoundUs(const PlanProblem &problem) {
   std::sort(pieces.begin(), pieces.end());
   pieces.erase(std::unique(pieces.begin(), pieces.end()), pieces.end());
   std::vector<double> charges(problem.tables.size());
-  double best = INFINITY;
-  // The exchange bound only falls as the piece grows, so past the best sum
-  // so far no piece can do better.
-  for (double piece : pieces) {
-    if (piece < meanUs)
-      continue;
-    if (piece >= best)
-      break;
-    for (size_t t = 0; t < problem.tables.size(); ++t)
-      charges[t] = replicaPieceUs[t] <= piece ? 0 : INFINITY;
-    best = std::min(best, piece + exchangeLowerBoundUs(problem, options,
-                                                       charges, piece,
-                                                       latency));
-  }
+  std::vector<double> atLeastMean(
+      std::lower_bound(pieces.begin(), pieces.end(), meanUs), pieces.end());
+  double best = leastOverPieces(
+      atLeastMean, [](double piece) { return piece; },
+      [&](double piece) {
+        for (size_t t = 0; t < problem.tables.size(); ++t)
+          charges[t] = replicaPieceUs[t] <= piece ? 0 : INFINITY;
+        return exchangeLowerBoundUs(problem, options, charges, piece, latency);
+      });
   // Sharper when replicas matter: every rank holds every replica, the owner
   // of the largest sharded piece P included, so slowest >= W + P with W the
   // replicas' summed lookups; and the mean grows by each replica's excess
@@ -345,18 +365,20 @@ double plan::lowerBoundUs(const PlanProblem &problem) {
     for (size_t t = 0; t < problem.tables.size(); ++t)
       charges[t] = lambda * replicaPieceUs[t] +
                    (1 - lambda) * (replicaPieceUs[t] - minTotalUs[t] / R);
-    // As above; with lambda = 0 the piece only loosens the exchanges, so
-    // the largest one gives the least.
-    double coupled = INFINITY;
-    for (size_t i = lambda == 0 ? pieces.size() - 1 : 0; i < pieces.size(); ++i) {
-      double fixedUs = lambda * pieces[i] + (1 - lambda) * meanUs;
-      if (fixedUs >= coupled)
-        break;
-      coupled = std::min(coupled, fixedUs + exchangeLowerBoundUs(
-                                                problem, options, charges,
-                                                pieces[i], latency));
-    }
-    best = std::max(best, coupled);
+    // With lambda = 0 the piece only loosens the exchanges, so the largest
+    // one gives the least.
+    std::vector<double> candidates =
+        lambda == 0 ? std::vector<double>{pieces.back()} : pieces;
+    best = std::max(
+        best, leastOverPieces(
+                  candidates,
+                  [&](double piece) {
+                    return lambda * piece + (1 - lambda) * meanUs;
+                  },
+                  [&](double piece) {
+                    return exchangeLowerBoundUs(problem, options, charges,
+                                                piece, latency);
+                  }));
   }
   return best + launchUs;
 }
