@@ -14,6 +14,7 @@
 #include <cmath>
 #include <limits>
 #include <random>
+#include <tuple>
 
 using namespace mlir::braid;
 using namespace mlir::braid::plan;
@@ -118,17 +119,23 @@ TEST(PlannerTest, BraidIsNoWorseThanTheGreedyBaselines) {
 }
 
 TEST(PlannerTest, PlansAreDeterministic) {
-  PlanProblem problem = randomProblem(150, 2, 11);
-  llvm::Expected<Plan> first = planBraid(problem), second = planBraid(problem);
-  ASSERT_TRUE(static_cast<bool>(first)) << llvm::toString(first.takeError());
-  ASSERT_TRUE(static_cast<bool>(second)) << llvm::toString(second.takeError());
-  const Plan &a = *first, &b = *second;
-  ASSERT_EQ(a.tables.size(), b.tables.size());
-  for (size_t t = 0; t < a.tables.size(); ++t) {
-    EXPECT_EQ(a.tables[t].type, b.tables[t].type);
-    ASSERT_EQ(a.tables[t].shards.size(), b.tables[t].shards.size());
-    for (size_t s = 0; s < a.tables[t].shards.size(); ++s)
-      EXPECT_EQ(a.tables[t].shards[s].rank, b.tables[t].shards[s].rank);
+  // More tables than the iterated local search takes on, and fewer.
+  for (auto [tables, nodes] : {std::pair{150, 2}, {40, 4}}) {
+    PlanProblem problem = randomProblem(tables, nodes, 11);
+    llvm::Expected<Plan> first = planBraid(problem), second = planBraid(problem);
+    ASSERT_TRUE(static_cast<bool>(first)) << llvm::toString(first.takeError());
+    ASSERT_TRUE(static_cast<bool>(second)) << llvm::toString(second.takeError());
+    const Plan &a = *first, &b = *second;
+    ASSERT_EQ(a.tables.size(), b.tables.size());
+    for (size_t t = 0; t < a.tables.size(); ++t) {
+      EXPECT_EQ(a.tables[t].type, b.tables[t].type);
+      ASSERT_EQ(a.tables[t].shards.size(), b.tables[t].shards.size());
+      for (size_t s = 0; s < a.tables[t].shards.size(); ++s) {
+        const Shard &x = a.tables[t].shards[s], &y = b.tables[t].shards[s];
+        EXPECT_EQ(std::make_tuple(x.rank, x.rowOffset, x.rows, x.colOffset, x.cols),
+                  std::make_tuple(y.rank, y.rowOffset, y.rows, y.colOffset, y.cols));
+      }
+    }
   }
 }
 
