@@ -170,7 +170,17 @@ mlir::braid::planModuleSharding(ModuleOp module,
         placementAttr(context, tp, problem.ranksPerNode)));
   auto dataParallel =
       DensePlacementAttr::get(context, DenseParallelism::data_parallel, {});
-  module.walk([&](LinearOp linear) { linear.setPlacementAttr(dataParallel); });
+  module.walk([&](LinearOp linear) {
+    linear.setPlacementAttr(dataParallel);
+    auto weight = cast<RankedTensorType>(linear.getWeight().getType());
+    if (!weight.hasStaticShape())
+      return;
+    Type element = weight.getElementType();
+    StringRef dtype = element.isBF16() ? "bf16" : element.isF16() ? "f16" : "f32";
+    int64_t out = weight.getDimSize(0), in = weight.getDimSize(1);
+    result.denseLayers.push_back(
+        {linear, out, in, plan::estimateDenseLayer(problem, out, in, dtype)});
+  });
   return result;
 }
 

@@ -128,6 +128,15 @@ static llvm::json::Value planJson(const ShardingResult &sharding,
                            {"ranks", std::move(ranks)},
                            {"shards", std::move(shards)}});
   }
+  llvm::json::Array denseLayers;
+  for (const DenseLayerChoice &layer : sharding.denseLayers)
+    denseLayers.push_back(llvm::json::Object{
+        {"out", layer.out},
+        {"in", layer.in},
+        {"placement", "data_parallel"},
+        {"data_parallel_ms", layer.cost.dataParallelUs * 1e-3},
+        {"column_ms", layer.cost.columnUs * 1e-3},
+        {"row_ms", layer.cost.rowUs * 1e-3}});
   llvm::json::Array perRank, memory;
   for (double us : cost.perRankUs)
     perRank.push_back(us * 1e-3);
@@ -149,7 +158,8 @@ static llvm::json::Value planJson(const ShardingResult &sharding,
                           {"reduce_scatter_ms", cost.reduceScatterUs * 1e-3},
                           {"dense_ms", denseMs},
                           {"forward_ms", forwardMs}}},
-      {"tables", std::move(tables)}};
+      {"tables", std::move(tables)},
+      {"dense_layers", std::move(denseLayers)}};
 }
 
 /// "0-7" for consecutive ranks, else "0,3,5" (elided past 8).
@@ -232,6 +242,32 @@ static void printPlan(const ShardingResult &sharding,
       (cost.iterationUs + *denseUs) * 1e-3, cost.iterationUs * 1e-3,
       *denseUs * 1e-3, (problem.batch + problem.ranks() - 1) / problem.ranks(),
       problem.batch);
+}
+
+/// Each dense layer's cost in the three parallelizations; notes a layer
+/// that a tensor-parallel form would make faster than the data-parallel
+/// form braid-partition implements.
+static void printDenseLayers(const ShardingResult &sharding) {
+  if (sharding.denseLayers.empty())
+    return;
+  llvm::outs() << llvm::formatv("{0,-24} {1,-15} {2,16} {3,12} {4,12}\n",
+                                "dense layer [out x in]", "placement",
+                                "data_parallel_us", "column_us", "row_us");
+  for (const DenseLayerChoice &layer : sharding.denseLayers) {
+    const plan::DenseLayerCost &cost = layer.cost;
+    llvm::outs() << llvm::formatv(
+        "{0,-24} {1,-15} {2,16:f2} {3,12:f2} {4,12:f2}\n",
+        llvm::formatv("linear {0} x {1}", layer.out, layer.in).str(),
+        "data_parallel", cost.dataParallelUs, cost.columnUs, cost.rowUs);
+    double best = std::min(cost.columnUs, cost.rowUs);
+    if (best < cost.dataParallelUs)
+      llvm::outs() << llvm::formatv(
+          "note: tensor-parallel ({0}) would take {1:f2} us instead of "
+          "{2:f2}; braid-partition implements data-parallel dense layers "
+          "only\n",
+          cost.columnUs <= cost.rowUs ? "column" : "row", best,
+          cost.dataParallelUs);
+  }
 }
 
 int main(int argc, char **argv) {
@@ -350,6 +386,7 @@ int main(int argc, char **argv) {
                               targetCpu)))
     return 1;
   printPlan(*sharding, cost, boundUs, denseUs);
+  printDenseLayers(*sharding);
   llvm::outs() << "wrote " << outDir
                << "/{plan.json, trace.json, model.mlir, program.mlir"
                << (target == "cpu" ? ", manifest.json, libprogram.so" : "")

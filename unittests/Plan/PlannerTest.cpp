@@ -288,3 +288,30 @@ TEST(PlannerTest, BraidHalvesTheBestGreedyOnManyTables) {
   EXPECT_TRUE(cost.fitsMemory);
   EXPECT_LE(cost.iterationUs, 0.5 * bestGreedy);
 }
+
+// Dense layers: at DLRM widths and batches, splitting the batch beats
+// splitting the weights, whose collectives move the whole batch's
+// activations; a layer whose weights dwarf a tiny batch is the other way
+// round; on one rank the three forms are the same.
+TEST(PlannerTest, DenseLayersPayTensorParallelismOnlyForHugeWeights) {
+  PlanProblem problem;
+  problem.hw = *cluster::loadHardware("dgx-h100");
+  problem.nodes = 2;
+  problem.ranksPerNode = 8;
+  problem.batch = 65536;
+  for (auto [out, in] : {std::pair<int64_t, int64_t>{512, 13}, {1024, 3456},
+                         {1024, 1024}, {1, 256}}) {
+    DenseLayerCost cost = estimateDenseLayer(problem, out, in, "f32");
+    EXPECT_LT(cost.dataParallelUs, cost.columnUs) << out << " x " << in;
+    EXPECT_LT(cost.dataParallelUs, cost.rowUs) << out << " x " << in;
+  }
+  problem.nodes = 1;
+  problem.batch = 8;
+  DenseLayerCost huge = estimateDenseLayer(problem, 65536, 65536, "f32");
+  EXPECT_LT(huge.columnUs, huge.dataParallelUs);
+  EXPECT_LT(huge.rowUs, huge.dataParallelUs);
+  problem.ranksPerNode = 1;
+  DenseLayerCost alone = estimateDenseLayer(problem, 1024, 1024, "f32");
+  EXPECT_EQ(alone.columnUs, alone.dataParallelUs);
+  EXPECT_EQ(alone.rowUs, alone.dataParallelUs);
+}

@@ -108,6 +108,22 @@ llvm::Expected<Plan> planBraid(const PlanProblem &problem);
 /// A lower bound on evaluatePlan(...).iterationUs over every feasible plan.
 double lowerBoundUs(const PlanProblem &problem);
 
+/// A dense layer [batch, in] x [out, in]^T, costed three ways on the
+/// problem's cluster (batch split over the ranks, as the partitioner lays
+/// it out):
+///   - data-parallel: each rank multiplies its ceil(batch / R) rows;
+///   - column (output features split): an all_gather of the inputs, the
+///     whole batch times ceil(out / R) features, and an all_to_all sending
+///     each rank its rows;
+///   - row (input features split): an all_to_all giving each rank every
+///     row's ceil(in / R) features, the whole batch's partial products, and
+///     a reduce_scatter summing them into each rank's rows.
+struct DenseLayerCost {
+  double dataParallelUs = 0, columnUs = 0, rowUs = 0;
+};
+DenseLayerCost estimateDenseLayer(const PlanProblem &problem, int64_t out,
+                                  int64_t in, llvm::StringRef dtype);
+
 /// Every table in one sharding type (for tests); table-wise goes round robin.
 llvm::Expected<Plan> planForced(const PlanProblem &problem, ShardingType type);
 

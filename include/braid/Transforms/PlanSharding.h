@@ -31,11 +31,21 @@ struct ShardingOptions {
   int64_t nodes = 0, ranksPerNode = 0;
 };
 
+/// A dense layer with static shapes and what each parallelization would
+/// cost it; braid-partition implements the data-parallel form, which the
+/// planner places every layer in.
+struct DenseLayerChoice {
+  Operation *op;
+  int64_t out, in;
+  plan::DenseLayerCost cost;
+};
+
 struct ShardingResult {
   plan::PlanProblem problem;
   plan::Plan plan;
   /// The table ops, in problem order.
   std::vector<Operation *> tables;
+  std::vector<DenseLayerChoice> denseLayers;
   double planningSeconds = 0;
 };
 
