@@ -191,20 +191,10 @@ llvm::Expected<Plan> Search::run() {
   // (it does not see that cross-node exchanges share the node's NICs), so
   // the search starts from the best, under the full model, of the
   // construction and the table-wise greedy baselines.
-  PlanCost current = evaluatePlan(problem, plan);
-  for (GreedyKey key : {GreedyKey::size, GreedyKey::dim, GreedyKey::dim_pooling,
-                        GreedyKey::dim_pooling_logrows}) {
-    llvm::Expected<Plan> greedy = planGreedy(problem, key);
-    if (!greedy) {
-      llvm::consumeError(greedy.takeError());
-      continue;
-    }
-    PlanCost cost = evaluatePlan(problem, *greedy);
-    if (cost.fitsMemory && cost.iterationUs < current.iterationUs) {
-      current = cost;
+  if (std::optional<Plan> greedy = planBestGreedy(problem))
+    if (evaluatePlan(problem, *greedy).iterationUs <
+        evaluatePlan(problem, plan).iterationUs)
       plan.tables = std::move(greedy->tables);
-    }
-  }
 
   improvePlan(problem, plan);
   return plan;

@@ -82,6 +82,25 @@ llvm::Expected<Plan> plan::planGreedy(const PlanProblem &problem,
   return plan;
 }
 
+std::optional<Plan> plan::planBestGreedy(const PlanProblem &problem) {
+  std::optional<Plan> best;
+  double bestUs = INFINITY;
+  for (GreedyKey key : {GreedyKey::size, GreedyKey::dim, GreedyKey::dim_pooling,
+                        GreedyKey::dim_pooling_logrows}) {
+    llvm::Expected<Plan> greedy = planGreedy(problem, key);
+    if (!greedy) {
+      llvm::consumeError(greedy.takeError());
+      continue;
+    }
+    PlanCost cost = evaluatePlan(problem, *greedy);
+    if (cost.fitsMemory && cost.iterationUs < bestUs) {
+      bestUs = cost.iterationUs;
+      best = std::move(*greedy);
+    }
+  }
+  return best;
+}
+
 llvm::Expected<Plan> plan::planForced(const PlanProblem &problem,
                                       ShardingType type) {
   Plan plan;

@@ -9,6 +9,7 @@
 
 #include "PlanLoad.h"
 #include "TablePlans.h"
+#include "TestProblems.h"
 
 #include "gtest/gtest.h"
 
@@ -21,12 +22,7 @@ using namespace mlir::braid::plan;
 
 namespace {
 PlanProblem problemOn(int64_t nodes, int64_t ranksPerNode, unsigned seed) {
-  PlanProblem problem;
-  problem.hw = *cluster::loadHardware("dgx-h100");
-  problem.nodes = nodes;
-  problem.ranksPerNode = ranksPerNode;
-  problem.batch = 4096;
-  problem.reserveBytes = 8e9;
+  PlanProblem problem = dgxProblem(nodes, ranksPerNode, 4096);
   std::mt19937_64 random(seed);
   for (int64_t t = 0; t < 12; ++t) {
     TableSpec table;

@@ -7,6 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TestProblems.h"
+
 #include "braid/Plan/Planner.h"
 
 #include "gtest/gtest.h"
@@ -22,12 +24,7 @@ using namespace mlir::braid::plan;
 namespace {
 /// Tables as in the shared protocols: rows 10^2 .. 10^7.7, skewed pooling.
 PlanProblem randomProblem(int64_t tables, int64_t nodes, unsigned seed) {
-  PlanProblem problem;
-  problem.hw = *cluster::loadHardware("dgx-h100");
-  problem.nodes = nodes;
-  problem.ranksPerNode = 8;
-  problem.batch = 65536;
-  problem.reserveBytes = 8e9;
+  PlanProblem problem = dgxProblem(nodes, 8, 65536);
   std::mt19937_64 random(seed);
   std::uniform_real_distribution<double> unit(0, 1);
   const int64_t dims[] = {16, 32, 64, 128};
@@ -243,12 +240,7 @@ TEST(PlannerTest, BraidFindsTheOptimumOfSmallProblems) {
 // sharded are such tables, the bound may not claim the index all_to_all's
 // latency. Two 40 GB tables cannot both be replicated on 72 GB ranks.
 TEST(PlannerTest, BoundHoldsWhenOnlyTablesWithoutLookupsAreSharded) {
-  PlanProblem problem;
-  problem.hw = *cluster::loadHardware("dgx-h100");
-  problem.nodes = 1;
-  problem.ranksPerNode = 2;
-  problem.batch = 1024;
-  problem.reserveBytes = 8e9;
+  PlanProblem problem = dgxProblem(1, 2, 1024);
   for (const char *name : {"a", "b"}) {
     TableSpec table;
     table.name = name;
@@ -272,16 +264,9 @@ TEST(PlannerTest, BoundHoldsWhenOnlyTablesWithoutLookupsAreSharded) {
 // 300-table set, 0.62x without and 0.34x with it).
 TEST(PlannerTest, BraidHalvesTheBestGreedyOnManyTables) {
   PlanProblem problem = randomProblem(300, 4, 1);
-  double bestGreedy = INFINITY;
-  for (GreedyKey key : {GreedyKey::size, GreedyKey::dim, GreedyKey::dim_pooling,
-                        GreedyKey::dim_pooling_logrows}) {
-    llvm::Expected<Plan> greedy = planGreedy(problem, key);
-    if (!greedy) {
-      llvm::consumeError(greedy.takeError());
-      continue;
-    }
-    bestGreedy = std::min(bestGreedy, evaluatePlan(problem, *greedy).iterationUs);
-  }
+  std::optional<Plan> greedy = planBestGreedy(problem);
+  ASSERT_TRUE(greedy.has_value());
+  double bestGreedy = evaluatePlan(problem, *greedy).iterationUs;
   llvm::Expected<Plan> braid = planBraid(problem);
   ASSERT_TRUE(static_cast<bool>(braid)) << llvm::toString(braid.takeError());
   PlanCost cost = evaluatePlan(problem, *braid);
@@ -294,11 +279,7 @@ TEST(PlannerTest, BraidHalvesTheBestGreedyOnManyTables) {
 // activations; a layer whose weights dwarf a tiny batch is the other way
 // round; on one rank the three forms are the same.
 TEST(PlannerTest, DenseLayersPayTensorParallelismOnlyForHugeWeights) {
-  PlanProblem problem;
-  problem.hw = *cluster::loadHardware("dgx-h100");
-  problem.nodes = 2;
-  problem.ranksPerNode = 8;
-  problem.batch = 65536;
+  PlanProblem problem = dgxProblem(2, 8, 65536);
   for (auto [out, in] : {std::pair<int64_t, int64_t>{512, 13}, {1024, 3456},
                          {1024, 1024}, {1, 256}}) {
     DenseLayerCost cost = estimateDenseLayer(problem, out, in, "f32");

@@ -101,6 +101,10 @@ std::optional<GreedyKey> symbolizeGreedyKey(llvm::StringRef name);
 /// accumulated size). Fails when a table fits nowhere.
 llvm::Expected<Plan> planGreedy(const PlanProblem &problem, GreedyKey key);
 
+/// The fastest of the four greedy plans that fit memory, under the full
+/// cost model (ties: the earlier key); nothing when none fits.
+std::optional<Plan> planBestGreedy(const PlanProblem &problem);
+
 /// Braid's planner: greedy construction on the cost model over all sharding
 /// types, then local search on the bottleneck rank. Deterministic.
 llvm::Expected<Plan> planBraid(const PlanProblem &problem);
