@@ -47,6 +47,8 @@ constexpr int64_t kLocalSearchSweeps = 40;
 constexpr int64_t kPerturbedTables = 3;
 /// Least-loaded placements per layout family a descent tries a table on.
 constexpr size_t kCandidateRanks = 4;
+/// Table changes a plan state takes incrementally before summing afresh.
+constexpr size_t kChangesPerResum = 64;
 /// A move must gain this fraction of the iteration time to count.
 constexpr double kMinGain = 1e-9;
 
@@ -71,14 +73,21 @@ public:
     return summarizeLoad(*problem, trial);
   }
 
-  /// Gives tables new layouts (with their loads), then sums from scratch
-  /// so that no rounding accumulates.
+  /// Gives tables new layouts (with their loads), updating the sum; every
+  /// kChangesPerResum changes it is summed from scratch, so that rounding
+  /// never accumulates.
   void set(std::vector<std::tuple<size_t, TablePlan, PlanLoad>> changes) {
     for (auto &[t, tp, load] : changes) {
+      total.add(loads[t], -1);
+      total.add(load, +1);
       plan_.tables[t] = std::move(tp);
       loads[t] = std::move(load);
     }
-    resum();
+    changesSinceResum += changes.size();
+    if (changesSinceResum >= kChangesPerResum)
+      resum();
+    else
+      cost_ = costOfLoad(*problem, total);
   }
   void set(size_t t, TablePlan tp) {
     PlanLoad load = tableLoad(*problem, problem->tables[t], tp);
@@ -100,6 +109,7 @@ public:
 
 private:
   void resum() {
+    changesSinceResum = 0;
     total = PlanLoad(*problem);
     for (const PlanLoad &load : loads)
       total.add(load, +1);
@@ -111,6 +121,7 @@ private:
   std::vector<PlanLoad> loads;
   PlanLoad total;
   PlanCost cost_;
+  size_t changesSinceResum = 0;
 };
 
 class Improver {
@@ -132,6 +143,21 @@ private:
   /// the plan faster: neither step alone gains, since a replica needs room
   /// on every rank and a split only adds index traffic.
   bool splitToReplicate(PlanState &state) const;
+  /// The two orders of splitting: the largest table of the fullest rank,
+  /// one at a time; and the k largest table-wise tables together, for k
+  /// doubling (a replica needs room on every rank, so several full ranks
+  /// hold it back at once), then one at a time. Each keeps its best
+  /// improvement; true if either changed the plan.
+  bool splitLargestOnFullest(PlanState &state) const;
+  bool splitLargestTogether(PlanState &state) const;
+  /// Replicates into `trial`'s freed memory and keeps it in `best` if it
+  /// beats both `best` and `state`.
+  bool improveBySplitting(PlanState &state, PlanState trial,
+                          std::optional<PlanState> &best) const;
+  /// Table `t` in `parts` column shards from `rank`: spread over nodes, or
+  /// a block of the node on one; nothing where the split does not apply.
+  std::optional<TablePlan> columnSplit(size_t t, int64_t rank,
+                                       int64_t parts) const;
   /// Gives each sharded table the best of its sharded layouts.
   bool reassignShardedTables(PlanState &state) const;
   /// Descents from the plan and from seeded perturbations of the best one,
@@ -456,7 +482,79 @@ bool Improver::rebalanceTableWise(PlanState &state) const {
   return any;
 }
 
+std::optional<TablePlan> Improver::columnSplit(size_t t, int64_t rank,
+                                               int64_t parts) const {
+  const TableSpec &table = problem.tables[t];
+  if (parts > R || table.dim % parts != 0 || table.dim / parts < 4)
+    return std::nullopt;
+  // Across nodes where there are several, else a block of the node.
+  if (problem.nodes > 1)
+    return makeSpreadColumnPlan(problem, table, rank, parts);
+  if (parts > problem.ranksPerNode)
+    return std::nullopt;
+  return makeTablePlan(problem, table, ShardingType::column_wise,
+                       rank / parts * parts, parts);
+}
+
 bool Improver::splitToReplicate(PlanState &state) const {
+  PlanState oneByOne = state, groupsFirst = state;
+  bool splitOne = splitLargestOnFullest(oneByOne);
+  bool splitGroups = splitLargestTogether(groupsFirst);
+  splitGroups = splitLargestOnFullest(groupsFirst) || splitGroups;
+  if (!splitOne && !splitGroups)
+    return false;
+  state = std::move(groupsFirst.cost().iterationUs <
+                            oneByOne.cost().iterationUs
+                        ? groupsFirst
+                        : oneByOne);
+  return true;
+}
+
+bool Improver::improveBySplitting(PlanState &state, PlanState trial,
+                                  std::optional<PlanState> &best) const {
+  if (!trial.cost().fitsMemory)
+    return false;
+  promoteToDataParallel(trial);
+  if (trial.cost().iterationUs >=
+      (best ? best->cost().iterationUs : state.cost().iterationUs) *
+          (1 - kMinGain))
+    return false;
+  best = std::move(trial);
+  return true;
+}
+
+bool Improver::splitLargestTogether(PlanState &state) const {
+  std::vector<size_t> tableWise;
+  for (size_t t = 0; t < problem.tables.size(); ++t)
+    if (state.plan().tables[t].type == ShardingType::table_wise)
+      tableWise.push_back(t);
+  std::stable_sort(tableWise.begin(), tableWise.end(), [&](size_t a, size_t b) {
+    return problem.tables[a].bytes() > problem.tables[b].bytes();
+  });
+  std::optional<PlanState> best;
+  for (size_t k = 2; k <= tableWise.size(); k *= 2) {
+    for (int64_t parts : {4, 16}) {
+      std::vector<std::tuple<size_t, TablePlan, PlanLoad>> changes;
+      for (size_t i = 0; i < k; ++i) {
+        size_t t = tableWise[i];
+        if (std::optional<TablePlan> tp = columnSplit(
+                t, state.plan().tables[t].shards.front().rank, parts)) {
+          PlanLoad load = tableLoad(problem, problem.tables[t], *tp);
+          changes.emplace_back(t, std::move(*tp), std::move(load));
+        }
+      }
+      PlanState trial = state;
+      trial.set(std::move(changes));
+      improveBySplitting(state, std::move(trial), best);
+    }
+  }
+  if (!best)
+    return false;
+  state = std::move(*best);
+  return true;
+}
+
+bool Improver::splitLargestOnFullest(PlanState &state) const {
   bool any = false;
   std::vector<bool> tried(problem.tables.size(), false);
   for (int round = 0; round < 64; ++round) {
@@ -474,27 +572,13 @@ bool Improver::splitToReplicate(PlanState &state) const {
     if (!largest)
       break;
     tried[*largest] = true;
-    const TableSpec &table = problem.tables[*largest];
     std::optional<PlanState> best;
     for (int64_t parts : {2, 4, 8, 16}) {
-      if (parts > R || table.dim % parts != 0 || table.dim / parts < 4)
-        continue;
-      // Across nodes where there are several, else a block of the node.
-      if (problem.nodes == 1 && parts > problem.ranksPerNode)
-        continue;
-      PlanState trial = state;
-      trial.set(*largest,
-                problem.nodes > 1
-                    ? makeSpreadColumnPlan(problem, table, fullest, parts)
-                    : makeTablePlan(problem, table, ShardingType::column_wise,
-                                    fullest / parts * parts, parts));
-      if (!trial.cost().fitsMemory)
-        continue;
-      promoteToDataParallel(trial);
-      if (trial.cost().iterationUs <
-          (best ? best->cost().iterationUs : state.cost().iterationUs) *
-              (1 - kMinGain))
-        best = std::move(trial);
+      if (std::optional<TablePlan> tp = columnSplit(*largest, fullest, parts)) {
+        PlanState trial = state;
+        trial.set(*largest, std::move(*tp));
+        improveBySplitting(state, std::move(trial), best);
+      }
     }
     if (best) {
       state = std::move(*best);
