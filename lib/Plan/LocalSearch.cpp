@@ -25,6 +25,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <random>
 #include <tuple>
@@ -58,7 +59,8 @@ public:
   PlanState(const PlanProblem &problem, Plan plan)
       : problem(&problem), plan_(std::move(plan)), total(problem) {
     for (size_t t = 0; t < plan_.tables.size(); ++t)
-      loads.push_back(tableLoad(problem, problem.tables[t], plan_.tables[t]));
+      loads.push_back(std::make_shared<const PlanLoad>(
+          tableLoad(problem, problem.tables[t], plan_.tables[t])));
     resum();
   }
 
@@ -68,7 +70,7 @@ public:
   /// The iteration time and feasibility if table `t` had `load`.
   CostSummary costWith(size_t t, const PlanLoad &load) const {
     PlanLoad trial = total;
-    trial.add(loads[t], -1);
+    trial.add(*loads[t], -1);
     trial.add(load, +1);
     return summarizeLoad(*problem, trial);
   }
@@ -78,10 +80,10 @@ public:
   /// never accumulates.
   void set(std::vector<std::tuple<size_t, TablePlan, PlanLoad>> changes) {
     for (auto &[t, tp, load] : changes) {
-      total.add(loads[t], -1);
+      total.add(*loads[t], -1);
       total.add(load, +1);
       plan_.tables[t] = std::move(tp);
-      loads[t] = std::move(load);
+      loads[t] = std::make_shared<const PlanLoad>(std::move(load));
     }
     changesSinceResum += changes.size();
     if (changesSinceResum >= kChangesPerResum)
@@ -98,7 +100,7 @@ public:
   /// true if it did.
   bool improveWith(size_t t, TablePlan tp, PlanLoad load) {
     TablePlan oldPlan = plan_.tables[t];
-    PlanLoad oldLoad = loads[t];
+    PlanLoad oldLoad = *loads[t];
     double before = cost_.iterationUs;
     set({{t, std::move(tp), std::move(load)}});
     if (cost_.fitsMemory && cost_.iterationUs < before)
@@ -111,14 +113,15 @@ private:
   void resum() {
     changesSinceResum = 0;
     total = PlanLoad(*problem);
-    for (const PlanLoad &load : loads)
-      total.add(load, +1);
+    for (const std::shared_ptr<const PlanLoad> &load : loads)
+      total.add(*load, +1);
     cost_ = costOfLoad(*problem, total);
   }
 
   const PlanProblem *problem;
   Plan plan_;
-  std::vector<PlanLoad> loads;
+  /// Shared, so that trial copies of a state copy no loads.
+  std::vector<std::shared_ptr<const PlanLoad>> loads;
   PlanLoad total;
   PlanCost cost_;
   size_t changesSinceResum = 0;
