@@ -7,8 +7,9 @@
 // faster and still fits:
 //   - replicate the tables whose exchanges cost most per byte of memory;
 //   - move table-wise tables off the bottleneck rank;
-//   - split the largest table of the fullest rank into column shards when
-//     the memory that frees, filled with replicas, makes the plan faster;
+//   - split large table-wise tables into column shards when the memory
+//     that frees, filled with replicas, makes the plan faster (the largest
+//     of the fullest rank one at a time, or the k largest together);
 //   - give each sharded table the best of its layouts;
 //   - for up to 128 tables, an iterated local search: descents over every
 //     table's moves and over moves of every table of one sharding type at
