@@ -135,9 +135,7 @@ int main(int argc, char **argv) {
         llvm::consumeError(braid.takeError());
       double greedyMs[4], bestGreedy = INFINITY;
       int k = 0;
-      for (GreedyKey key :
-           {GreedyKey::size, GreedyKey::dim, GreedyKey::dim_pooling,
-            GreedyKey::dim_pooling_logrows}) {
+      for (GreedyKey key : kGreedyKeys) {
         llvm::Expected<Plan> greedy = planGreedy(problem, key);
         greedyMs[k] = NAN;
         if (greedy)

@@ -85,8 +85,7 @@ llvm::Expected<Plan> plan::planGreedy(const PlanProblem &problem,
 std::optional<Plan> plan::planBestGreedy(const PlanProblem &problem) {
   std::optional<Plan> best;
   double bestUs = INFINITY;
-  for (GreedyKey key : {GreedyKey::size, GreedyKey::dim, GreedyKey::dim_pooling,
-                        GreedyKey::dim_pooling_logrows}) {
+  for (GreedyKey key : kGreedyKeys) {
     llvm::Expected<Plan> greedy = planGreedy(problem, key);
     if (!greedy) {
       llvm::consumeError(greedy.takeError());

@@ -69,8 +69,7 @@ TEST(PlannerTest, EveryPlanIsCompleteFeasibleAndAboveTheBound) {
     // Planners that succeed must fit memory; a table-wise greedy baseline
     // may legitimately fail when the largest tables fill the ranks.
     std::vector<Plan> plans;
-    for (GreedyKey key : {GreedyKey::size, GreedyKey::dim, GreedyKey::dim_pooling,
-                          GreedyKey::dim_pooling_logrows}) {
+    for (GreedyKey key : kGreedyKeys) {
       llvm::Expected<Plan> greedy = planGreedy(problem, key);
       if (!greedy) {
         llvm::consumeError(greedy.takeError());
@@ -102,8 +101,7 @@ TEST(PlannerTest, BraidIsNoWorseThanTheGreedyBaselines) {
     llvm::Expected<Plan> braidPlan = planBraid(problem);
     ASSERT_TRUE(static_cast<bool>(braidPlan)) << llvm::toString(braidPlan.takeError());
     double braid = evaluatePlan(problem, *braidPlan).iterationUs;
-    for (GreedyKey key : {GreedyKey::size, GreedyKey::dim, GreedyKey::dim_pooling,
-                          GreedyKey::dim_pooling_logrows}) {
+    for (GreedyKey key : kGreedyKeys) {
       llvm::Expected<Plan> greedy = planGreedy(problem, key);
       if (!greedy) {
         llvm::consumeError(greedy.takeError());

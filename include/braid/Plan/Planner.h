@@ -94,6 +94,10 @@ PlanCost evaluatePlan(const PlanProblem &problem, const Plan &plan);
 /// protocols.json): size = bytes, dim, dim * pooling, dim * pooling *
 /// log10(rows).
 enum class GreedyKey { size, dim, dim_pooling, dim_pooling_logrows };
+/// Every key, in the order the benchmarks report them.
+inline constexpr GreedyKey kGreedyKeys[] = {GreedyKey::size, GreedyKey::dim,
+                                            GreedyKey::dim_pooling,
+                                            GreedyKey::dim_pooling_logrows};
 std::optional<GreedyKey> symbolizeGreedyKey(llvm::StringRef name);
 
 /// Table-wise greedy: tables by key, descending, each on the rank with the
