@@ -5,9 +5,28 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-bash scripts/setup.sh >/dev/null
-bash scripts/build.sh >/dev/null
-BIN=${BRAID_BUILD_DIR:-build}/bin
+BUILD_DIR=${BRAID_BUILD_DIR:-build}
+BIN=$BUILD_DIR/bin
+
+echo "== 0. Install what is missing and build Braid"
+# setup.sh's own lines say what it installs; apt's and pip's details are
+# kept out of the way.
+bash scripts/setup.sh | { grep --line-buffered '^setup:' || true; } | sed 's/^/   /'
+if [ ! -f "$BUILD_DIR/build.ninja" ]; then
+  echo "   building Braid in $BUILD_DIR: the first build takes a few minutes on 2 cores"
+else
+  echo "   building Braid in $BUILD_DIR (only what changed)"
+fi
+# Ninja's [done/total] lines, one in ten, and every compiler message.
+bash scripts/build.sh | awk '
+  /^\[[0-9]+\/[0-9]+\]/ {
+    split(substr($1, 2), n, "/"); n[2] = n[2] + 0
+    if (n[1] % 10 == 0 || n[1] == n[2]) printf "   build: %d of %d steps\n", n[1], n[2]
+    fflush(); next
+  }
+  /^(ninja: no work to do|-- )/ { next }
+  { print "   " $0; fflush() }'
+echo
 MODEL=${1:-examples/dlrm_small.json}
 OUT=$(mktemp -d -t braid-demo.XXXXXX)
 
@@ -52,7 +71,8 @@ MLIR
 echo
 echo "== 6. Plan and partition the MLPerf DLRM-DCNv2 tables for 2 DGX-H100 nodes (16 ranks)"
 "$BIN/braid-compile" examples/mlperf_dcnv2.json --cluster dgx-h100 --nodes 2 -o "$OUT/dcnv2" \
-  --max-table-rows 6 | sed 's/^/   /' | grep -v '^   [0-9]\{1,2\} ' | head -14
+  --max-table-rows 6 | sed 's/^/   /' | grep -v '^   [0-9]\{1,3\} \|^   rank ' | head -14
+echo "   (each rank's predicted time and memory are in $OUT/dcnv2/plan.json)"
 
 echo
 echo "== 7. Compile the small DLRM for 2 x 4 ranks with every table row-wise, and check the"
@@ -62,16 +82,17 @@ echo "      per-rank program against the global one on seeded inputs"
 "$BIN/braid-run" "$OUT/small" --reference --check --seed 3 | sed 's/^/   /'
 
 echo
-echo "== 8. This machine: calibrate it (2 MPI ranks), compile the small DLRM for it with"
-echo "      --target cpu, run it on 2 real ranks and check it against the reference semantics"
+echo "== 8. This machine: calibrate it (2 MPI ranks; --cluster local-cpu reads the result), compile"
+echo "      the small DLRM for it with --target cpu, run it on 2 real ranks and check it against"
+echo "      the reference semantics"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-mpirun -n 2 --oversubscribe "$BIN/braid-calibrate" --quick -o "$OUT/local-cpu.json" | sed 's/^/   /'
-"$BIN/braid-compile" examples/dlrm_small.json --cluster "$OUT/local-cpu.json" --nodes 1 \
+mpirun -n 2 --oversubscribe "$BIN/braid-calibrate" | sed 's/^/   /'
+"$BIN/braid-compile" examples/dlrm_small.json --cluster local-cpu --nodes 1 \
   --ranks-per-node 2 --target cpu -o "$OUT/cpu" | sed 's/^/   /'
 mpirun -n 2 --oversubscribe "$BIN/braid-run" "$OUT/cpu" --check --iterations 100 | sed 's/^/   /'
 echo "   The same model with every table row-wise: the ranks exchange indices (all_to_all_v)"
 echo "   and reduce-scatter their partial sums over MPI"
-"$BIN/braid-compile" examples/dlrm_small.json --cluster "$OUT/local-cpu.json" --nodes 1 \
+"$BIN/braid-compile" examples/dlrm_small.json --cluster local-cpu --nodes 1 \
   --ranks-per-node 2 --force-sharding row_wise --target cpu -o "$OUT/cpu-rows" >/dev/null
 mpirun -n 2 --oversubscribe "$BIN/braid-run" "$OUT/cpu-rows" --check --iterations 100 | sed 's/^/   /'
 echo

@@ -22,7 +22,7 @@ for pkg in "${APT_PACKAGES[@]}"; do
 done
 
 if ((${#missing[@]})); then
-  echo "setup: installing ${missing[*]}"
+  echo "setup: installing ${#missing[@]} packages with apt-get (a few minutes on a fresh machine): ${missing[*]}"
   SUDO=""
   if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
   $SUDO apt-get update -q

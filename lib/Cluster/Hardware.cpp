@@ -253,13 +253,15 @@ Expected<HardwareDesc> mlir::braid::cluster::loadHardware(StringRef presetOrPath
   for (const Preset &preset : kPresets)
     if (presetOrPath == preset.name)
       return parseHardware(preset.json, preset.name);
+  if (presetOrPath == kLocalCpuName)
+    return loadLocalMachine();
   ErrorOr<std::unique_ptr<MemoryBuffer>> buffer =
       MemoryBuffer::getFile(presetOrPath);
   if (!buffer)
     return createStringError(
         inconvertibleErrorCode(),
         "'" + presetOrPath + "' is neither a preset (" +
-            join(getPresetNames(), ", ") + ") nor a readable file: " +
+            join(getPresetNames(), ", ") + ", " + kLocalCpuName + ") nor a readable file: " +
             buffer.getError().message());
   return parseHardware((*buffer)->getBuffer(), presetOrPath);
 }

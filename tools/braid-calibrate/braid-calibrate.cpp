@@ -14,9 +14,11 @@
 #include "braid/Cluster/Hardware.h"
 
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cblas.h>
@@ -39,8 +41,10 @@ namespace cl = llvm::cl;
 
 /// The tool's own options; --help lists only these (LLVM's are hidden).
 static cl::OptionCategory toolOptions("braid-calibrate options");
-static cl::opt<std::string> outputPath(cl::cat(toolOptions), "o", cl::Required,
-                                       cl::desc("Output hardware description"));
+static cl::opt<std::string> outputPath(
+    cl::cat(toolOptions), "o",
+    cl::desc("Output hardware description (default: this machine's "
+             "calibration, which `--cluster local-cpu` reads)"));
 static cl::opt<std::string> name(cl::cat(toolOptions), "name",
                                  cl::init("local-cpu"),
                                  cl::desc("Name of the description"));
@@ -114,6 +118,14 @@ int main(int argc, char **argv) {
       argc, argv,
       "braid-calibrate: measure this machine and write "
       "a hardware description (run under mpirun -n R)\n");
+  // Without -o, write this machine's calibration where `--cluster
+  // local-cpu` looks for it, making its directory.
+  if (outputPath.empty()) {
+    outputPath = mlir::braid::cluster::getLocalCalibrationPath();
+    if (rank == 0)
+      (void)llvm::sys::fs::create_directories(
+          llvm::sys::path::parent_path(outputPath.getValue()));
+  }
   openblas_set_num_threads(1);
   int repeats = quick ? 3 : 10;
   llvm::json::Object measured;

@@ -77,8 +77,10 @@ static cl::opt<int64_t>
                     cl::init(1 << 24),
                     cl::desc("Largest table (rows x dim) written by --dump"));
 
+/// Reports `message` as one line written at once, so that lines of ranks
+/// that fail together never interleave.
 static int fail(const llvm::Twine &message) {
-  llvm::errs() << "braid-run: error: " << message << "\n";
+  llvm::errs() << ("braid-run: error: " + message + "\n").str();
   return 1;
 }
 
@@ -353,10 +355,15 @@ static int runArtifact(StringRef dir, const BindingOptions &globalOptions) {
       // One process per rank: run this rank's share, gather to rank 0.
       braidrt_init(nullptr, nullptr);
       int64_t rank = braidrt_rank();
-      if (braidrt_world_size() != ranks)
+      if (braidrt_world_size() != ranks) {
+        // Every rank sees the mismatch; rank 0 alone reports it.
+        int64_t started = braidrt_world_size();
+        braidrt_finalize();
+        if (rank != 0)
+          return 1;
         return fail("the artifact is for " + llvm::Twine(ranks) +
-                    " ranks but mpirun started " +
-                    llvm::Twine(braidrt_world_size()));
+                    " ranks but mpirun started " + llvm::Twine(started));
+      }
       RankValues mine = {(*rankArgs)[rank]};
       llvm::Expected<RankValues> native =
           runNative(*program, mine, {rank}, *tables, *rankModule, iterationMs);

@@ -38,7 +38,8 @@ static cl::opt<std::string>
           cl::desc("<collective | program.mlir | artifact dir>"));
 static cl::opt<std::string> hardwareName(
     cl::cat(toolOptions), "hardware", cl::Required,
-    cl::desc("Hardware preset (dgx-a100, dgx-h100, pcie-a100x4) or JSON file"));
+    cl::desc("Hardware preset (dgx-a100, dgx-h100, pcie-a100x4), local-cpu "
+             "(this machine, calibrated on first use) or JSON file"));
 static cl::opt<std::string>
     kindName(cl::cat(toolOptions), "kind",
              cl::desc("all_reduce | all_gather | reduce_scatter | all_to_all | "

@@ -94,6 +94,6 @@ TEST(HardwareTest, UnknownPresetOrFile) {
   llvm::Expected<HardwareDesc> hw = loadHardware("dgx-z9000");
   ASSERT_FALSE(static_cast<bool>(hw));
   std::string message = llvm::toString(hw.takeError());
-  EXPECT_NE(message.find("'dgx-z9000' is neither a preset (dgx-a100, dgx-h100, pcie-a100x4)"),
+  EXPECT_NE(message.find("'dgx-z9000' is neither a preset (dgx-a100, dgx-h100, pcie-a100x4, local-cpu)"),
             std::string::npos);
 }

@@ -94,7 +94,25 @@ std::vector<std::string> getPresetNames();
 llvm::Expected<HardwareDesc> parseHardware(llvm::StringRef json,
                                            llvm::StringRef name);
 
-/// A preset by name, or else a JSON file at that path.
+/// The cluster name of this machine's calibrated description.
+inline constexpr const char *kLocalCpuName = "local-cpu";
+
+/// Where braid-calibrate keeps this machine's description by default:
+/// `$BRAID_CACHE_DIR/local-cpu.json`, else `$XDG_CACHE_HOME/braid/`, else
+/// `~/.cache/braid/`.
+std::string getLocalCalibrationPath();
+
+/// Measures this machine with braid-calibrate under mpirun, one rank per
+/// core, and writes the description to `path` (atomically). Prints a
+/// one-line notice to stderr first.
+llvm::Error calibrateLocalMachine(llvm::StringRef path);
+
+/// This machine's description from getLocalCalibrationPath(), measured
+/// first when the file is missing.
+llvm::Expected<HardwareDesc> loadLocalMachine();
+
+/// A preset by name, `local-cpu` (loadLocalMachine), or else a JSON file at
+/// that path.
 llvm::Expected<HardwareDesc> loadHardware(llvm::StringRef presetOrPath);
 
 } // namespace mlir::braid::cluster
