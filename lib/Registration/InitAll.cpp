@@ -6,7 +6,7 @@
 
 #include "braid/InitAll.h"
 
-#include "braid/Transforms/Passes.h"
+#include "braid/Pipelines/Pipelines.h"
 
 #include "braid/Dialect/Braid/IR/Braid.h"
 

@@ -7,6 +7,8 @@
 
 #include "braid/Sim/ScheduleBuilder.h"
 
+#include "braid/Sim/ProgramShapes.h"
+
 #include "braid/Cost/CostModel.h"
 #include "braid/Dialect/Braid/IR/Braid.h"
 
@@ -14,6 +16,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/TypeSwitch.h"
+
+#include <cmath>
 
 #include <set>
 
@@ -23,13 +27,14 @@ using namespace mlir::braid::sim;
 using cluster::HardwareDesc;
 
 namespace {
-/// The cost of one op, the same on every rank.
+/// The cost of one op on one rank.
 struct OpCost {
   OpKind kind = OpKind::compute;
   double timeUs = 0;
   double memoryBoundFraction = 0;
   double memoryGBps = 0;
   bool async = false; // a `_start`: runs on the comm stream
+  StringRef category;
 };
 
 std::optional<double> staticBytes(Type type) {
@@ -38,6 +43,13 @@ std::optional<double> staticBytes(Type type) {
     return std::nullopt;
   return double(tensor.getNumElements()) *
          std::max<int64_t>(1, tensor.getElementTypeBitWidth() / 8);
+}
+
+int64_t elementBytes(Type type) {
+  Type element = getElementTypeOrSelf(type);
+  if (auto token = dyn_cast<TokenType>(type))
+    element = getElementTypeOrSelf(token.getValueType());
+  return std::max<int64_t>(1, element.getIntOrFloatBitWidth() / 8);
 }
 
 StringRef dtypeOf(Type type) {
@@ -57,96 +69,244 @@ cost::CollectiveKind collectiveKind(Operation *op) {
           [](auto) { return cost::CollectiveKind::all_gather; })
       .Case<ReduceScatterOp, ReduceScatterStartOp>(
           [](auto) { return cost::CollectiveKind::reduce_scatter; })
-      .Case<AllToAllOp, AllToAllStartOp>(
+      .Case<AllToAllOp, AllToAllStartOp, AllToAllVOp>(
           [](auto) { return cost::CollectiveKind::all_to_all; })
       .Default([](Operation *) { return cost::CollectiveKind::broadcast; });
 }
-} // namespace
 
-static FailureOr<OpCost> costOf(Operation &op, const HardwareDesc &hw,
-                                int64_t numRanks, int64_t ranksPerNode) {
-  OpCost cost;
-  auto fromKernel = [&](cost::KernelEstimate estimate) {
+/// What an exchange carries, for the breakdown: the routed indices and
+/// their lengths (read by a shard lookup), the pooled rows (read by
+/// combine_shards, directly, through a wait or a second level), or
+/// anything else.
+StringRef exchangeCategory(Operation *op) {
+  SmallVector<Operation *> frontier(op->getUsers());
+  for (int depth = 0; depth < 4 && !frontier.empty(); ++depth) {
+    SmallVector<Operation *> next;
+    for (Operation *user : frontier) {
+      if (isa<ShardEmbeddingBagOp>(user))
+        return "index_exchange";
+      if (isa<CombineShardsOp>(user))
+        return "output_exchange";
+      if (isa<WaitOp, AllToAllOp, AllToAllStartOp, ReduceScatterOp,
+              ReduceScatterStartOp>(user))
+        llvm::append_range(next, user->getUsers());
+    }
+    frontier = std::move(next);
+  }
+  return "other_comm";
+}
+
+/// Costs the ops of one function rank by rank.
+class ProgramCoster {
+public:
+  ProgramCoster(const HardwareDesc &hw, int64_t numRanks, int64_t ranksPerNode)
+      : hw(hw), numRanks(numRanks), ranksPerNode(ranksPerNode) {}
+
+  FailureOr<OpCost> costOf(Operation &op, const ProgramShapes &shapes,
+                           int64_t rank);
+
+private:
+  OpCost kernel(cost::KernelEstimate estimate, StringRef category) {
+    OpCost cost;
     cost.timeUs = estimate.timeUs;
     cost.memoryBoundFraction = estimate.memoryBoundFraction;
+    cost.category = category;
     return cost;
-  };
+  }
+  OpCost comm(double timeUs, double memoryGBps, bool async,
+              StringRef category) {
+    OpCost cost;
+    cost.kind = OpKind::comm;
+    cost.timeUs = timeUs;
+    cost.memoryGBps = memoryGBps;
+    cost.async = async;
+    cost.category = category;
+    return cost;
+  }
+  /// The nodes the group of `rank` spans.
+  int64_t nodesOfGroup(ReplicaGroupsAttr groups, int64_t rank) const;
+  /// An uneven exchange over all ranks, `sendBytes` row-major R x R.
+  OpCost unevenExchange(ArrayRef<double> sendBytes, bool async,
+                        StringRef category);
+
+  const HardwareDesc &hw;
+  int64_t numRanks, ranksPerNode;
+  /// Exchanges whose cost does not depend on the rank, costed once.
+  llvm::DenseMap<Operation *, OpCost> sharedCosts;
+};
+} // namespace
+
+int64_t ProgramCoster::nodesOfGroup(ReplicaGroupsAttr groups,
+                                    int64_t rank) const {
+  std::set<int64_t> nodes;
+  ArrayRef<int64_t> members;
+  if (groups)
+    for (int64_t g = 0; g < groups.getNumGroups(); ++g)
+      if (llvm::is_contained(groups.getGroup(g), rank))
+        members = groups.getGroup(g);
+  if (!members.empty())
+    for (int64_t member : members)
+      nodes.insert(member / ranksPerNode);
+  else
+    for (int64_t r = 0; r < numRanks; ++r)
+      nodes.insert(r / ranksPerNode);
+  return std::max<int64_t>(1, nodes.size());
+}
+
+OpCost ProgramCoster::unevenExchange(ArrayRef<double> sendBytes, bool async,
+                                     StringRef category) {
+  double timeUs =
+      cost::estimateAllToAllvUs(hw, sendBytes, numRanks, ranksPerNode);
+  // The memory traffic of the busiest rank: what it sends and receives.
+  double busiest = 0;
+  for (int64_t r = 0; r < numRanks; ++r) {
+    double moved = 0;
+    for (int64_t j = 0; j < numRanks; ++j)
+      moved += sendBytes[r * numRanks + j] + sendBytes[j * numRanks + r];
+    busiest = std::max(busiest, moved);
+  }
+  return comm(timeUs, timeUs > 0 ? busiest / timeUs * 1e-3 : 0, async,
+              category);
+}
+
+FailureOr<OpCost> ProgramCoster::costOf(Operation &op,
+                                        const ProgramShapes &shapes,
+                                        int64_t rank) {
   if (auto linear = dyn_cast<LinearOp>(op)) {
     auto input = linear.getInput().getType();
     auto weight = linear.getWeight().getType();
-    if (!input.hasStaticShape() || !weight.hasStaticShape())
-      return linear.emitError() << "braid-sim needs static shapes";
-    return fromKernel(cost::estimateGemm(hw, input.getDimSize(0),
-                                         weight.getDimSize(0),
-                                         input.getDimSize(1),
-                                         dtypeOf(input)));
+    if (!weight.hasStaticShape() || input.isDynamicDim(1))
+      return linear.emitError() << "braid-sim needs static weights and "
+                                   "features";
+    return kernel(cost::estimateGemm(
+                      hw, int64_t(std::ceil(shapes.rows(linear.getInput()))),
+                      weight.getDimSize(0), input.getDimSize(1),
+                      dtypeOf(input)),
+                  "dense");
   }
-  if (auto bag = dyn_cast<EmbeddingBagOp>(op)) {
+  if (isa<EmbeddingBagOp, ShardEmbeddingBagOp>(op)) {
     auto table = SymbolTable::lookupNearestSymbolFrom<TableOp>(
-        bag, bag.getTableAttr());
-    auto result = cast<RankedTensorType>(bag.getResult().getType());
-    if (!table || result.isDynamicDim(0))
-      return bag.emitError() << "braid-sim needs the table and a static "
-                                "number of bags";
+        &op, op.getAttrOfType<FlatSymbolRefAttr>("table"));
+    if (!table)
+      return op.emitError() << "braid-sim needs the looked-up table";
     cost::EmbeddingBagShape shape;
-    shape.bags = result.getDimSize(0);
-    shape.poolingFactor = table.getPoolingFactor().convertToDouble();
+    shape.elementBytes = elementBytes(table.getElementType());
     shape.dim = table.getDim();
-    shape.elementBytes =
-        std::max<int64_t>(1, table.getElementType().getIntOrFloatBitWidth() / 8);
     shape.rows = table.getNumRows();
     if (auto ratio = table.getUniqueRatio())
       shape.uniqueRatio = ratio->convertToDouble();
-    return fromKernel(cost::estimateEmbeddingBag(hw, shape));
+    double indices;
+    if (auto bag = dyn_cast<EmbeddingBagOp>(op)) {
+      shape.bags = int64_t(std::ceil(shapes.rows(bag.getResult())));
+      indices = shapes.elements(bag.getIndices());
+    } else {
+      auto shard = cast<ShardEmbeddingBagOp>(op);
+      shape.bags = int64_t(std::ceil(shapes.rows(shard.getLengths())));
+      indices = shapes.elements(shard.getValues());
+      // This rank's part of the table.
+      shape.rows = 0;
+      int64_t cols = 0;
+      if (TablePlacementAttrInterface placement = table.getPlacementAttr())
+        for (const TableShard &part :
+             placement.getShards(table.getNumRows(), table.getDim()))
+          if (part.rank == rank) {
+            shape.rows += part.rows;
+            cols = std::max(cols, part.cols);
+          }
+      if (!shape.rows) {
+        // No shard here: the kernel only fills its empty partials.
+        double bytes = shapes.elements(shard.getResult()) *
+                       elementBytes(shard.getResult().getType());
+        return kernel(cost::estimateElementwise(hw, bytes), "lookup");
+      }
+      shape.dim = cols;
+    }
+    shape.poolingFactor = shape.bags ? indices / shape.bags : 0;
+    return kernel(cost::estimateEmbeddingBag(hw, shape), "lookup");
+  }
+  if (isa<BucketizeOp, CombineShardsOp>(op)) {
+    double bytes = 0;
+    for (Value value : llvm::concat<Value>(op.getOperands(), op.getResults()))
+      bytes += shapes.elements(value) * elementBytes(value.getType());
+    return kernel(cost::estimateElementwise(hw, bytes), "routing");
+  }
+  if (auto exchange = dyn_cast<AllToAllVOp>(op)) {
+    auto [it, inserted] = sharedCosts.try_emplace(&op);
+    if (!inserted)
+      return it->second;
+    auto bucketize = exchange.getInput().getDefiningOp<BucketizeOp>();
+    if (!bucketize)
+      return op.emitError() << "braid-sim needs the counts of all_to_all_v "
+                               "from braid.bucketize";
+    double bytes = elementBytes(exchange.getInput().getType());
+    std::vector<double> sendBytes(numRanks * numRanks);
+    for (int64_t from = 0; from < numRanks; ++from)
+      for (int64_t to = 0; to < numRanks; ++to)
+        sendBytes[from * numRanks + to] =
+            shapes.routed(bucketize, from, to) * bytes;
+    return it->second = unevenExchange(sendBytes, false, "index_exchange");
   }
   if (auto collective = dyn_cast<CollectiveOpInterface>(op)) {
-    std::optional<double> inBytes = staticBytes(collective.getInput().getType());
-    std::optional<double> outBytes = staticBytes(collective.getResultTensorType());
-    if (!inBytes || !outBytes)
-      return op.emitError() << "braid-sim needs statically shaped collectives";
-    int64_t groupSize = collective.getStaticGroupSize().value_or(numRanks);
-    // The nodes a group spans, from its first group's ranks.
-    std::set<int64_t> nodes;
-    if (ReplicaGroupsAttr groups = collective.getReplicaGroupsAttr())
-      for (int64_t rank : groups.getGroup(0))
-        nodes.insert(rank / ranksPerNode);
-    else
-      for (int64_t rank = 0; rank < numRanks; ++rank)
-        nodes.insert(rank / ranksPerNode);
+    RankedTensorType inType = collective.getInput().getType();
+    double rowBytes = elementBytes(inType);
+    for (int64_t d = 1; d < inType.getRank(); ++d)
+      rowBytes *= inType.getDimSize(d);
     cost::CollectiveKind kind = collectiveKind(&op);
-    double bytes = kind == cost::CollectiveKind::all_gather ? *outBytes : *inBytes;
-    cost::CollectiveEstimate estimate =
-        cost::estimateCollective(hw, kind, bytes, groupSize, nodes.size());
-    cost.kind = OpKind::comm;
-    cost.timeUs = estimate.timeUs;
-    cost.memoryGBps = cost::collectiveMemoryGBps(estimate);
-    cost.async = collective.isAsync();
-    return cost;
+    StringRef category = exchangeCategory(&op);
+    ReplicaGroupsAttr groups = collective.getReplicaGroupsAttr();
+    int64_t groupSize = collective.getStaticGroupSize().value_or(numRanks);
+    // An uneven all_to_all over every rank: its split_sizes are the matrix.
+    auto sizes = op.getAttrOfType<DenseI64ArrayAttr>("split_sizes");
+    if (kind == cost::CollectiveKind::all_to_all && sizes &&
+        groupSize == numRanks &&
+        (!groups || groups.getNumGroups() == 1)) {
+      auto [it, inserted] = sharedCosts.try_emplace(&op);
+      if (!inserted)
+        return it->second;
+      // Group position i is rank groups[i] (or i).
+      std::vector<double> sendBytes(numRanks * numRanks);
+      for (int64_t i = 0; i < numRanks; ++i)
+        for (int64_t j = 0; j < numRanks; ++j) {
+          int64_t from = groups ? groups.getGroup(0)[i] : i;
+          int64_t to = groups ? groups.getGroup(0)[j] : j;
+          sendBytes[from * numRanks + to] = sizes[i * numRanks + j] * rowBytes;
+        }
+      return it->second =
+                 unevenExchange(sendBytes, collective.isAsync(), category);
+    }
+    double inBytes = shapes.elements(collective.getInput()) *
+                     elementBytes(inType);
+    double outBytes = shapes.elements(op.getResult(0)) *
+                      elementBytes(collective.getResultTensorType());
+    double bytes = kind == cost::CollectiveKind::all_gather ? outBytes
+                                                            : inBytes;
+    cost::CollectiveEstimate estimate = cost::estimateCollective(
+        hw, kind, bytes, groupSize, nodesOfGroup(groups, rank));
+    return comm(estimate.timeUs, cost::collectiveMemoryGBps(estimate),
+                collective.isAsync(), category);
   }
   if (auto permute = dyn_cast<PermuteOp>(op)) {
-    std::optional<double> bytes = staticBytes(permute.getInput().getType());
-    if (!bytes)
-      return op.emitError() << "braid-sim needs statically shaped collectives";
+    double bytes = shapes.elements(permute.getInput()) *
+                   elementBytes(permute.getInput().getType());
     // One send and one receive per rank: a broadcast-sized transfer.
     cost::CollectiveEstimate estimate = cost::estimateCollective(
-        hw, cost::CollectiveKind::broadcast, *bytes, 2,
+        hw, cost::CollectiveKind::broadcast, bytes, 2,
         numRanks > ranksPerNode ? 2 : 1);
-    cost.kind = OpKind::comm;
-    cost.timeUs = estimate.timeUs;
-    cost.memoryGBps = cost::collectiveMemoryGBps(estimate);
-    return cost;
+    return comm(estimate.timeUs, cost::collectiveMemoryGBps(estimate), false,
+                "other_comm");
   }
   if (isa<InteractionOp>(op) || op.getDialect()->getNamespace() == "arith" ||
       op.getDialect()->getNamespace() == "tensor") {
     if (isa<arith::ConstantOp>(op) || op.getNumResults() == 0)
-      return cost;
+      return OpCost{};
     double bytes = 0;
     for (Value value : llvm::concat<Value>(op.getOperands(), op.getResults()))
-      bytes += staticBytes(value.getType()).value_or(0);
-    return fromKernel(cost::estimateElementwise(hw, bytes));
+      if (isa<RankedTensorType>(value.getType()))
+        bytes += shapes.elements(value) * elementBytes(value.getType());
+    return kernel(cost::estimateElementwise(hw, bytes), "dense");
   }
   if (isa<RankOp, WorldSizeOp, WaitOp, func::ReturnOp>(op))
-    return cost;
+    return OpCost{};
   return op.emitError() << "braid-sim cannot cost '" << op.getName() << "'";
 }
 
@@ -155,89 +315,107 @@ mlir::braid::sim::buildSchedule(func::FuncOp func, const HardwareDesc &hw,
                                 int64_t numRanks, int64_t ranksPerNode) {
   if (func.isExternal() || !llvm::hasSingleElement(func.getBody()))
     return func.emitError() << "braid-sim needs a function with one block";
-  std::vector<SimOp> ops;
+  if (numRanks < 1 || ranksPerNode < 1)
+    return func.emitError() << "braid-sim needs at least one rank";
+  SmallVector<int64_t> batchSplit;
+  if (auto module = func->getParentOfType<ModuleOp>())
+    if (auto split = module->getAttrOfType<DenseI64ArrayAttr>(
+            BraidDialect::kBatchSplitAttrName))
+      llvm::append_range(batchSplit, split.asArrayRef());
+  if (!batchSplit.empty() && int64_t(batchSplit.size()) != numRanks)
+    return func.emitError()
+           << "the program is partitioned for " << batchSplit.size()
+           << " ranks, not " << numRanks;
   // Per op of the function, its SimOp index on rank 0; rank r adds r * stride.
   llvm::DenseMap<Operation *, int64_t> indexOf;
   std::vector<Operation *> costed;
-  std::vector<OpCost> costs;
-  for (Operation &op : func.getBody().front()) {
-    FailureOr<OpCost> cost = costOf(op, hw, numRanks, ranksPerNode);
-    if (failed(cost))
-      return failure();
-    if (isa<func::ReturnOp>(op))
-      continue;
-    indexOf[&op] = costed.size();
-    costed.push_back(&op);
-    costs.push_back(*cost);
-  }
+  for (Operation &op : func.getBody().front())
+    if (!isa<func::ReturnOp>(op)) {
+      indexOf[&op] = costed.size();
+      costed.push_back(&op);
+    }
   int64_t stride = costed.size();
-  int64_t collectiveId = 0;
-  std::vector<int64_t> collectiveOf(stride, -1);
-  for (int64_t i = 0; i < stride; ++i)
-    if (costs[i].kind == OpKind::comm)
-      collectiveOf[i] = collectiveId++;
+  ProgramCoster coster(hw, numRanks, ranksPerNode);
+  RoutingTable routing(numRanks);
+  std::vector<SimOp> ops(stride * numRanks);
   for (int64_t rank = 0; rank < numRanks; ++rank) {
+    FailureOr<ProgramShapes> shapes =
+        ProgramShapes::bind(func, rank, numRanks, batchSplit, routing);
+    if (failed(shapes))
+      return failure();
     for (int64_t i = 0; i < stride; ++i) {
       Operation *op = costed[i];
-      SimOp simOp;
+      FailureOr<OpCost> cost = coster.costOf(*op, *shapes, rank);
+      if (failed(cost))
+        return failure();
+      SimOp &simOp = ops[rank * stride + i];
       simOp.name = op->getName().stripDialect().str();
-      if (auto bag = dyn_cast<EmbeddingBagOp>(op))
-        simOp.name += " @" + bag.getTable().str();
+      if (auto table = op->getAttrOfType<FlatSymbolRefAttr>("table"))
+        simOp.name += " @" + table.getValue().str();
+      simOp.category = cost->category.str();
       simOp.rank = rank;
-      simOp.stream = costs[i].async ? 1 : 0;
-      simOp.kind = costs[i].kind;
-      simOp.durationUs = costs[i].timeUs;
-      simOp.memoryBoundFraction = costs[i].memoryBoundFraction;
-      simOp.memoryGBps = costs[i].memoryGBps;
-      // Every rank's instance of one collective op starts together. Groups
-      // could start independently; synchronizing all of them is exact for
-      // SPMD programs, where every group reaches the op at the same time.
-      simOp.collectiveId = collectiveOf[i];
+      simOp.stream = cost->async ? 1 : 0;
+      simOp.kind = cost->kind;
+      simOp.durationUs = cost->timeUs;
+      simOp.memoryBoundFraction = cost->memoryBoundFraction;
+      simOp.memoryGBps = cost->memoryGBps;
       // Data dependencies on the same rank.
       for (Value operand : op->getOperands())
         if (Operation *def = operand.getDefiningOp())
           if (auto it = indexOf.find(def); it != indexOf.end())
             simOp.deps.push_back(rank * stride + it->second);
-      ops.push_back(std::move(simOp));
     }
+  }
+  // Every rank's instance of one collective op starts together and takes
+  // as long as the slowest member's: SPMD ranks reach each collective in
+  // the same order, so synchronizing every group of it is exact.
+  int64_t collectiveId = 0;
+  for (int64_t i = 0; i < stride; ++i) {
+    if (ops[i].kind != OpKind::comm)
+      continue;
+    double longest = 0;
+    for (int64_t rank = 0; rank < numRanks; ++rank)
+      longest = std::max(longest, ops[rank * stride + i].durationUs);
+    for (int64_t rank = 0; rank < numRanks; ++rank) {
+      ops[rank * stride + i].collectiveId = collectiveId;
+      ops[rank * stride + i].durationUs = longest;
+    }
+    ++collectiveId;
   }
   return ops;
 }
 
-std::vector<SimOp> mlir::braid::sim::buildPlanSchedule(const plan::PlanCost &cost) {
-  struct Stage {
-    const char *name;
-    OpKind kind;
-    bool perRank;
-    double us;
-  };
-  const Stage stages[] = {
-      {"index all_to_all", OpKind::comm, false, cost.indexExchangeUs},
-      {"lookups", OpKind::compute, true, 0},
-      {"output all_to_all", OpKind::comm, false, cost.outputExchangeUs},
-      {"reduce_scatter", OpKind::comm, false, cost.reduceScatterUs}};
-  std::vector<SimOp> ops;
-  int64_t numRanks = cost.lookupUs.size();
-  for (int64_t rank = 0; rank < numRanks; ++rank) {
-    int64_t previous = -1, collectiveId = 0;
-    for (const Stage &stage : stages) {
-      double us = stage.perRank ? cost.lookupUs[rank] : stage.us;
-      bool isComm = stage.kind == OpKind::comm;
-      if (us <= 0 && !stage.perRank)
-        continue;
-      SimOp op;
-      op.name = stage.name;
-      op.rank = rank;
-      op.kind = stage.kind;
-      op.durationUs = us;
-      op.collectiveId = isComm ? collectiveId++ : -1;
-      if (previous >= 0)
-        op.deps.push_back(previous);
-      previous = ops.size();
-      ops.push_back(std::move(op));
-    }
+FailureOr<ProgramPrediction>
+mlir::braid::sim::simulateProgram(func::FuncOp func, const HardwareDesc &hw,
+                                  int64_t numRanks, int64_t ranksPerNode) {
+  FailureOr<std::vector<SimOp>> schedule =
+      buildSchedule(func, hw, numRanks, ranksPerNode);
+  if (failed(schedule))
+    return failure();
+  llvm::Expected<SimResult> result = simulate(
+      *schedule, numRanks,
+      [&](double memoryBoundFraction, double commMemoryGBps) {
+        return cost::overlapDilation(hw, memoryBoundFraction, commMemoryGBps);
+      });
+  if (!result)
+    return func.emitError() << llvm::toString(result.takeError());
+  ProgramPrediction prediction;
+  prediction.schedule = std::move(*schedule);
+  prediction.result = std::move(*result);
+  // The breakdown of the rank that finishes last.
+  const SimResult &sim = prediction.result;
+  int64_t critical = 0;
+  for (int64_t r = 1; r < int64_t(sim.ranks.size()); ++r)
+    if (sim.ranks[r].endUs > sim.ranks[critical].endUs)
+      critical = r;
+  prediction.criticalRank = critical;
+  for (size_t i = 0; i < prediction.schedule.size(); ++i) {
+    const SimOp &op = prediction.schedule[i];
+    if (op.rank != critical || op.category.empty())
+      continue;
+    prediction.categoryUs[op.category] += sim.endUs[i] - sim.startUs[i];
   }
-  return ops;
+  return prediction;
 }
 
 FailureOr<double> mlir::braid::sim::estimateDenseStageUs(

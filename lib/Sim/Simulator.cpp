@@ -194,15 +194,19 @@ Expected<SimResult> mlir::braid::sim::simulate(ArrayRef<SimOp> ops,
 void mlir::braid::sim::writeChromeTrace(raw_ostream &os, ArrayRef<SimOp> ops,
                                         const SimResult &result) {
   json::Array events;
-  for (size_t i = 0; i < ops.size(); ++i)
-    events.push_back(json::Object{
+  for (size_t i = 0; i < ops.size(); ++i) {
+    json::Object event{
         {"name", ops[i].name},
         {"cat", ops[i].kind == OpKind::compute ? "compute" : "comm"},
         {"ph", "X"},
         {"ts", result.startUs[i]},
         {"dur", result.endUs[i] - result.startUs[i]},
         {"pid", ops[i].rank},
-        {"tid", ops[i].stream}});
+        {"tid", ops[i].stream}};
+    if (!ops[i].category.empty())
+      event["args"] = json::Object{{"category", ops[i].category}};
+    events.push_back(std::move(event));
+  }
   os << json::Value(json::Object{{"traceEvents", std::move(events)},
                                  {"displayTimeUnit", "ms"}});
 }

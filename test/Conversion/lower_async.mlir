@@ -1,7 +1,7 @@
 // Started exchanges lower to the runtime's non-blocking calls, which return
 // a handle; the wait completes them and keeps both buffers alive until then.
-// RUN: braid-opt %s --braid-partition="async-exchanges=true" --braid-lower-compute | FileCheck %s
-// RUN: braid-opt %s --braid-partition="async-exchanges=true" --braid-lower-cpu | FileCheck %s --check-prefix=CHECK-LLVM
+// RUN: braid-opt %s --braid-partition | braid-opt --pass-pipeline='builtin.module(func.func(braid-async-exchanges),convert-braid-to-cpu)' | FileCheck %s
+// RUN: braid-opt %s --braid-partition | braid-opt --pass-pipeline='builtin.module(func.func(braid-async-exchanges),braid-lower-cpu)' | FileCheck %s --check-prefix=CHECK-LLVM
 
 // CHECK-LABEL: func.func @forward
 // CHECK: %[[H:.*]] = call @braidrt_reduce_scatter_start_f32(%[[IN:[a-z_0-9]+]], %{{.*}}, %{{.*}}, %{{.*}}) : (memref<*xf32>, memref<*xf32>, i64, i32) -> i64

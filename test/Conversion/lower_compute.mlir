@@ -1,4 +1,4 @@
-// RUN: braid-opt %s --braid-lower-compute --split-input-file | FileCheck %s
+// RUN: braid-opt %s --convert-braid-to-cpu --split-input-file | FileCheck %s
 
 // Tables become trailing arguments and every argument is read-only to
 // bufferization (the host calls the program again on the same buffers);

@@ -1,4 +1,4 @@
-// RUN: braid-opt %s --braid-lower-compute --split-input-file -verify-diagnostics
+// RUN: braid-opt %s --convert-braid-to-cpu --split-input-file -verify-diagnostics
 
 func.func @collective(%x: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{the CPU backend does not lower 'braid.all_reduce' yet}}

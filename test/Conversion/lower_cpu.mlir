@@ -4,7 +4,7 @@
 // RUN: braid-opt %s --braid-lower-cpu | FileCheck %s
 // Before OpenMP, the kernels are scf.parallel loops mapped to GPU
 // processors (bags to blocks), the form the CUDA target lowers.
-// RUN: braid-opt %s --pass-pipeline='builtin.module(braid-lower-compute,one-shot-bufferize{bufferize-function-boundaries},func.func(cse,canonicalize),func.func(scf-forall-to-parallel,gpu-map-parallel-loops))' | FileCheck %s --check-prefix=CHECK-MAP
+// RUN: braid-opt %s --pass-pipeline='builtin.module(convert-braid-to-cpu,one-shot-bufferize{bufferize-function-boundaries},func.func(cse,canonicalize),func.func(scf-forall-to-parallel,gpu-map-parallel-loops))' | FileCheck %s --check-prefix=CHECK-MAP
 // CHECK-MAP: scf.parallel
 // CHECK-MAP: vector.transfer_read
 // CHECK-MAP: } {mapping = [#gpu.loop_dim_map<processor = block_x, map = (d0) -> (d0), bound = (d0) -> (d0)>]}

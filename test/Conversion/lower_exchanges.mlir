@@ -1,7 +1,7 @@
 // A row-wise lookup on 2 ranks, partitioned then lowered: the exchanges
 // become runtime calls on buffers, the routing and the shard lookup
 // generated kernels, and the table argument this rank's shard.
-// RUN: braid-opt %s --braid-partition --braid-lower-compute | FileCheck %s
+// RUN: braid-opt %s --braid-partition --convert-braid-to-cpu | FileCheck %s
 // RUN: braid-opt %s --braid-partition --braid-lower-cpu | FileCheck %s --check-prefix=CHECK-LLVM
 
 // CHECK-LABEL: func.func @forward

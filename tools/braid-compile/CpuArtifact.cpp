@@ -10,7 +10,8 @@
 #include "CpuArtifact.h"
 
 #include "braid/Dialect/Braid/IR/Braid.h"
-#include "braid/Transforms/Passes.h"
+#include "braid/Conversion/Passes.h"
+#include "braid/Pipelines/Pipelines.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassManager.h"
@@ -49,7 +50,7 @@ static llvm::json::Object describe(Type type) {
                             {"dtype", dtypeName(tensor.getElementType())}};
 }
 
-/// The host's view of `func` after braid-lower-compute.
+/// The host's view of `func` after convert-braid-to-cpu.
 static FailureOr<llvm::json::Object> manifestOf(func::FuncOp func,
                                                 int64_t ranks,
                                                 ArrayRef<int64_t> batchSplit) {
@@ -119,7 +120,7 @@ LogicalResult mlir::braid::writeCpuArtifact(ModuleOp program,
   auto split = (*module)->getAttrOfType<DenseI64ArrayAttr>(
       BraidDialect::kBatchSplitAttrName);
   PassManager compute(module->getContext());
-  compute.addPass(createBraidLowerComputePass());
+  compute.addPass(createConvertBraidToCPUPass());
   if (failed(compute.run(*module)))
     return failure();
   auto funcs = llvm::to_vector(

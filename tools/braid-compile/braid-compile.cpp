@@ -1,23 +1,24 @@
 //===- braid-compile.cpp - Compile a model for a cluster ------------------===//
 //
-// This file implements braid-compile: it imports a model (JSON spec or
-// MLIR), plans its sharding for a cluster, partitions it into the per-rank
-// program, and writes OUT/plan.json, OUT/trace.json (the simulated
-// embedding stage), OUT/model.mlir (the planned global program, the oracle
-// of `braid-run OUT --reference --check`) and OUT/program.mlir, then prints
-// the plan.
+// This file implements braid-compile, a thin driver over the registered
+// braid-compile pipeline (braid-shard, then braid-co-optimize): it imports a
+// model (JSON spec or MLIR), runs the pipeline, and writes OUT/program.mlir
+// (the per-rank program), OUT/model.mlir (the planned global program, the
+// oracle of `braid-run OUT --reference --check`), OUT/plan.json (the plan
+// read back from the program's placements and the simulated program) and
+// OUT/trace.json (the simulated program's timeline), then prints the plan.
+// With --target cpu it also lowers the program (braid-lower-cpu) into
+// OUT/libprogram.so.
 //
 //===----------------------------------------------------------------------===//
 
 #include "CpuArtifact.h"
 
+#include "braid/Cluster/Hardware.h"
 #include "braid/Dialect/Braid/IR/Braid.h"
-#include "braid/Sim/ScheduleBuilder.h"
+#include "braid/Pipelines/Pipelines.h"
+#include "braid/Target/PlanReport.h"
 #include "braid/Tools/ModuleLoader.h"
-#include "braid/Transforms/Passes.h"
-#include "braid/Transforms/PlanSharding.h"
-
-#include "braid/Cost/CostModel.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -31,8 +32,8 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <cmath>
-#include <optional>
+#include <chrono>
+#include <functional>
 
 using namespace mlir;
 using namespace mlir::braid;
@@ -61,7 +62,8 @@ static cl::opt<std::string> outDir(cl::cat(toolOptions), "o", cl::Required,
 static cl::opt<std::string>
     planner(cl::cat(toolOptions), "planner", cl::init("braid"),
             cl::desc("braid | greedy:size | greedy:dim | greedy:dim_pooling "
-                     "| greedy:dim_pooling_logrows"));
+                     "| greedy:dim_pooling_logrows | keep (the placements "
+                     "the tables carry)"));
 static cl::opt<std::string>
     forceSharding(cl::cat(toolOptions), "force-sharding",
                   cl::desc("Every table in one sharding type (table_wise, "
@@ -102,174 +104,32 @@ writeFile(StringRef path, llvm::function_ref<void(llvm::raw_ostream &)> write) {
   return llvm::Error::success();
 }
 
-static llvm::json::Value planJson(const ShardingResult &sharding,
-                                  const plan::PlanCost &cost, double boundUs,
-                                  std::optional<double> denseUs) {
-  // Null where the dense stage is not estimated (see main).
-  llvm::json::Value denseMs = nullptr, forwardMs = nullptr;
-  if (denseUs) {
-    denseMs = *denseUs * 1e-3;
-    forwardMs = (cost.iterationUs + *denseUs) * 1e-3;
+namespace {
+/// Watches the registered braid-compile pipeline run: keeps a copy of the
+/// planned global program (after braid-plan-sharding: the oracle of
+/// `braid-run OUT --reference --check`) and times the planner.
+class PlanSnapshot : public PassInstrumentation {
+public:
+  void runBeforePass(Pass *pass, Operation *op) override {
+    if (pass->getArgument() == "braid-plan-sharding")
+      start = std::chrono::steady_clock::now();
   }
-  llvm::json::Array tables;
-  for (auto [spec, tp] :
-       llvm::zip(sharding.problem.tables, sharding.plan.tables)) {
-    llvm::json::Array ranks, shards;
-    for (const plan::Shard &shard : tp.shards) {
-      ranks.push_back(shard.rank);
-      shards.push_back(llvm::json::Object{{"rank", shard.rank},
-                                          {"row_offset", shard.rowOffset},
-                                          {"rows", shard.rows},
-                                          {"col_offset", shard.colOffset},
-                                          {"cols", shard.cols}});
-    }
-    tables.push_back(
-        llvm::json::Object{{"name", spec.name},
-                           {"sharding", plan::stringifyShardingType(tp.type)},
-                           {"ranks", std::move(ranks)},
-                           {"shards", std::move(shards)}});
+  void runAfterPass(Pass *pass, Operation *op) override {
+    if (pass->getArgument() != "braid-plan-sharding")
+      return;
+    planningSeconds = std::chrono::duration<double>(
+                          std::chrono::steady_clock::now() - start)
+                          .count();
+    if (auto module = dyn_cast<ModuleOp>(op))
+      planned = OwningOpRef<ModuleOp>(module.clone());
   }
-  llvm::json::Array denseLayers;
-  for (const DenseLayerChoice &layer : sharding.denseLayers)
-    denseLayers.push_back(llvm::json::Object{
-        {"out", layer.out},
-        {"in", layer.in},
-        {"placement", "data_parallel"},
-        {"data_parallel_ms", layer.cost.dataParallelUs * 1e-3},
-        {"column_ms", layer.cost.columnUs * 1e-3},
-        {"row_ms", layer.cost.rowUs * 1e-3}});
-  llvm::json::Array perRank, memory;
-  for (double us : cost.perRankUs)
-    perRank.push_back(us * 1e-3);
-  for (double bytes : cost.memoryBytes)
-    memory.push_back(static_cast<int64_t>(bytes));
-  return llvm::json::Object{
-      {"planner", sharding.plan.planner},
-      {"planning_seconds", sharding.planningSeconds},
-      // No bound when no plan fits (a forced plan may still be written).
-      {"lower_bound_ms", std::isfinite(boundUs)
-                             ? llvm::json::Value(boundUs * 1e-3)
-                             : llvm::json::Value(nullptr)},
-      {"predicted",
-       llvm::json::Object{{"iteration_ms", cost.iterationUs * 1e-3},
-                          {"per_rank_ms", std::move(perRank)},
-                          {"peak_memory_bytes", std::move(memory)},
-                          {"index_exchange_ms", cost.indexExchangeUs * 1e-3},
-                          {"output_exchange_ms", cost.outputExchangeUs * 1e-3},
-                          {"reduce_scatter_ms", cost.reduceScatterUs * 1e-3},
-                          {"dense_ms", denseMs},
-                          {"forward_ms", forwardMs}}},
-      {"tables", std::move(tables)},
-      {"dense_layers", std::move(denseLayers)}};
-}
+  OwningOpRef<ModuleOp> planned;
+  double planningSeconds = 0;
 
-/// "0-7" for consecutive ranks, else "0,3,5" (elided past 8).
-static std::string formatRanks(const plan::TablePlan &tp) {
-  SmallVector<int64_t> ranks;
-  for (const plan::Shard &shard : tp.shards)
-    ranks.push_back(shard.rank);
-  bool consecutive = ranks.size() > 2;
-  for (size_t i = 1; consecutive && i < ranks.size(); ++i)
-    consecutive = ranks[i] == ranks[i - 1] + 1;
-  if (consecutive)
-    return llvm::formatv("{0}-{1}", ranks.front(), ranks.back());
-  std::string text;
-  for (size_t i = 0; i < ranks.size(); ++i) {
-    if (i == 8) {
-      text += ",...";
-      break;
-    }
-    text += (i ? "," : "") + std::to_string(ranks[i]);
-  }
-  return text;
-}
-
-static void printPlan(const ShardingResult &sharding,
-                      const plan::PlanCost &cost, double boundUs,
-                      std::optional<double> denseUs) {
-  const plan::PlanProblem &problem = sharding.problem;
-  llvm::outs() << llvm::formatv(
-      "plan by '{0}' for {1} x {2} ranks of {3}, global batch {4} "
-      "({5:f3} s)\n",
-      sharding.plan.planner, problem.nodes, problem.ranksPerNode,
-      problem.hw.name, problem.batch, sharding.planningSeconds);
-  llvm::outs() << llvm::formatv("{0,-24} {1,-15} {2,-16} {3,12}\n", "table",
-                                "sharding", "ranks", "lookup_us");
-  int64_t listed = 0;
-  for (auto [spec, tp] : llvm::zip(problem.tables, sharding.plan.tables)) {
-    if (listed++ == maxTableRows) {
-      llvm::outs() << "... " << problem.tables.size() - maxTableRows
-                   << " more tables in plan.json\n";
-      break;
-    }
-    double lookupUs = 0;
-    for (const plan::Shard &shard : tp.shards)
-      lookupUs += plan::shardLookupUs(problem, spec, tp.type, shard);
-    llvm::outs() << llvm::formatv(
-        "{0,-24} {1,-15} {2,-16} {3,12:f2}\n", spec.name,
-        plan::stringifyShardingType(tp.type), formatRanks(tp), lookupUs);
-  }
-  llvm::outs() << llvm::formatv("{0,-6} {1,12} {2,12} {3,12}\n", "rank",
-                                "lookups_us", "total_us", "memory_GB");
-  for (size_t r = 0; r < cost.perRankUs.size(); ++r)
-    llvm::outs() << llvm::formatv("{0,-6} {1,12:f2} {2,12:f2} {3,12:f3}\n", r,
-                                  cost.lookupUs[r], cost.perRankUs[r],
-                                  cost.memoryBytes[r] * 1e-9);
-  std::string bound = std::isfinite(boundUs)
-                          ? llvm::formatv("{0:f3} ms", boundUs * 1e-3).str()
-                          : std::string("none (no plan fits memory)");
-  llvm::outs() << llvm::formatv(
-      "predicted embedding stage: {0:f3} ms (index all_to_all {1:f3}, output "
-      "all_to_all {2:f3}, reduce_scatter {3:f3}); lower bound {4}\n",
-      cost.iterationUs * 1e-3, cost.indexExchangeUs * 1e-3,
-      cost.outputExchangeUs * 1e-3, cost.reduceScatterUs * 1e-3, bound);
-  // Forced plans ignore memory: say so where one does not fit.
-  for (size_t r = 0; r < cost.memoryBytes.size(); ++r)
-    if (cost.memoryBytes[r] > problem.capacityBytes()) {
-      llvm::errs() << llvm::formatv(
-          "braid-compile: warning: the plan does not fit: rank {0} holds "
-          "{1:f2} GB of tables, {2:f2} GB are available for them\n",
-          r, cost.memoryBytes[r] * 1e-9, problem.capacityBytes() * 1e-9);
-      break;
-    }
-  if (!denseUs) {
-    llvm::outs() << "predicted forward pass: not estimated (the dense stage is "
-                    "estimated for a module with one function)\n";
-    return;
-  }
-  llvm::outs() << llvm::formatv(
-      "predicted forward pass: {0:f3} ms (embedding stage {1:f3} + "
-      "data-parallel dense stage {2:f3} on {3} of {4} samples per rank)\n",
-      (cost.iterationUs + *denseUs) * 1e-3, cost.iterationUs * 1e-3,
-      *denseUs * 1e-3, (problem.batch + problem.ranks() - 1) / problem.ranks(),
-      problem.batch);
-}
-
-/// Each dense layer's cost in the three parallelizations; notes a layer
-/// that a tensor-parallel form would make faster than the data-parallel
-/// form braid-partition implements.
-static void printDenseLayers(const ShardingResult &sharding) {
-  if (sharding.denseLayers.empty())
-    return;
-  llvm::outs() << llvm::formatv("{0,-24} {1,-15} {2,16} {3,12} {4,12}\n",
-                                "dense layer [out x in]", "placement",
-                                "data_parallel_us", "column_us", "row_us");
-  for (const DenseLayerChoice &layer : sharding.denseLayers) {
-    const plan::DenseLayerCost &cost = layer.cost;
-    llvm::outs() << llvm::formatv(
-        "{0,-24} {1,-15} {2,16:f2} {3,12:f2} {4,12:f2}\n",
-        llvm::formatv("linear {0} x {1}", layer.out, layer.in).str(),
-        "data_parallel", cost.dataParallelUs, cost.columnUs, cost.rowUs);
-    double best = std::min(cost.columnUs, cost.rowUs);
-    if (best < cost.dataParallelUs)
-      llvm::outs() << llvm::formatv(
-          "note: tensor-parallel ({0}) would take {1:f2} us instead of "
-          "{2:f2}; braid-partition implements data-parallel dense layers "
-          "only\n",
-          cost.columnUs <= cost.rowUs ? "column" : "row", best,
-          cost.dataParallelUs);
-  }
-}
+private:
+  std::chrono::steady_clock::time_point start;
+};
+} // namespace
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
@@ -295,12 +155,13 @@ int main(int argc, char **argv) {
   OwningOpRef<ModuleOp> module = loader.loadModel(modelPath);
   if (!module)
     return 1;
-  ShardingOptions options;
-  options.planner = planner;
-  options.forceSharding = forceSharding;
+  CompilePipelineOptions options;
   options.cluster = clusterName;
   options.nodes = nodes;
   options.ranksPerNode = ranksPerNode;
+  options.planner = planner;
+  options.forceSharding = forceSharding;
+  options.optLevel = optLevel;
   if (!ranksPerNode) {
     llvm::Expected<cluster::HardwareDesc> hw =
         cluster::loadHardware(clusterName);
@@ -310,63 +171,46 @@ int main(int argc, char **argv) {
   }
   if (options.ranksPerNode < 1 || options.ranksPerNode > 1024)
     return fail("--ranks-per-node must be between 1 and 1024");
-  FailureOr<ShardingResult> sharding = planModuleSharding(*module, options);
-  if (failed(sharding))
-    return 1;
-  plan::PlanCost cost = plan::evaluatePlan(sharding->problem, sharding->plan);
-  double boundUs = plan::lowerBoundUs(sharding->problem);
-  // The dense stage, from the global program before partitioning.
-  auto forward = llvm::to_vector(
-      llvm::make_filter_range(module->getOps<func::FuncOp>(),
-                              [](func::FuncOp f) { return !f.isExternal(); }));
-  // The forward pass is the one function's; with several, which one runs
-  // is the host's choice, so the dense stage is left unestimated.
-  std::optional<double> denseUs;
-  if (forward.size() == 1) {
-    FailureOr<double> dense = sim::estimateDenseStageUs(
-        forward.front(), sharding->problem.hw, sharding->problem.batch,
-        sharding->problem.ranks());
-    if (failed(dense))
-      return 1;
-    denseUs = *dense;
-  }
-
   if (llvm::sys::fs::exists(outDir) && !llvm::sys::fs::is_directory(outDir))
     return fail("cannot create '" + outDir + "': a file of that name exists");
   if (std::error_code ec = llvm::sys::fs::create_directories(outDir))
     return fail("cannot create '" + outDir + "': " + ec.message());
-  if (llvm::Error error =
-          writeFile(joinPath(outDir, "model.mlir"), [&](llvm::raw_ostream &os) {
-            module->print(os);
-            os << "\n";
-          }))
-    return fail(llvm::toString(std::move(error)));
 
+  // The one compile path: the registered braid-compile pipeline, exactly
+  // what `braid-opt --pass-pipeline='builtin.module(braid-compile{...})'`
+  // runs.
+  std::string pipeline = printCompilePipeline(options);
   PassManager pm(module->getContext());
-  // --opt-level 2 overlaps the pooled-row exchanges with later lookups.
-  BraidPartitionPassOptions partitionOptions;
-  partitionOptions.asyncExchanges = optLevel >= 2;
-  pm.addPass(createBraidPartitionPass(partitionOptions));
-  if (optLevel >= 1) {
-    pm.addPass(createCanonicalizerPass());
-    pm.addPass(createCSEPass());
-  }
-  if (failed(pm.run(*module)))
+  buildCompilePipeline(pm, options);
+  auto snapshot = std::make_unique<PlanSnapshot>();
+  PlanSnapshot *planned = snapshot.get();
+  pm.addInstrumentation(std::move(snapshot));
+  std::string reproducer = joinPath(outDir, "reproducer.mlir");
+  pm.enableCrashReproducerGeneration(reproducer);
+  if (failed(pm.run(*module))) {
+    llvm::errs() << "braid-compile: note: the pipeline failed; reproduce it "
+                    "with: braid-opt --run-reproducer "
+                 << reproducer << "\n"
+                 << "braid-compile: note: the pipeline was: braid-opt MODEL.mlir "
+                    "--pass-pipeline='builtin.module("
+                 << pipeline << ")'\n";
     return 1;
+  }
+  llvm::sys::fs::remove(reproducer);
 
-  std::vector<sim::SimOp> schedule = sim::buildPlanSchedule(cost);
-  llvm::Expected<sim::SimResult> simulated = sim::simulate(
-      schedule, cost.lookupUs.size(),
-      [&](double memoryBoundFraction, double commMemoryGBps) {
-        return cost::overlapDilation(sharding->problem.hw, memoryBoundFraction,
-                                     commMemoryGBps);
-      });
-  if (!simulated)
-    return fail(llvm::toString(simulated.takeError()));
-
-  llvm::json::Value planValue = planJson(*sharding, cost, boundUs, denseUs);
+  FailureOr<PlanReport> report = buildPlanReport(
+      *module, planned->planned ? *planned->planned : ModuleOp(),
+      planned->planningSeconds);
+  if (failed(report))
+    return 1;
   for (auto [name, write] : std::initializer_list<
            std::pair<const char *, std::function<void(llvm::raw_ostream &)>>>{
+           {"model.mlir",
+            [&](llvm::raw_ostream &os) {
+              if (planned->planned)
+                planned->planned->print(os);
+              os << "\n";
+            }},
            {"program.mlir",
             [&](llvm::raw_ostream &os) {
               module->print(os);
@@ -374,20 +218,20 @@ int main(int argc, char **argv) {
             }},
            {"plan.json",
             [&](llvm::raw_ostream &os) {
-              os << llvm::formatv("{0:2}", planValue) << "\n";
+              os << llvm::formatv("{0:2}", planReportToJson(*report)) << "\n";
             }},
            {"trace.json", [&](llvm::raw_ostream &os) {
-              sim::writeChromeTrace(os, schedule, *simulated);
+              if (!writePlanTrace(os, *report))
+                os << "{\"traceEvents\": []}\n";
             }}})
     if (llvm::Error error = writeFile(joinPath(outDir, name), write))
       return fail(llvm::toString(std::move(error)));
 
   if (target == "cpu" &&
-      failed(writeCpuArtifact(*module, outDir, sharding->problem.ranks(),
-                              targetCpu)))
+      failed(writeCpuArtifact(*module, outDir,
+                              report->sharding.problem.ranks(), targetCpu)))
     return 1;
-  printPlan(*sharding, cost, boundUs, denseUs);
-  printDenseLayers(*sharding);
+  printPlanReport(llvm::outs(), *report, maxTableRows);
   llvm::outs() << "wrote " << outDir
                << "/{plan.json, trace.json, model.mlir, program.mlir"
                << (target == "cpu" ? ", manifest.json, libprogram.so" : "")

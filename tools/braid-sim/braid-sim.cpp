@@ -37,9 +37,10 @@ static cl::opt<std::string>
     input(cl::cat(toolOptions), cl::Positional, cl::Required,
           cl::desc("<collective | program.mlir | artifact dir>"));
 static cl::opt<std::string> hardwareName(
-    cl::cat(toolOptions), "hardware", cl::Required,
+    cl::cat(toolOptions), "hardware",
     cl::desc("Hardware preset (dgx-a100, dgx-h100, pcie-a100x4), local-cpu "
-             "(this machine, calibrated on first use) or JSON file"));
+             "(this machine, calibrated on first use) or JSON file; a "
+             "program's default is its braid.cluster's"));
 static cl::opt<std::string>
     kindName(cl::cat(toolOptions), "kind",
              cl::desc("all_reduce | all_gather | reduce_scatter | all_to_all | "
@@ -100,7 +101,7 @@ static int runCollective(const cluster::HardwareDesc &hw) {
   return 0;
 }
 
-static int runProgram(const cluster::HardwareDesc &hw) {
+static int runProgram() {
   // An artifact directory (braid-compile's OUT) holds its per-rank program
   // as OUT/program.mlir.
   std::string path = input;
@@ -116,34 +117,44 @@ static int runProgram(const cluster::HardwareDesc &hw) {
   FailureOr<func::FuncOp> func = interp::findEntryFunction(*module);
   if (failed(func))
     return 1;
+  // The hardware: --hardware, else the cluster the program was compiled
+  // for, shaped as that cluster (nodes and ranks per node).
+  auto cluster =
+      (*module)->getAttrOfType<ClusterAttr>(BraidDialect::kClusterAttrName);
+  std::string hardware = hardwareName;
+  if (hardware.empty() && cluster)
+    hardware = cluster.getHardware().str();
+  if (hardware.empty())
+    return fail("'" + path + "' has no braid.cluster; name the hardware "
+                "with --hardware");
+  llvm::Expected<cluster::HardwareDesc> loaded =
+      cluster::loadHardware(hardware);
+  if (!loaded)
+    return fail(llvm::toString(loaded.takeError()));
+  cluster::HardwareDesc hw = *loaded;
   int64_t numRanks = ranks, perNode = hw.ranksPerNode;
-  if (auto cluster = (*module)->getAttrOfType<ClusterAttr>(
-          BraidDialect::kClusterAttrName)) {
+  if (cluster) {
     perNode = cluster.getRanksPerNode();
     if (!numRanks)
       numRanks = cluster.getWorldSize();
+    hw.nodes = cluster.getNodes();
+    hw.ranksPerNode = perNode;
   }
   if (!numRanks)
     numRanks = 1;
   if (numRanks < 1 || numRanks > 4096)
     return fail("--ranks must be between 1 and 4096");
-  FailureOr<std::vector<sim::SimOp>> schedule =
-      sim::buildSchedule(*func, hw, numRanks, perNode);
-  if (failed(schedule))
+  FailureOr<sim::ProgramPrediction> prediction =
+      sim::simulateProgram(*func, hw, numRanks, perNode);
+  if (failed(prediction))
     return 1;
-  auto dilation = [&](double memoryBoundFraction, double commMemoryGBps) {
-    return cost::overlapDilation(hw, memoryBoundFraction, commMemoryGBps);
-  };
-  llvm::Expected<sim::SimResult> result =
-      sim::simulate(*schedule, numRanks, dilation);
-  if (!result)
-    return fail(llvm::toString(result.takeError()));
+  const sim::SimResult *result = &prediction->result;
   if (!tracePath.empty()) {
     std::error_code ec;
     llvm::raw_fd_ostream os(tracePath, ec);
     if (ec)
       return fail("cannot write '" + tracePath + "': " + ec.message());
-    sim::writeChromeTrace(os, *schedule, *result);
+    sim::writeChromeTrace(os, prediction->schedule, *result);
   }
   llvm::json::Array perRank;
   sim::RankBreakdown total;
@@ -181,13 +192,16 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(toolOptions);
   cl::ParseCommandLineOptions(
       argc, argv, "braid-sim: predict collective and program times\n");
-  llvm::Expected<cluster::HardwareDesc> hw =
-      cluster::loadHardware(hardwareName);
-  if (!hw)
-    return fail(llvm::toString(hw.takeError()));
-  if (input == "collective")
+  if (input == "collective") {
+    if (hardwareName.empty())
+      return fail("'braid-sim collective' needs --hardware");
+    llvm::Expected<cluster::HardwareDesc> hw =
+        cluster::loadHardware(hardwareName);
+    if (!hw)
+      return fail(llvm::toString(hw.takeError()));
     return runCollective(*hw);
+  }
   if (!kindName.empty() || bytes >= 0)
     return fail("--kind and --bytes belong to 'braid-sim collective'");
-  return runProgram(*hw);
+  return runProgram();
 }

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "braid/Plan/Planner.h"
 #include "braid/Sim/ScheduleBuilder.h"
 #include "braid/Sim/Simulator.h"
 
@@ -146,7 +147,7 @@ TEST(PlanScheduleTest, MakespanIsThePlansIterationTime) {
     llvm::Expected<plan::Plan> forced = plan::planForced(problem, type);
     ASSERT_TRUE(bool(forced)) << llvm::toString(forced.takeError());
     plan::PlanCost cost = plan::evaluatePlan(problem, *forced);
-    std::vector<SimOp> ops = buildPlanSchedule(cost);
+    std::vector<SimOp> ops = plan::buildPlanSchedule(cost);
     llvm::Expected<SimResult> result = simulate(
         ops, problem.ranks(), [](double, double) { return 1.0; });
     ASSERT_TRUE(bool(result)) << llvm::toString(result.takeError());

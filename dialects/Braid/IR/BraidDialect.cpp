@@ -47,12 +47,13 @@ LogicalResult BraidDialect::verifyOperationAttribute(Operation *op,
              << "' must be a #braid.cluster attribute, got " << attr.getValue();
     return success();
   }
-  if (attr.getName() == kModelAttrName) {
-    if (!isa<ModuleOp>(op) || !isa<StringAttr>(attr.getValue()))
-      return op->emitOpError() << "'" << kModelAttrName
-                               << "' must be a string on a module";
-    return success();
-  }
+  for (StringRef name : {kModelAttrName, kPlannerAttrName})
+    if (attr.getName() == name) {
+      if (!isa<ModuleOp>(op) || !isa<StringAttr>(attr.getValue()))
+        return op->emitOpError() << "'" << name
+                                 << "' must be a string on a module";
+      return success();
+    }
   if (attr.getName() == kBatchSplitAttrName) {
     auto split = dyn_cast<DenseI64ArrayAttr>(attr.getValue());
     if (!isa<ModuleOp>(op) || !split || split.empty() ||

@@ -26,6 +26,10 @@
 #include <string>
 #include <vector>
 
+namespace mlir::braid::sim {
+struct SimOp;
+} // namespace mlir::braid::sim
+
 namespace mlir::braid::plan {
 
 struct TableSpec {
@@ -134,6 +138,13 @@ DenseLayerCost estimateDenseLayer(const PlanProblem &problem, int64_t out,
 
 /// Every table in one sharding type (for tests); table-wise goes round robin.
 llvm::Expected<Plan> planForced(const PlanProblem &problem, ShardingType type);
+
+/// The embedding stage of a costed plan as a simulator schedule: on every
+/// rank the index all_to_all, the fused lookups, the output all_to_all and
+/// the row-wise reduce_scatter, in order, each collective synchronized
+/// across ranks. This is the planner's abstraction, not a program: its
+/// makespan is the plan's embedding-stage time.
+std::vector<sim::SimOp> buildPlanSchedule(const PlanCost &cost);
 
 } // namespace mlir::braid::plan
 

@@ -12,10 +12,12 @@
 #define BRAID_SIM_SCHEDULEBUILDER_H
 
 #include "braid/Cluster/Hardware.h"
-#include "braid/Plan/Planner.h"
 #include "braid/Sim/Simulator.h"
 
 #include "mlir/Support/LLVM.h"
+
+#include <map>
+#include <string>
 
 namespace mlir {
 namespace func {
@@ -26,18 +28,32 @@ class FuncOp;
 namespace mlir::braid::sim {
 
 /// Builds the schedule of `func` run by `numRanks` ranks, `ranksPerNode` to
-/// a node. Emits a located error and fails on ops it cannot cost (for
-/// example a collective over a dynamically shaped tensor).
-/// The embedding stage of a costed sharding plan: on every rank the index
-/// all_to_all, the fused lookups, the output all_to_all and the row-wise
-/// reduce_scatter, in order, each collective synchronized across ranks.
-/// Its simulated makespan is the plan's iteration time.
-std::vector<SimOp> buildPlanSchedule(const plan::PlanCost &cost);
-
+/// a node. A per-rank program (with `braid.batch_split`) has its dynamic
+/// sizes bound on each rank from the batch split, the pooling factors and
+/// the placements (ProgramShapes), and each rank's ops are costed on its
+/// own sizes and shards; every collective takes its slowest member's time.
+/// Emits a located error and fails on ops it cannot cost.
 FailureOr<std::vector<SimOp>> buildSchedule(func::FuncOp func,
                                             const cluster::HardwareDesc &hw,
                                             int64_t numRanks,
                                             int64_t ranksPerNode);
+
+/// A simulated program: its schedule, the simulation, and where the time
+/// of the rank that finishes last goes, by op category (`lookup`,
+/// `routing`, `index_exchange`, `output_exchange`, `other_comm`, `dense`;
+/// each op's time as simulated, contention included).
+struct ProgramPrediction {
+  std::vector<SimOp> schedule;
+  SimResult result;
+  int64_t criticalRank = 0;
+  std::map<std::string, double> categoryUs;
+};
+
+/// buildSchedule, then simulate with the cost model's contention.
+FailureOr<ProgramPrediction> simulateProgram(func::FuncOp func,
+                                             const cluster::HardwareDesc &hw,
+                                             int64_t numRanks,
+                                             int64_t ranksPerNode);
 
 /// The data-parallel dense stage of the global program `func` (static
 /// shapes, global batch `batch`) on `ranks` ranks: every op but the

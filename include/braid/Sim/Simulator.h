@@ -27,6 +27,8 @@ enum class OpKind { compute, comm };
 /// One operation of one rank.
 struct SimOp {
   std::string name;
+  /// What the op is for, in breakdowns and traces (may be empty).
+  std::string category;
   int64_t rank = 0;
   /// Ops on one (rank, stream) run one at a time, in the order given.
   int64_t stream = 0;

@@ -34,6 +34,11 @@ module attributes {braid.model = 3 : i64} {}
 
 // -----
 
+// expected-error @+1 {{'braid.planner' must be a string on a module}}
+module attributes {braid.planner = 3 : i64} {}
+
+// -----
+
 // expected-error @+1 {{unknown Braid attribute 'braid.bogus'}}
 module attributes {braid.bogus = 1 : i64} {}
 

@@ -11,16 +11,24 @@ SHARDINGS = {"table_wise", "row_wise", "column_wise", "table_row_wise",
 def main(path):
     plan = json.load(open(path))
     for key in ("planner", "planning_seconds", "lower_bound_ms", "predicted",
-                "tables"):
+                "planner_estimate", "tables", "dense_layers"):
         assert key in plan, f"missing {key}"
     predicted = plan["predicted"]
     ranks = len(predicted["per_rank_ms"])
     assert len(predicted["peak_memory_bytes"]) == ranks
-    assert predicted["iteration_ms"] >= max(predicted["per_rank_ms"]) - 1e-9
-    assert plan["lower_bound_ms"] <= predicted["iteration_ms"]
-    # The forward pass is the embedding stage plus the dense stage.
-    assert predicted["dense_ms"] >= 0
-    assert abs(predicted["forward_ms"] - predicted["iteration_ms"] - predicted["dense_ms"]) <= 1e-9
+    # The iteration is the simulated program's makespan: the last rank's end.
+    assert abs(predicted["iteration_ms"] - max(predicted["per_rank_ms"])) <= 1e-9
+    assert predicted["per_rank_ms"][predicted["critical_rank"]] == max(predicted["per_rank_ms"])
+    breakdown = predicted["breakdown"]
+    assert all(v >= 0 for v in breakdown.values()), breakdown
+    assert breakdown["exposed_comm_ms"] <= predicted["iteration_ms"] + 1e-9
+    # The planner's embedding stage, its bound, and its forward pass: the
+    # embedding stage plus its dense stage.
+    estimate = plan["planner_estimate"]
+    assert len(estimate["per_rank_ms"]) == ranks
+    assert plan["lower_bound_ms"] <= estimate["embedding_stage_ms"] + 1e-9
+    assert estimate["dense_stage_ms"] >= 0
+    assert abs(estimate["forward_ms"] - estimate["embedding_stage_ms"] - estimate["dense_stage_ms"]) <= 1e-9
     for table in plan["tables"]:
         assert table["sharding"] in SHARDINGS, table["sharding"]
         shards = table["shards"]

@@ -25,12 +25,14 @@ def Braid_Dialect : Dialect {
     for hierarchical forms and start/wait pairs for overlap.
 
     A module may carry a `braid.cluster` attribute naming the hardware it is
-    compiled for, and a `braid.model` string naming the model. A per-rank
+    compiled for, a `braid.model` string naming the model and a
+    `braid.planner` string naming what chose its tables' placements
+    (`braid-plan-sharding` sets it). A per-rank
     program (the output of braid-partition) carries `braid.batch_split`,
     the number of samples of the global batch each rank holds. Function
     arguments are bound to named inputs and parameters with the
     `braid.input` and `braid.param` argument attributes; after
-    `braid-lower-compute`, a table's rows are the argument marked
+    `convert-braid-to-cpu`, a table's rows are the argument marked
     `braid.table`.
   }];
   let useDefaultAttributePrinterParser = 1;
@@ -42,6 +44,7 @@ def Braid_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kClusterAttrName = "braid.cluster";
     static constexpr ::llvm::StringLiteral kModelAttrName = "braid.model";
     static constexpr ::llvm::StringLiteral kBatchSplitAttrName = "braid.batch_split";
+    static constexpr ::llvm::StringLiteral kPlannerAttrName = "braid.planner";
     static constexpr ::llvm::StringLiteral kInputAttrName = "braid.input";
     static constexpr ::llvm::StringLiteral kParamAttrName = "braid.param";
     static constexpr ::llvm::StringLiteral kTableAttrName = "braid.table";

@@ -1,0 +1,33 @@
+//===- Checks.h - Run-time checks in generated kernels ----------*- C++ -*-===//
+//
+// This file declares the run-time checks generated kernels make on the
+// data they read. Each is a branch that calls a function the target
+// provides (the CPU runtime's `braidrt_index_error`, for example), which
+// reports the error and ends the job.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BRAID_CONVERSION_BRAIDTOLOOPS_CHECKS_H
+#define BRAID_CONVERSION_BRAIDTOLOOPS_CHECKS_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir::braid {
+
+/// Calls `fn`(first, second), two index values passed as i64, when
+/// `condition` holds.
+void emitAbortIf(OpBuilder &b, Location loc, func::FuncOp fn, Value condition,
+                 Value first, Value second);
+
+/// Calls `indexError`(row, rows) when the index `row` is outside [0, rows).
+void emitIndexCheck(OpBuilder &b, Location loc, func::FuncOp indexError,
+                    Value row, Value rows);
+
+/// The same check for every element of the 1-D integer tensor `indices`.
+void emitIndicesCheck(OpBuilder &b, Location loc, func::FuncOp indexError,
+                      Value indices, Value rows);
+
+} // namespace mlir::braid
+
+#endif // BRAID_CONVERSION_BRAIDTOLOOPS_CHECKS_H

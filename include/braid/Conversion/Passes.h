@@ -1,0 +1,55 @@
+//===- Passes.h - Braid's conversions ---------------------------*- C++ -*-===//
+//
+// This file declares the conversions of per-rank Braid programs to a target.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BRAID_CONVERSION_PASSES_H
+#define BRAID_CONVERSION_PASSES_H
+
+#include "mlir/Pass/Pass.h"
+
+namespace mlir {
+namespace arith {
+class ArithDialect;
+} // namespace arith
+namespace bufferization {
+class BufferizationDialect;
+} // namespace bufferization
+namespace func {
+class FuncDialect;
+} // namespace func
+namespace memref {
+class MemRefDialect;
+} // namespace memref
+namespace LLVM {
+class LLVMDialect;
+} // namespace LLVM
+namespace linalg {
+class LinalgDialect;
+} // namespace linalg
+namespace math {
+class MathDialect;
+} // namespace math
+namespace scf {
+class SCFDialect;
+} // namespace scf
+namespace tensor {
+class TensorDialect;
+} // namespace tensor
+namespace vector {
+class VectorDialect;
+} // namespace vector
+} // namespace mlir
+
+namespace mlir::braid {
+
+#define GEN_PASS_DECL
+#include "braid/Conversion/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "braid/Conversion/Passes.h.inc"
+
+} // namespace mlir::braid
+
+#endif // BRAID_CONVERSION_PASSES_H

@@ -1,0 +1,111 @@
+//===- Pipelines.h - Braid's registered pipelines ---------------*- C++ -*-===//
+//
+// This file declares the pipelines that make up Braid's compile path, each
+// registered by name with its options so that `braid-opt` runs exactly what
+// `braid-compile` runs:
+//
+//   braid-compile = braid-shard, then braid-co-optimize
+//   braid-shard   = braid-plan-sharding, braid-partition
+//   braid-co-optimize (opt-level 0, 1, 2)
+//   braid-lower-cpu = convert-braid-to-cpu, then upstream passes to LLVM
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BRAID_PIPELINES_PIPELINES_H
+#define BRAID_PIPELINES_PIPELINES_H
+
+#include "mlir/Pass/PassOptions.h"
+
+namespace mlir {
+class OpPassManager;
+} // namespace mlir
+
+namespace mlir::braid {
+
+/// Options of braid-shard: where the program runs and how its tables are
+/// planned (see braid-plan-sharding).
+struct ShardPipelineOptions
+    : public PassPipelineOptions<ShardPipelineOptions> {
+  Option<std::string> cluster{
+      *this, "cluster",
+      llvm::cl::desc("Hardware preset, local-cpu or JSON file; empty: the "
+                     "module's braid.cluster")};
+  Option<int64_t> nodes{*this, "nodes", llvm::cl::desc("Nodes"),
+                        llvm::cl::init(0)};
+  Option<int64_t> ranksPerNode{*this, "ranks-per-node",
+                               llvm::cl::desc("Ranks per node"),
+                               llvm::cl::init(0)};
+  Option<std::string> planner{
+      *this, "planner",
+      llvm::cl::desc("braid | greedy:KEY | keep (price and partition the "
+                     "placements the tables carry)"),
+      llvm::cl::init("braid")};
+  Option<std::string> forceSharding{
+      *this, "force-sharding",
+      llvm::cl::desc("Every table in one sharding type")};
+};
+
+/// Options of braid-co-optimize.
+struct CoOptimizePipelineOptions
+    : public PassPipelineOptions<CoOptimizePipelineOptions> {
+  Option<int64_t> optLevel{
+      *this, "opt-level",
+      llvm::cl::desc("0: nothing; 1: canonicalize and CSE; 2: also start the "
+                     "pooled-row exchanges early and wait at first use"),
+      llvm::cl::init(1)};
+};
+
+/// Options of braid-compile: braid-shard's and braid-co-optimize's.
+struct CompilePipelineOptions
+    : public PassPipelineOptions<CompilePipelineOptions> {
+  Option<std::string> cluster{
+      *this, "cluster",
+      llvm::cl::desc("Hardware preset, local-cpu or JSON file; empty: the "
+                     "module's braid.cluster")};
+  Option<int64_t> nodes{*this, "nodes", llvm::cl::desc("Nodes"),
+                        llvm::cl::init(0)};
+  Option<int64_t> ranksPerNode{*this, "ranks-per-node",
+                               llvm::cl::desc("Ranks per node"),
+                               llvm::cl::init(0)};
+  Option<std::string> planner{
+      *this, "planner",
+      llvm::cl::desc("braid | greedy:KEY | keep"), llvm::cl::init("braid")};
+  Option<std::string> forceSharding{
+      *this, "force-sharding",
+      llvm::cl::desc("Every table in one sharding type")};
+  Option<int64_t> optLevel{*this, "opt-level",
+                           llvm::cl::desc("braid-co-optimize's level"),
+                           llvm::cl::init(1)};
+};
+
+/// Adds braid-shard: plan the tables, then partition.
+void buildShardPipeline(OpPassManager &pm,
+                        const ShardPipelineOptions &options);
+
+/// Adds braid-co-optimize at the options' level.
+void buildCoOptimizePipeline(OpPassManager &pm,
+                             const CoOptimizePipelineOptions &options);
+
+/// Adds braid-compile: braid-shard, then braid-co-optimize. Its result is
+/// the per-rank program (`program.mlir` of braid-compile).
+void buildCompilePipeline(OpPassManager &pm,
+                          const CompilePipelineOptions &options);
+
+/// Adds braid-lower-cpu: convert-braid-to-cpu, then the upstream passes
+/// that take the program to the LLVM dialect.
+void buildLowerCpuPipeline(OpPassManager &pm);
+
+/// The part of braid-lower-cpu after convert-braid-to-cpu.
+void addLowerCpuBackendPasses(OpPassManager &pm);
+
+/// The textual form of braid-compile with `options`, for reproducers:
+/// `braid-compile{cluster=... opt-level=...}`.
+std::string printCompilePipeline(const CompilePipelineOptions &options);
+
+/// Registers Braid's passes, the upstream passes its pipelines use, and the
+/// pipelines.
+void registerBraidPassesAndPipelines();
+
+} // namespace mlir::braid
+
+#endif // BRAID_PIPELINES_PIPELINES_H

@@ -1,0 +1,62 @@
+//===- PlanReport.h - plan.json and the printed plan ------------*- C++ -*-===//
+//
+// This file declares what braid-compile reports about a per-rank program:
+// the plan read back from its placements, the planner's estimate of it, and
+// the simulated program (the prediction), as `plan.json`, `trace.json` and
+// the printed table. Everything is computed from the program itself, so a
+// report of `braid-opt`'s output is the report of braid-compile's.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BRAID_TARGET_PLANREPORT_H
+#define BRAID_TARGET_PLANREPORT_H
+
+#include "braid/Sharding/PlanSharding.h"
+#include "braid/Sim/ScheduleBuilder.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/JSON.h"
+
+#include <optional>
+
+namespace mlir::braid {
+
+/// The report of one per-rank program.
+struct PlanReport {
+  /// The problem and plan the program's placements describe.
+  ShardingResult sharding;
+  /// The planner's cost model of that plan (the embedding stage only).
+  plan::PlanCost plannerCost;
+  /// The planner's lower bound on the embedding stage; infinite when no
+  /// plan fits memory.
+  double lowerBoundUs = 0;
+  /// The planner's estimate of the data-parallel dense stage, from the
+  /// global program (none for a module with several functions).
+  std::optional<double> plannerDenseUs;
+  /// The simulated per-rank program (none for several functions).
+  std::optional<sim::ProgramPrediction> prediction;
+};
+
+/// Builds the report of the partitioned `program`; `globalProgram` (the
+/// planned program before partitioning) gives the planner's dense-stage
+/// estimate when not null. Emits a located error and fails when the
+/// program cannot be read back or simulated.
+FailureOr<PlanReport> buildPlanReport(ModuleOp program,
+                                      ModuleOp globalProgram,
+                                      double planningSeconds);
+
+/// plan.json (docs/partitioning.md).
+llvm::json::Value planReportToJson(const PlanReport &report);
+
+/// The Chrome trace of the simulated program; false when there is none.
+bool writePlanTrace(llvm::raw_ostream &os, const PlanReport &report);
+
+/// The readable plan braid-compile prints: tables, per-rank figures, the
+/// prediction and its breakdown, the dense layers. Tables past
+/// `maxTableRows` are elided.
+void printPlanReport(llvm::raw_ostream &os, const PlanReport &report,
+                     int64_t maxTableRows);
+
+} // namespace mlir::braid
+
+#endif // BRAID_TARGET_PLANREPORT_H

@@ -1,0 +1,279 @@
+//===- ProgramShapes.cpp - Expected sizes of a per-rank program -----------===//
+//
+// This file binds the dynamic sizes of a per-rank program on one rank (see
+// ProgramShapes.h): arguments from the batch split and the pooling factors,
+// routed indices from the placements, exchanged rows from split_sizes, and
+// every other op's rows from its operands'.
+//
+//===----------------------------------------------------------------------===//
+
+#include "braid/Sim/ProgramShapes.h"
+
+#include "braid/Dialect/Braid/IR/Braid.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir;
+using namespace mlir::braid;
+using namespace mlir::braid::sim;
+
+/// The table a lookup-like op reads, or null.
+static TableOp tableOf(Operation *op) {
+  FlatSymbolRefAttr ref;
+  if (auto bag = dyn_cast<EmbeddingBagOp>(op))
+    ref = bag.getTableAttr();
+  else if (auto bucketize = dyn_cast<BucketizeOp>(op))
+    ref = bucketize.getTableAttr();
+  else if (auto shard = dyn_cast<ShardEmbeddingBagOp>(op))
+    ref = shard.getTableAttr();
+  else if (auto combine = dyn_cast<CombineShardsOp>(op))
+    ref = combine.getTableAttr();
+  if (!ref)
+    return nullptr;
+  return SymbolTable::lookupNearestSymbolFrom<TableOp>(op, ref);
+}
+
+/// The type whose sizes `value` has: a tensor, or a token's tensor.
+static RankedTensorType shapedTypeOf(Value value) {
+  Type type = value.getType();
+  if (auto token = dyn_cast<TokenType>(type))
+    type = token.getValueType();
+  return dyn_cast<RankedTensorType>(type);
+}
+
+void ProgramShapes::setRows(Value value, double rows) {
+  RankedTensorType type = shapedTypeOf(value);
+  if (type && type.getRank() > 0 && type.isDynamicDim(0))
+    boundRows[value] = rows;
+}
+
+double ProgramShapes::rows(Value value) const {
+  RankedTensorType type = shapedTypeOf(value);
+  if (!type || type.getRank() == 0)
+    return 1;
+  if (!type.isDynamicDim(0))
+    return type.getDimSize(0);
+  auto it = boundRows.find(value);
+  return it == boundRows.end() ? 0 : it->second;
+}
+
+double ProgramShapes::elements(Value value) const {
+  RankedTensorType type = shapedTypeOf(value);
+  if (!type)
+    return 0;
+  double count = type.getRank() ? rows(value) : 1;
+  for (int64_t d = 1; d < type.getRank(); ++d)
+    count *= type.getDimSize(d);
+  return count;
+}
+
+ArrayRef<double> RoutingTable::perSample(BucketizeOp bucketize) {
+  auto [it, inserted] = cache.try_emplace(bucketize);
+  std::vector<double> &fractions = it->second;
+  if (!inserted)
+    return fractions;
+  fractions.assign(numRanks, 0);
+  TableOp table = tableOf(bucketize);
+  if (!table || !table.getPlacementAttr())
+    return fractions;
+  double pooling = table.getPoolingFactor().convertToDouble();
+  TablePlacementAttrInterface placement = table.getPlacementAttr();
+  // Row ranges get the indices that fall in them, spread uniformly; a rank
+  // holding all rows (table-wise, column-wise) gets every index.
+  bool rowRanges = isa<RowWiseAttr, TableRowWiseAttr>(placement);
+  std::vector<double> heldRows(numRanks, 0);
+  std::vector<bool> holds(numRanks, false);
+  for (const TableShard &shard :
+       placement.getShards(table.getNumRows(), table.getDim()))
+    if (shard.rank >= 0 && shard.rank < numRanks) {
+      holds[shard.rank] = true;
+      heldRows[shard.rank] += shard.rows;
+    }
+  for (int64_t to : bucketize.getDestinations()) {
+    if (to < 0 || to >= numRanks || !holds[to])
+      continue;
+    fractions[to] = !rowRanges ? pooling
+                    : table.getNumRows()
+                        ? pooling * heldRows[to] / table.getNumRows()
+                        : 0;
+  }
+  return fractions;
+}
+
+double ProgramShapes::routed(BucketizeOp bucketize, int64_t from,
+                             int64_t to) const {
+  if (batchSplit.empty())
+    return 0;
+  return batchSplit[from] * routing->perSample(bucketize)[to];
+}
+
+LogicalResult ProgramShapes::bindArgument(BlockArgument arg) {
+  RankedTensorType type = shapedTypeOf(arg);
+  if (!type || !type.getRank() || !type.isDynamicDim(0))
+    return success();
+  double samples = batchSplit.empty() ? 0 : batchSplit[rank];
+  // What the argument is follows from its users: offsets have one more
+  // entry than the rank has samples, indices (and per-sample weights) the
+  // table's pooling factor per sample, everything else a row per sample.
+  for (OpOperand &use : arg.getUses()) {
+    Operation *user = use.getOwner();
+    Value offsets;
+    bool perIndex = false;
+    if (auto bag = dyn_cast<EmbeddingBagOp>(user)) {
+      offsets = bag.getOffsets();
+      perIndex = use.get() == bag.getIndices() ||
+                 use.get() == bag.getPerSampleWeights();
+    } else if (auto bucketize = dyn_cast<BucketizeOp>(user)) {
+      offsets = bucketize.getOffsets();
+      perIndex = use.get() == bucketize.getIndices();
+    } else if (auto combine = dyn_cast<CombineShardsOp>(user)) {
+      offsets = combine.getOffsets();
+    }
+    if (offsets && use.get() == offsets && !perIndex) {
+      setRows(arg, samples + 1);
+      return success();
+    }
+    if (perIndex) {
+      double bags = rows(offsets) - 1;
+      if (!batchSplit.empty() && shapedTypeOf(offsets).isDynamicDim(0))
+        bags = samples;
+      setRows(arg, std::max(0.0, bags) *
+                       tableOf(user).getPoolingFactor().convertToDouble());
+      return success();
+    }
+  }
+  if (batchSplit.empty())
+    return emitError(arg.getLoc())
+           << "cannot bind the size of argument " << arg.getArgNumber()
+           << ": without a batch split (braid.batch_split of a per-rank "
+              "program) only embedding indices may have dynamic sizes";
+  setRows(arg, samples);
+  return success();
+}
+
+LogicalResult ProgramShapes::bindOp(Operation &op) {
+  auto positionIn = [&](ReplicaGroupsAttr groups, int64_t &groupSize) {
+    groupSize = numRanks;
+    if (!groups)
+      return rank;
+    groupSize = groups.getGroupSize();
+    for (int64_t g = 0; g < groups.getNumGroups(); ++g) {
+      ArrayRef<int64_t> members = groups.getGroup(g);
+      auto it = llvm::find(members, rank);
+      if (it != members.end())
+        return int64_t(it - members.begin());
+    }
+    return int64_t(-1);
+  };
+  if (auto bucketize = dyn_cast<BucketizeOp>(op)) {
+    double sent = 0;
+    for (int64_t to = 0; to < numRanks; ++to)
+      sent += routed(bucketize, rank, to);
+    setRows(bucketize.getValues(), sent);
+    setRows(bucketize.getLengths(),
+            double(bucketize.getDestinations().size()) *
+                bucketize.getBagsPerRank());
+    return success();
+  }
+  if (auto exchange = dyn_cast<AllToAllVOp>(op)) {
+    auto bucketize = exchange.getInput().getDefiningOp<BucketizeOp>();
+    if (!bucketize)
+      return op.emitError() << "cannot bind the received size: the input "
+                               "does not come from braid.bucketize";
+    double received = 0;
+    for (int64_t from = 0; from < numRanks; ++from)
+      received += routed(bucketize, from, rank);
+    setRows(exchange.getResult(), received);
+    return success();
+  }
+  if (auto collective = dyn_cast<CollectiveOpInterface>(op)) {
+    int64_t groupSize;
+    int64_t position = positionIn(collective.getReplicaGroupsAttr(), groupSize);
+    double in = rows(collective.getInput()), out = in;
+    if (isa<AllToAllOp, AllToAllStartOp>(op)) {
+      auto sizes = op.getAttrOfType<DenseI64ArrayAttr>("split_sizes");
+      if (sizes && position >= 0) {
+        out = 0;
+        for (int64_t i = 0; i < groupSize; ++i)
+          out += sizes[i * groupSize + position];
+      }
+    } else if (isa<ReduceScatterOp, ReduceScatterStartOp>(op)) {
+      if (op.getAttrOfType<IntegerAttr>("dim").getInt() == 0)
+        out = in / std::max<int64_t>(1, groupSize);
+    } else if (isa<AllGatherOp, AllGatherStartOp>(op)) {
+      if (op.getAttrOfType<IntegerAttr>("dim").getInt() == 0)
+        out = in * groupSize;
+    }
+    setRows(op.getResult(0), out);
+    return success();
+  }
+  if (auto wait = dyn_cast<WaitOp>(op)) {
+    setRows(wait.getResult(), rows(wait.getToken()));
+    return success();
+  }
+  if (auto shard = dyn_cast<ShardEmbeddingBagOp>(op)) {
+    setRows(shard.getResult(), rows(shard.getLengths()));
+    return success();
+  }
+  if (auto bag = dyn_cast<EmbeddingBagOp>(op)) {
+    setRows(bag.getResult(), rows(bag.getOffsets()) - 1);
+    return success();
+  }
+  if (auto combine = dyn_cast<CombineShardsOp>(op)) {
+    setRows(combine.getResult(), rows(combine.getOffsets()) - 1);
+    return success();
+  }
+  // Row-wise ops (dense layers, the interaction, elementwise ops) keep
+  // their operands' rows.
+  for (Value result : op.getResults()) {
+    RankedTensorType type = shapedTypeOf(result);
+    if (!type || !type.getRank() || !type.isDynamicDim(0))
+      continue;
+    for (int64_t d = 1; d < type.getRank(); ++d)
+      if (type.isDynamicDim(d))
+        return op.emitError() << "cannot bind the sizes of " << type
+                              << ": only the first dimension may be dynamic";
+    auto operand = llvm::find_if(op.getOperands(), [&](Value v) {
+      RankedTensorType t = shapedTypeOf(v);
+      return t && t.getRank() && t.isDynamicDim(0);
+    });
+    if (operand == op.getOperands().end())
+      return op.emitError() << "cannot bind the rows of a result of '"
+                            << op.getName()
+                            << "': no operand has a dynamic first dimension";
+    setRows(result, rows(*operand));
+  }
+  return success();
+}
+
+FailureOr<ProgramShapes> ProgramShapes::bind(func::FuncOp func, int64_t rank,
+                                             int64_t numRanks,
+                                             ArrayRef<int64_t> batchSplit,
+                                             RoutingTable &routing) {
+  if (!batchSplit.empty() && int64_t(batchSplit.size()) != numRanks)
+    return func.emitError() << "the batch split has " << batchSplit.size()
+                            << " entries for " << numRanks << " ranks";
+  ProgramShapes shapes(rank, numRanks, batchSplit, routing);
+  if (func.isExternal())
+    return shapes;
+  // Offsets first: indices are bound from their bags.
+  for (bool offsetsPass : {true, false})
+    for (BlockArgument arg : func.getArguments()) {
+      bool isOffsets = llvm::any_of(arg.getUses(), [&](OpOperand &use) {
+        Operation *user = use.getOwner();
+        if (auto bag = dyn_cast<EmbeddingBagOp>(user))
+          return use.get() == bag.getOffsets();
+        if (auto bucketize = dyn_cast<BucketizeOp>(user))
+          return use.get() == bucketize.getOffsets();
+        return isa<CombineShardsOp>(user) &&
+               use.get() == cast<CombineShardsOp>(user).getOffsets();
+      });
+      if (isOffsets == offsetsPass && failed(shapes.bindArgument(arg)))
+        return failure();
+    }
+  for (Operation &op : func.getBody().getOps())
+    if (failed(shapes.bindOp(op)))
+      return failure();
+  return shapes;
+}

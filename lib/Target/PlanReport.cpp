@@ -1,0 +1,285 @@
+//===- PlanReport.cpp - plan.json and the printed plan --------------------===//
+//
+// This file reads a per-rank program's plan back from its placements,
+// prices it with the planner's model, simulates the program, and writes the
+// result as plan.json, trace.json and braid-compile's printed table.
+//
+//===----------------------------------------------------------------------===//
+
+#include "braid/Target/PlanReport.h"
+
+#include "braid/Dialect/Braid/IR/Braid.h"
+#include "braid/Plan/Planner.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::braid;
+
+/// The function a module runs, when it has exactly one.
+static std::optional<func::FuncOp> onlyFunction(ModuleOp module) {
+  auto funcs = llvm::to_vector(
+      llvm::make_filter_range(module.getOps<func::FuncOp>(),
+                              [](func::FuncOp f) { return !f.isExternal(); }));
+  if (funcs.size() != 1)
+    return std::nullopt;
+  return funcs.front();
+}
+
+FailureOr<PlanReport> mlir::braid::buildPlanReport(ModuleOp program,
+                                                   ModuleOp globalProgram,
+                                                   double planningSeconds) {
+  PlanReport report;
+  FailureOr<ShardingResult> sharding = readModuleSharding(program);
+  if (failed(sharding))
+    return failure();
+  report.sharding = std::move(*sharding);
+  report.sharding.planningSeconds = planningSeconds;
+  const plan::PlanProblem &problem = report.sharding.problem;
+  report.plannerCost = plan::evaluatePlan(problem, report.sharding.plan);
+  report.lowerBoundUs = plan::lowerBoundUs(problem);
+  if (globalProgram)
+    if (std::optional<func::FuncOp> global = onlyFunction(globalProgram)) {
+      FailureOr<double> dense = sim::estimateDenseStageUs(
+          *global, problem.hw, problem.batch, problem.ranks());
+      if (failed(dense))
+        return failure();
+      report.plannerDenseUs = *dense;
+    }
+  if (std::optional<func::FuncOp> func = onlyFunction(program)) {
+    FailureOr<sim::ProgramPrediction> prediction = sim::simulateProgram(
+        *func, problem.hw, problem.ranks(), problem.ranksPerNode);
+    if (failed(prediction))
+      return failure();
+    report.prediction = std::move(*prediction);
+  }
+  return report;
+}
+
+/// The categories of the breakdown, in print order, with their names.
+static constexpr std::pair<const char *, const char *> kCategories[] = {
+    {"lookup", "lookups"},
+    {"routing", "routing"},
+    {"index_exchange", "index exchanges"},
+    {"output_exchange", "output exchanges"},
+    {"other_comm", "other communication"},
+    {"dense", "dense compute"}};
+
+llvm::json::Value mlir::braid::planReportToJson(const PlanReport &report) {
+  const ShardingResult &sharding = report.sharding;
+  const plan::PlanCost &cost = report.plannerCost;
+  llvm::json::Array tables;
+  for (auto [spec, tp] :
+       llvm::zip(sharding.problem.tables, sharding.plan.tables)) {
+    llvm::json::Array ranks, shards;
+    for (const plan::Shard &shard : tp.shards) {
+      ranks.push_back(shard.rank);
+      shards.push_back(llvm::json::Object{{"rank", shard.rank},
+                                          {"row_offset", shard.rowOffset},
+                                          {"rows", shard.rows},
+                                          {"col_offset", shard.colOffset},
+                                          {"cols", shard.cols}});
+    }
+    tables.push_back(
+        llvm::json::Object{{"name", spec.name},
+                           {"sharding", plan::stringifyShardingType(tp.type)},
+                           {"ranks", std::move(ranks)},
+                           {"shards", std::move(shards)}});
+  }
+  llvm::json::Array denseLayers;
+  for (const DenseLayerChoice &layer : sharding.denseLayers)
+    denseLayers.push_back(llvm::json::Object{
+        {"out", layer.out},
+        {"in", layer.in},
+        {"placement", "data_parallel"},
+        {"data_parallel_ms", layer.cost.dataParallelUs * 1e-3},
+        {"column_ms", layer.cost.columnUs * 1e-3},
+        {"row_ms", layer.cost.rowUs * 1e-3}});
+  auto toMs = [](ArrayRef<double> us) {
+    llvm::json::Array ms;
+    for (double value : us)
+      ms.push_back(value * 1e-3);
+    return ms;
+  };
+  llvm::json::Array memory;
+  for (double bytes : cost.memoryBytes)
+    memory.push_back(static_cast<int64_t>(bytes));
+
+  // The prediction: the simulated per-rank program; null where a module
+  // with several functions leaves the entry point to the host.
+  llvm::json::Object predicted{{"peak_memory_bytes", std::move(memory)}};
+  if (const std::optional<sim::ProgramPrediction> &p = report.prediction) {
+    std::vector<double> perRank;
+    double exposed = p->result.ranks[p->criticalRank].exposedCommUs;
+    for (const sim::RankBreakdown &rank : p->result.ranks)
+      perRank.push_back(rank.endUs);
+    llvm::json::Object breakdown;
+    for (auto [key, name] : kCategories) {
+      auto it = p->categoryUs.find(key);
+      breakdown[std::string(key) + "_ms"] =
+          (it == p->categoryUs.end() ? 0.0 : it->second) * 1e-3;
+    }
+    breakdown["exposed_comm_ms"] = exposed * 1e-3;
+    predicted["iteration_ms"] = p->result.makespanUs * 1e-3;
+    predicted["per_rank_ms"] = toMs(perRank);
+    predicted["critical_rank"] = p->criticalRank;
+    predicted["breakdown"] = std::move(breakdown);
+  } else {
+    predicted["iteration_ms"] = nullptr;
+    predicted["per_rank_ms"] = nullptr;
+    predicted["critical_rank"] = nullptr;
+    predicted["breakdown"] = nullptr;
+  }
+  llvm::json::Value denseMs = nullptr, forwardMs = nullptr;
+  if (report.plannerDenseUs) {
+    denseMs = *report.plannerDenseUs * 1e-3;
+    forwardMs = (cost.iterationUs + *report.plannerDenseUs) * 1e-3;
+  }
+  return llvm::json::Object{
+      {"planner", sharding.plan.planner},
+      {"planning_seconds", sharding.planningSeconds},
+      // No bound when no plan fits (a forced plan may still be written).
+      {"lower_bound_ms", std::isfinite(report.lowerBoundUs)
+                             ? llvm::json::Value(report.lowerBoundUs * 1e-3)
+                             : llvm::json::Value(nullptr)},
+      {"predicted", std::move(predicted)},
+      {"planner_estimate",
+       llvm::json::Object{
+           {"embedding_stage_ms", cost.iterationUs * 1e-3},
+           {"per_rank_ms", toMs(cost.perRankUs)},
+           {"index_exchange_ms", cost.indexExchangeUs * 1e-3},
+           {"output_exchange_ms", cost.outputExchangeUs * 1e-3},
+           {"reduce_scatter_ms", cost.reduceScatterUs * 1e-3},
+           {"dense_stage_ms", std::move(denseMs)},
+           {"forward_ms", std::move(forwardMs)}}},
+      {"tables", std::move(tables)},
+      {"dense_layers", std::move(denseLayers)}};
+}
+
+bool mlir::braid::writePlanTrace(llvm::raw_ostream &os,
+                                 const PlanReport &report) {
+  if (!report.prediction)
+    return false;
+  sim::writeChromeTrace(os, report.prediction->schedule,
+                        report.prediction->result);
+  return true;
+}
+
+/// "0-7" for consecutive ranks, else "0,3,5" (elided past 8).
+static std::string formatRanks(const plan::TablePlan &tp) {
+  SmallVector<int64_t> ranks;
+  for (const plan::Shard &shard : tp.shards)
+    ranks.push_back(shard.rank);
+  bool consecutive = ranks.size() > 2;
+  for (size_t i = 1; consecutive && i < ranks.size(); ++i)
+    consecutive = ranks[i] == ranks[i - 1] + 1;
+  if (consecutive)
+    return llvm::formatv("{0}-{1}", ranks.front(), ranks.back());
+  std::string text;
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    if (i == 8) {
+      text += ",...";
+      break;
+    }
+    text += (i ? "," : "") + std::to_string(ranks[i]);
+  }
+  return text;
+}
+
+void mlir::braid::printPlanReport(llvm::raw_ostream &os,
+                                  const PlanReport &report,
+                                  int64_t maxTableRows) {
+  const ShardingResult &sharding = report.sharding;
+  const plan::PlanProblem &problem = sharding.problem;
+  const plan::PlanCost &cost = report.plannerCost;
+  os << llvm::formatv("plan by '{0}' for {1} x {2} ranks of {3}, global batch "
+                      "{4} ({5:f3} s)\n",
+                      sharding.plan.planner, problem.nodes,
+                      problem.ranksPerNode, problem.hw.name, problem.batch,
+                      sharding.planningSeconds);
+  os << llvm::formatv("{0,-24} {1,-15} {2,-16} {3,12}\n", "table", "sharding",
+                      "ranks", "lookup_us");
+  int64_t listed = 0;
+  for (auto [spec, tp] : llvm::zip(problem.tables, sharding.plan.tables)) {
+    if (listed++ == maxTableRows) {
+      os << "... " << problem.tables.size() - maxTableRows
+         << " more tables in plan.json\n";
+      break;
+    }
+    double lookupUs = 0;
+    for (const plan::Shard &shard : tp.shards)
+      lookupUs += plan::shardLookupUs(problem, spec, tp.type, shard);
+    os << llvm::formatv("{0,-24} {1,-15} {2,-16} {3,12:f2}\n", spec.name,
+                        plan::stringifyShardingType(tp.type), formatRanks(tp),
+                        lookupUs);
+  }
+  const std::optional<sim::ProgramPrediction> &p = report.prediction;
+  os << llvm::formatv("{0,-6} {1,12} {2,12} {3,14} {4,12}\n", "rank",
+                      "lookups_us", "planner_us", "simulated_us", "memory_GB");
+  for (size_t r = 0; r < cost.perRankUs.size(); ++r)
+    os << llvm::formatv("{0,-6} {1,12:f2} {2,12:f2} {3,14} {4,12:f3}\n", r,
+                        cost.lookupUs[r], cost.perRankUs[r],
+                        p ? llvm::formatv("{0:f2}", p->result.ranks[r].endUs)
+                                .str()
+                          : std::string("-"),
+                        cost.memoryBytes[r] * 1e-9);
+  std::string bound =
+      std::isfinite(report.lowerBoundUs)
+          ? llvm::formatv("{0:f3} ms", report.lowerBoundUs * 1e-3).str()
+          : std::string("none (no plan fits memory)");
+  os << llvm::formatv(
+      "planner's embedding stage: {0:f3} ms (index all_to_all {1:f3}, output "
+      "all_to_all {2:f3}, reduce_scatter {3:f3}); lower bound {4}\n",
+      cost.iterationUs * 1e-3, cost.indexExchangeUs * 1e-3,
+      cost.outputExchangeUs * 1e-3, cost.reduceScatterUs * 1e-3, bound);
+  // Forced plans ignore memory: say so where one does not fit.
+  for (size_t r = 0; r < cost.memoryBytes.size(); ++r)
+    if (cost.memoryBytes[r] > problem.capacityBytes()) {
+      llvm::errs() << llvm::formatv(
+          "braid-compile: warning: the plan does not fit: rank {0} holds "
+          "{1:f2} GB of tables, {2:f2} GB are available for them\n",
+          r, cost.memoryBytes[r] * 1e-9, problem.capacityBytes() * 1e-9);
+      break;
+    }
+  if (!p) {
+    os << "predicted iteration: not simulated (braid-compile simulates a "
+          "module with one function)\n";
+  } else {
+    std::string parts;
+    for (auto [key, name] : kCategories) {
+      auto it = p->categoryUs.find(key);
+      if (it == p->categoryUs.end() || it->second <= 0)
+        continue;
+      parts += llvm::formatv("{0}{1} {2:f3}", parts.empty() ? "" : ", ", name,
+                             it->second * 1e-3);
+    }
+    os << llvm::formatv(
+        "predicted iteration: {0:f3} ms, the simulated per-rank program "
+        "(slowest rank {1}: {2}; exposed communication {3:f3} ms)\n",
+        p->result.makespanUs * 1e-3, p->criticalRank, parts,
+        p->result.ranks[p->criticalRank].exposedCommUs * 1e-3);
+  }
+  if (sharding.denseLayers.empty())
+    return;
+  os << llvm::formatv("{0,-24} {1,-15} {2,16} {3,12} {4,12}\n",
+                      "dense layer [out x in]", "placement",
+                      "data_parallel_us", "column_us", "row_us");
+  for (const DenseLayerChoice &layer : sharding.denseLayers) {
+    const plan::DenseLayerCost &lc = layer.cost;
+    os << llvm::formatv(
+        "{0,-24} {1,-15} {2,16:f2} {3,12:f2} {4,12:f2}\n",
+        llvm::formatv("linear {0} x {1}", layer.out, layer.in).str(),
+        "data_parallel", lc.dataParallelUs, lc.columnUs, lc.rowUs);
+    double best = std::min(lc.columnUs, lc.rowUs);
+    if (best < lc.dataParallelUs)
+      os << llvm::formatv(
+          "note: tensor-parallel ({0}) would take {1:f2} us instead of "
+          "{2:f2}; braid-partition implements data-parallel dense layers "
+          "only\n",
+          lc.columnUs <= lc.rowUs ? "column" : "row", best,
+          lc.dataParallelUs);
+  }
+}

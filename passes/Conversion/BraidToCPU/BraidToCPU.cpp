@@ -1,0 +1,456 @@
+//===- BraidToCPU.cpp - The convert-braid-to-cpu pass ---------------------===//
+//
+// This file lowers Braid's compute ops to upstream tensor, linalg and scf
+// ops (see Passes.td), the form one-shot bufferization and the scf-to-openmp
+// conversion take to parallel CPU loops.
+//
+//===----------------------------------------------------------------------===//
+
+#include "braid/Dialect/Braid/IR/Braid.h"
+#include "braid/Conversion/Passes.h"
+
+#include "LowerExchanges.h"
+#include "braid/Conversion/BraidToLoops/PoolingKernel.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/MapVector.h"
+
+namespace mlir::braid {
+#define GEN_PASS_DEF_CONVERTBRAIDTOCPUPASS
+#include "braid/Conversion/Passes.h.inc"
+} // namespace mlir::braid
+
+using namespace mlir;
+using namespace mlir::braid;
+
+/// The runtime's abort for an index outside a table: (index, rows).
+static constexpr StringLiteral kIndexErrorFn = "braidrt_index_error";
+/// The runtime's abort for malformed bag offsets: (entry, value).
+static constexpr StringLiteral kOffsetsErrorFn = "braidrt_offsets_error";
+/// The runtime's abort for per-sample weights that do not match the
+/// indices: (weights, indices).
+static constexpr StringLiteral kWeightsErrorFn = "braidrt_weights_error";
+/// The runtime's f32 GEMM with bias and activation, through BLAS.
+static constexpr StringLiteral kLinearF32Fn = "braidrt_linear_f32";
+
+namespace {
+class ComputeLowering {
+public:
+  ComputeLowering(ModuleOp module) : module(module) {}
+  LogicalResult lowerFunction(func::FuncOp func);
+
+private:
+  FailureOr<Value> lowerEmbeddingBag(OpBuilder &b, EmbeddingBagOp bag,
+                                     Value table);
+  Value lowerLinear(OpBuilder &b, LinearOp linear);
+  Value lowerLinearToRuntime(OpBuilder &b, LinearOp linear);
+  FailureOr<Value> lowerInteraction(OpBuilder &b, InteractionOp interaction);
+  func::FuncOp indexErrorFn();
+  /// Aborts through the runtime unless `offsets` start at 0, never
+  /// decrease and end at the number of `indices` (the reference
+  /// semantics' rule), so that no bag reads outside the indices.
+  void emitOffsetsCheck(OpBuilder &b, Location loc, Value offsets,
+                        Value indices);
+
+  ModuleOp module;
+};
+} // namespace
+
+func::FuncOp ComputeLowering::indexErrorFn() {
+  Type i64 = IntegerType::get(module.getContext(), 64);
+  return declareRuntimeFunction(module, kIndexErrorFn, {i64, i64}, {}, false);
+}
+
+void ComputeLowering::emitOffsetsCheck(OpBuilder &b, Location loc,
+                                       Value offsets, Value indices) {
+  func::FuncOp offsetsError = declareRuntimeFunction(
+      module, kOffsetsErrorFn, {b.getI64Type(), b.getI64Type()}, {}, false);
+  Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
+  Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
+  auto offsetAt = [&](OpBuilder &ob, Location oloc, Value at) -> Value {
+    return arith::IndexCastOp::create(
+        ob, oloc, ob.getIndexType(),
+        tensor::ExtractOp::create(ob, oloc, offsets, at));
+  };
+  Value count = tensor::DimOp::create(b, loc, offsets, c0);
+  Value last = arith::SubIOp::create(b, loc, count, c1);
+  // Entry 0 must be 0 and the last the number of indices (the verifier
+  // guarantees at least one entry).
+  Value first = offsetAt(b, loc, c0);
+  emitAbortIf(b, loc, offsetsError,
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, first, c0),
+              c0, first);
+  Value end = offsetAt(b, loc, last);
+  emitAbortIf(b, loc, offsetsError,
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, end,
+                                    tensor::DimOp::create(b, loc, indices, c0)),
+              last, end);
+  scf::ForOp::create(
+      b, loc, c1, count, c1, ValueRange{},
+      [&](OpBuilder &lb, Location lloc, Value i, ValueRange) {
+        Value previous =
+            offsetAt(lb, lloc, arith::SubIOp::create(lb, lloc, i, c1));
+        Value current = offsetAt(lb, lloc, i);
+        emitAbortIf(lb, lloc, offsetsError,
+                    arith::CmpIOp::create(lb, lloc, arith::CmpIPredicate::slt,
+                                          current, previous),
+                    i, current);
+        scf::YieldOp::create(lb, lloc);
+      });
+}
+
+FailureOr<Value> ComputeLowering::lowerEmbeddingBag(OpBuilder &b,
+                                                   EmbeddingBagOp bag,
+                                                   Value table) {
+  Location loc = bag.getLoc();
+  auto resultType = cast<RankedTensorType>(bag.getResult().getType());
+  Type element = resultType.getElementType();
+  int64_t rows = cast<RankedTensorType>(table.getType()).getDimSize(0);
+  // Every index is a row of the table, checked once before the kernel (an
+  // index outside aborts the job through the runtime).
+  emitIndicesCheck(b, loc, indexErrorFn(), bag.getIndices(),
+                   arith::ConstantIndexOp::create(b, loc, rows));
+  emitOffsetsCheck(b, loc, bag.getOffsets(), bag.getIndices());
+  BagPooling pooling;
+  if (Value weights = bag.getPerSampleWeights()) {
+    // One weight per index, checked at run time when a size is dynamic.
+    Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
+    Value numWeights = tensor::DimOp::create(b, loc, weights, c0);
+    Value numIndices = tensor::DimOp::create(b, loc, bag.getIndices(), c0);
+    Value mismatch = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                           numWeights, numIndices);
+    emitAbortIf(b, loc,
+                declareRuntimeFunction(module, kWeightsErrorFn,
+                                       {b.getI64Type(), b.getI64Type()}, {},
+                                       false),
+                mismatch, numWeights, numIndices);
+    pooling.weights = weights;
+  }
+  pooling.table = table;
+  pooling.rows = bag.getIndices();
+  pooling.starts = bag.getOffsets();
+  pooling.resultType = resultType;
+  pooling.accumulatorType = element.isF64() ? element : b.getF32Type();
+  pooling.mode = bag.getMode();
+  return buildBagPooling(b, loc, pooling);
+}
+
+Value ComputeLowering::lowerLinearToRuntime(OpBuilder &b, LinearOp linear) {
+  Location loc = linear.getLoc();
+  Type f32 = b.getF32Type();
+  auto unranked = UnrankedMemRefType::get(f32, 0);
+  func::FuncOp fn = declareRuntimeFunction(
+      module, kLinearF32Fn,
+      {unranked, unranked, unranked, unranked, b.getI32Type()}, {}, true);
+  auto toUnranked = [&](Value tensor) {
+    return toUnrankedBuffer(b, loc, tensor);
+  };
+  auto resultType = cast<RankedTensorType>(linear.getResult().getType());
+  auto outType = MemRefType::get(resultType.getShape(), f32);
+  SmallVector<Value> dynamicSizes;
+  if (resultType.isDynamicDim(0))
+    dynamicSizes.push_back(
+        tensor::DimOp::create(b, loc, linear.getInput(), 0).getResult());
+  Value out = memref::AllocOp::create(b, loc, outType, dynamicSizes);
+  Value activation = arith::ConstantIntOp::create(
+      b, loc, static_cast<int64_t>(linear.getActivation()), 32);
+  func::CallOp::create(
+      b, loc, fn,
+      ValueRange{toUnranked(linear.getInput()), toUnranked(linear.getWeight()),
+                 toUnranked(linear.getBias()),
+                 memref::CastOp::create(b, loc, unranked, out), activation});
+  return bufferization::ToTensorOp::create(b, loc, resultType, out,
+                                           /*restrict=*/true,
+                                           /*writable=*/true);
+}
+
+Value ComputeLowering::lowerLinear(OpBuilder &b, LinearOp linear) {
+  Location loc = linear.getLoc();
+  auto resultType = cast<RankedTensorType>(linear.getResult().getType());
+  Type element = resultType.getElementType();
+  Value input = linear.getInput();
+  SmallVector<Value> dynamicSizes;
+  if (resultType.isDynamicDim(0))
+    dynamicSizes.push_back(
+        tensor::DimOp::create(b, loc, input, 0).getResult());
+  Value empty =
+      tensor::EmptyOp::create(b, loc, resultType, dynamicSizes).getResult();
+  Value zero = arith::ConstantOp::create(b, loc, element,
+                                         b.getFloatAttr(element, 0.0));
+  Value init = linalg::FillOp::create(b, loc, zero, empty).getResult(0);
+  MLIRContext *ctx = b.getContext();
+  AffineExpr m, n, k;
+  bindDims(ctx, m, n, k);
+  auto maps = SmallVector<AffineMap>{
+      AffineMap::get(3, 0, {m, k}, ctx), AffineMap::get(3, 0, {n, k}, ctx),
+      AffineMap::get(3, 0, {m, n}, ctx)};
+  SmallVector<utils::IteratorType> iterators = {
+      utils::IteratorType::parallel, utils::IteratorType::parallel,
+      utils::IteratorType::reduction};
+  auto contraction = linalg::GenericOp::create(
+      b, loc, resultType, ValueRange{input, linear.getWeight()},
+      ValueRange{init}, maps, iterators,
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value product = arith::MulFOp::create(nb, nloc, args[0], args[1]);
+        linalg::YieldOp::create(nb, nloc,
+                                arith::AddFOp::create(nb, nloc, args[2], product)
+                                    .getResult());
+      });
+  AffineExpr i, j;
+  bindDims(ctx, i, j);
+  auto epilogueMaps = SmallVector<AffineMap>{
+      AffineMap::get(2, 0, {j}, ctx), AffineMap::get(2, 0, {i, j}, ctx)};
+  Activation activation = linear.getActivation();
+  auto epilogue = linalg::GenericOp::create(
+      b, loc, resultType, ValueRange{linear.getBias()},
+      ValueRange{contraction.getResult(0)}, epilogueMaps,
+      {utils::IteratorType::parallel, utils::IteratorType::parallel},
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value value = arith::AddFOp::create(nb, nloc, args[1], args[0]);
+        Value zeroValue = arith::ConstantOp::create(
+            nb, nloc, element, nb.getFloatAttr(element, 0.0));
+        if (activation == Activation::relu) {
+          value = arith::MaximumFOp::create(nb, nloc, value, zeroValue);
+        } else if (activation == Activation::sigmoid) {
+          Value one = arith::ConstantOp::create(nb, nloc, element,
+                                                nb.getFloatAttr(element, 1.0));
+          Value negated = arith::NegFOp::create(nb, nloc, value);
+          Value exp = math::ExpOp::create(nb, nloc, negated);
+          value = arith::DivFOp::create(
+              nb, nloc, one, arith::AddFOp::create(nb, nloc, one, exp));
+        }
+        linalg::YieldOp::create(nb, nloc, value);
+      });
+  return epilogue.getResult(0);
+}
+
+FailureOr<Value>
+ComputeLowering::lowerInteraction(OpBuilder &b, InteractionOp interaction) {
+  Location loc = interaction.getLoc();
+  auto resultType = cast<RankedTensorType>(interaction.getResult().getType());
+  Type element = resultType.getElementType();
+  SmallVector<Value> features = {interaction.getDense()};
+  llvm::append_range(features, interaction.getEmbeddings());
+  for (Value feature : features)
+    if (cast<RankedTensorType>(feature.getType()).isDynamicDim(1))
+      return interaction.emitError()
+             << "the CPU backend needs features of static width";
+  // One forall iteration per sample: its features are read as vectors
+  // once, straight from the operands (no concatenated copy), and its
+  // result row is written once.
+  Value rows = tensor::DimOp::create(b, loc, interaction.getDense(), 0);
+  SmallVector<Value> dynamicSizes;
+  if (resultType.isDynamicDim(0))
+    dynamicSizes.push_back(rows);
+  Value init = tensor::EmptyOp::create(b, loc, resultType, dynamicSizes);
+  auto forall = scf::ForallOp::create(
+      b, loc, ArrayRef<OpFoldResult>{OpFoldResult(rows)}, ValueRange{init},
+      /*mapping=*/std::nullopt);
+  OpBuilder body = OpBuilder::atBlockBegin(forall.getBody());
+  Value row = forall.getInductionVar(0);
+  Value out = forall.getRegionIterArgs()[0];
+  Value c0 = arith::ConstantIndexOp::create(body, loc, 0);
+  int64_t width = resultType.getDimSize(1);
+  SmallVector<OpFoldResult> offsets = {OpFoldResult(row), body.getIndexAttr(0)};
+  SmallVector<OpFoldResult> sizes = {body.getIndexAttr(1),
+                                     body.getIndexAttr(width)};
+  SmallVector<OpFoldResult> strides = {body.getIndexAttr(1),
+                                       body.getIndexAttr(1)};
+  Value result = tensor::ExtractSliceOp::create(
+      body, loc, RankedTensorType::get({1, width}, element), out, offsets,
+      sizes, strides);
+  auto write = [&](Value vector, int64_t column) {
+    result = vector::TransferWriteOp::create(
+                 body, loc, vector, result,
+                 ValueRange{c0, arith::ConstantIndexOp::create(body, loc, column)},
+                 ArrayRef<bool>{true})
+                 .getResult();
+  };
+  SmallVector<Value> vectors;
+  Value padding = arith::ConstantOp::create(body, loc, element,
+                                            body.getFloatAttr(element, 0.0));
+  for (Value feature : features) {
+    auto type = VectorType::get(
+        {cast<RankedTensorType>(feature.getType()).getDimSize(1)}, element);
+    vectors.push_back(vector::TransferReadOp::create(
+        body, loc, type, feature, ValueRange{row, c0}, padding,
+        ArrayRef<bool>{true}));
+  }
+  if (interaction.getKind() == InteractionKind::cat) {
+    int64_t column = 0;
+    for (Value vector : vectors) {
+      write(vector, column);
+      column += cast<VectorType>(vector.getType()).getDimSize(0);
+    }
+  } else {
+    // dot: columns [0, d) are the dense vector; column d + p is the dot
+    // product of the p-th pair (i, k), i > k, in row-major order.
+    write(vectors[0], 0);
+    SmallVector<Value> products;
+    for (size_t i = 1; i < vectors.size(); ++i)
+      for (size_t k = 0; k < i; ++k)
+        products.push_back(vector::ReductionOp::create(
+            body, loc, vector::CombiningKind::ADD,
+            arith::MulFOp::create(body, loc, vectors[i], vectors[k])));
+    if (!products.empty())
+      write(vector::FromElementsOp::create(
+                body, loc,
+                VectorType::get({int64_t(products.size())}, element),
+                products),
+            cast<VectorType>(vectors[0].getType()).getDimSize(0));
+  }
+  OpBuilder terminator =
+      OpBuilder::atBlockEnd(&forall.getTerminator().getRegion().front());
+  tensor::ParallelInsertSliceOp::create(terminator, loc, result, out, offsets,
+                                        sizes, strides);
+  return forall.getResult(0);
+}
+
+LogicalResult ComputeLowering::lowerFunction(func::FuncOp func) {
+  if (func.isExternal())
+    return success();
+  // The tables this function looks up, in order of first use, become
+  // trailing arguments.
+  llvm::MapVector<StringAttr, Value> tableArgs;
+  Block &body = func.getBody().front();
+  WalkResult walk = func.walk([&](Operation *op) {
+    bool lowered = isa<AllToAllOp, ReduceScatterOp, AllToAllStartOp,
+                       ReduceScatterStartOp, WaitOp>(op) ||
+                   isa<BucketizeOp, AllToAllVOp, CombineShardsOp>(op);
+    if (!lowered && isa<CollectiveOpInterface, PermuteOp, WaitOp, RankOp,
+                        WorldSizeOp>(op)) {
+      op->emitError() << "the CPU backend does not lower '" << op->getName()
+                      << "' yet";
+      return WalkResult::interrupt();
+    }
+    // Lookups read a table: the whole of it, or this rank's shard.
+    FlatSymbolRefAttr tableRef;
+    Type argType;
+    if (auto bag = dyn_cast<EmbeddingBagOp>(op)) {
+      tableRef = bag.getTableAttr();
+    } else if (auto shard = dyn_cast<ShardEmbeddingBagOp>(op)) {
+      tableRef = shard.getTableAttr();
+    } else {
+      return WalkResult::advance();
+    }
+    auto table = SymbolTable::lookupNearestSymbolFrom<TableOp>(op, tableRef);
+    if (!table) {
+      op->emitError() << "'" << tableRef.getValue()
+                      << "' does not name a braid.table";
+      return WalkResult::interrupt();
+    }
+    argType = isa<ShardEmbeddingBagOp>(op)
+                  ? RankedTensorType::get(
+                        {ShapedType::kDynamic, ShapedType::kDynamic},
+                        table.getElementType())
+                  : Type(table.getTableType());
+    StringAttr name = table.getSymNameAttr();
+    if (!tableArgs.count(name)) {
+      unsigned index = func.getNumArguments();
+      if (failed(func.insertArgument(index, argType,
+                                     DictionaryAttr::get(
+                                         func.getContext(),
+                                         {NamedAttribute(
+                                             BraidDialect::kTableAttrName,
+                                             name)}),
+                                     table.getLoc())))
+        return WalkResult::interrupt();
+      tableArgs[name] = func.getArgument(index);
+    }
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+
+  PendingExchanges pending;
+  SmallVector<Operation *> started;
+  for (Operation &op : llvm::make_early_inc_range(body)) {
+    OpBuilder b(&op);
+    Value lowered;
+    if (isa<AllToAllStartOp, ReduceScatterStartOp, WaitOp>(op)) {
+      if (failed(lowerAsyncExchange(b, &op, module, pending)))
+        return failure();
+      if (isa<WaitOp>(op))
+        op.erase();
+      else
+        started.push_back(&op);
+      continue;
+    }
+    if (auto bag = dyn_cast<EmbeddingBagOp>(op)) {
+      auto table = SymbolTable::lookupNearestSymbolFrom<TableOp>(
+          bag, bag.getTableAttr());
+      FailureOr<Value> pooled =
+          lowerEmbeddingBag(b, bag, tableArgs[table.getSymNameAttr()]);
+      if (failed(pooled))
+        return failure();
+      lowered = *pooled;
+    } else if (auto linear = dyn_cast<LinearOp>(op)) {
+      // f32 GEMMs go to BLAS through the runtime; others are generated.
+      lowered = linear.getInput().getType().getElementType().isF32()
+                    ? lowerLinearToRuntime(b, linear)
+                    : lowerLinear(b, linear);
+    } else if (auto interaction = dyn_cast<InteractionOp>(op)) {
+      FailureOr<Value> interacted = lowerInteraction(b, interaction);
+      if (failed(interacted))
+        return failure();
+      lowered = *interacted;
+    } else if (isa<AllToAllOp, AllToAllVOp, ReduceScatterOp, BucketizeOp,
+                   ShardEmbeddingBagOp, CombineShardsOp>(op)) {
+      Value table;
+      if (auto shard = dyn_cast<ShardEmbeddingBagOp>(op))
+        table = tableArgs[shard.getTableAttr().getAttr()];
+      FailureOr<SmallVector<Value>> results =
+          lowerExchangeOp(b, &op, module, indexErrorFn(), table);
+      if (failed(results))
+        return failure();
+      op.replaceAllUsesWith(*results);
+      op.erase();
+      continue;
+    } else {
+      continue;
+    }
+    op.getResult(0).replaceAllUsesWith(lowered);
+    op.erase();
+  }
+  for (Operation *start : started) {
+    if (!start->use_empty())
+      return start->emitError() << "the CPU backend needs a braid.wait for "
+                                   "every started exchange";
+    start->erase();
+  }
+  // The caller's buffers are read-only: the host calls a compiled program
+  // again and again on the same inputs and tables.
+  for (BlockArgument argument : func.getArguments())
+    if (isa<TensorType>(argument.getType()))
+      func.setArgAttr(argument.getArgNumber(),
+                      bufferization::BufferizationDialect::kWritableAttrName,
+                      BoolAttr::get(func.getContext(), false));
+  func->setAttr("llvm.emit_c_interface", UnitAttr::get(func.getContext()));
+  return success();
+}
+
+namespace {
+struct ConvertBraidToCPUPass
+    : braid::impl::ConvertBraidToCPUPassBase<ConvertBraidToCPUPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    ComputeLowering lowering(module);
+    for (auto func : llvm::to_vector(module.getOps<func::FuncOp>()))
+      if (failed(lowering.lowerFunction(func)))
+        return signalPassFailure();
+    // The tables are function arguments now.
+    for (auto table : llvm::to_vector(module.getOps<TableOp>()))
+      table.erase();
+  }
+};
+} // namespace

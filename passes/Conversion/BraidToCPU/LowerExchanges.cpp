@@ -1,0 +1,540 @@
+//===- LowerExchanges.cpp - CPU lowering of partitioned lookups -----------===//
+//
+// This file lowers the ops braid-partition emits, at the tensor level:
+// - all_to_all (with split_sizes), all_to_all_v and reduce_scatter over
+//   blocks of consecutive ranks become calls of the runtime's exchanges on
+//   the operands' buffers and a buffer the call fills
+//   (bufferization.to_buffer / to_tensor around the call);
+// - bucketize is two sequential passes (count, then route) building its
+//   results with tensor.insert;
+// - shard_embedding_bag and combine_shards are tensor.generate kernels.
+// The placement decides everything about the routing at compile time; only
+// the calling rank (braidrt_rank) is read at run time.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LowerExchanges.h"
+#include "braid/Conversion/BraidToLoops/Checks.h"
+#include "braid/Conversion/BraidToLoops/PoolingKernel.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinOps.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::braid;
+
+func::FuncOp mlir::braid::declareRuntimeFunction(ModuleOp module,
+                                                 StringRef name,
+                                                 TypeRange arguments,
+                                                 TypeRange results,
+                                                 bool cInterface) {
+  if (auto fn = module.lookupSymbol<func::FuncOp>(name))
+    return fn;
+  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+  auto fn = func::FuncOp::create(b, module.getLoc(), name,
+                                 b.getFunctionType(arguments, results));
+  fn.setPrivate();
+  if (cInterface)
+    fn->setAttr("llvm.emit_c_interface", b.getUnitAttr());
+  return fn;
+}
+
+Value mlir::braid::toUnrankedBuffer(OpBuilder &b, Location loc, Value tensor) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  // The runtime only reads it: no copy is needed to keep `tensor` intact.
+  Value buffer = bufferization::ToBufferOp::create(
+      b, loc, MemRefType::get(type.getShape(), type.getElementType()), tensor,
+      /*read_only=*/b.getUnitAttr());
+  return memref::CastOp::create(
+      b, loc, UnrankedMemRefType::get(type.getElementType(), 0), buffer);
+}
+
+namespace {
+/// Builds the lowering of one op.
+class ExchangeLowering {
+public:
+  ExchangeLowering(OpBuilder &b, Location loc, ModuleOp module,
+                   func::FuncOp indexError)
+      : b(b), loc(loc), module(module), indexError(indexError) {}
+
+  template <typename OpTy>
+  FailureOr<Value> allToAll(OpTy op, PendingExchanges *pending = nullptr);
+  LogicalResult wait(WaitOp op, PendingExchanges &pending);
+  FailureOr<Value> allToAllV(AllToAllVOp op);
+  template <typename OpTy>
+  FailureOr<Value> reduceScatter(OpTy op, PendingExchanges *pending = nullptr);
+  FailureOr<SmallVector<Value>> bucketize(BucketizeOp op);
+  FailureOr<Value> shardLookup(ShardEmbeddingBagOp op, Value table);
+  FailureOr<Value> combine(CombineShardsOp op);
+
+private:
+  Value index(int64_t value) {
+    return arith::ConstantIndexOp::create(b, loc, value);
+  }
+  Value rank();
+  /// The element-type suffix of the runtime's exchanges, or failure.
+  FailureOr<std::string> suffix(Operation *op, Type element);
+  /// A buffer the runtime fills, of `type` with `rows` in dimension 0.
+  Value allocate(RankedTensorType type, Value rows);
+  /// The tensor of a filled buffer.
+  Value toTensor(RankedTensorType type, Value buffer) {
+    return bufferization::ToTensorOp::create(b, loc, type, buffer,
+                                             /*restrict=*/true,
+                                             /*writable=*/true);
+  }
+  Value unranked(Value buffer) {
+    auto type = cast<MemRefType>(buffer.getType());
+    return memref::CastOp::create(
+        b, loc, UnrankedMemRefType::get(type.getElementType(), 0), buffer);
+  }
+  Value constantVector(ArrayRef<int64_t> values, Type element);
+
+  OpBuilder &b;
+  Location loc;
+  ModuleOp module;
+  func::FuncOp indexError;
+};
+} // namespace
+
+Value ExchangeLowering::rank() {
+  func::FuncOp fn = declareRuntimeFunction(module, "braidrt_rank", {},
+                                           {b.getI64Type()}, false);
+  Value rank64 = func::CallOp::create(b, loc, fn, ValueRange{}).getResult(0);
+  return arith::IndexCastOp::create(b, loc, b.getIndexType(), rank64);
+}
+
+FailureOr<std::string> ExchangeLowering::suffix(Operation *op, Type element) {
+  if (element.isF32())
+    return std::string("f32");
+  if (element.isF64())
+    return std::string("f64");
+  if (element.isInteger(64))
+    return std::string("i64");
+  return op->emitError() << "the CPU backend exchanges f32, f64 and i64 "
+                            "elements, not "
+                         << element;
+}
+
+Value ExchangeLowering::allocate(RankedTensorType type, Value rows) {
+  SmallVector<Value> dynamic;
+  if (type.isDynamicDim(0))
+    dynamic.push_back(rows);
+  return memref::AllocOp::create(
+      b, loc, MemRefType::get(type.getShape(), type.getElementType()), dynamic);
+}
+
+Value ExchangeLowering::constantVector(ArrayRef<int64_t> values, Type element) {
+  auto type = RankedTensorType::get({int64_t(values.size())}, element);
+  if (element.isIndex())
+    return arith::ConstantOp::create(b, loc, type,
+                                     DenseElementsAttr::get(type, values));
+  SmallVector<APInt> bits;
+  for (int64_t v : values)
+    bits.push_back(APInt(element.getIntOrFloatBitWidth(), v, /*isSigned=*/true));
+  return arith::ConstantOp::create(b, loc, type,
+                                   DenseElementsAttr::get(type, bits));
+}
+
+template <typename OpTy>
+FailureOr<Value> ExchangeLowering::allToAll(OpTy op, PendingExchanges *pending) {
+  std::optional<ArrayRef<int64_t>> sizes = op.getSplitSizes();
+  if (!sizes || op.getSplitDim() != 0)
+    return op.emitError() << "the CPU backend lowers all_to_all with "
+                             "split_sizes along dimension 0";
+  int64_t ranks = std::llround(std::sqrt(double(sizes->size())));
+  SmallVector<int64_t> received(ranks, 0);
+  for (int64_t i = 0; i < ranks; ++i)
+    for (int64_t j = 0; j < ranks; ++j)
+      received[j] += (*sizes)[i * ranks + j];
+  auto type = cast<RankedTensorType>(op.getResultTensorType());
+  FailureOr<std::string> kind = suffix(op, type.getElementType());
+  if (failed(kind))
+    return failure();
+  Value rows = tensor::ExtractOp::create(
+      b, loc, constantVector(received, b.getIndexType()), ValueRange{rank()});
+  Value out = allocate(type, rows);
+  Value split = toUnrankedBuffer(b, loc, constantVector(*sizes, b.getI64Type()));
+  Value input = toUnrankedBuffer(b, loc, op.getInput());
+  if (pending) {
+    if (*kind == "i64")
+      return op.emitError() << "the CPU backend starts f32 and f64 exchanges";
+    func::FuncOp fn = declareRuntimeFunction(
+        module, "braidrt_all_to_all_start_" + *kind,
+        {input.getType(), input.getType(), split.getType()}, {b.getI64Type()},
+        true);
+    Value handle =
+        func::CallOp::create(b, loc, fn, ValueRange{input, unranked(out), split})
+            .getResult(0);
+    (*pending)[op->getResult(0)] = {handle, input, out, *kind};
+    return Value();
+  }
+  func::FuncOp fn = declareRuntimeFunction(
+      module, "braidrt_all_to_all_" + *kind,
+      {input.getType(), input.getType(), split.getType()}, {}, true);
+  func::CallOp::create(b, loc, fn, ValueRange{input, unranked(out), split});
+  return toTensor(type, out);
+}
+
+LogicalResult ExchangeLowering::wait(WaitOp op, PendingExchanges &pending) {
+  auto it = pending.find(op.getToken());
+  if (it == pending.end())
+    return op.emitError() << "the CPU backend waits for tokens of "
+                             "all_to_all_start and reduce_scatter_start";
+  PendingExchange exchange = it->second;
+  func::FuncOp fn = declareRuntimeFunction(
+      module, "braidrt_wait_exchange_" + exchange.suffix,
+      {b.getI64Type(), exchange.input.getType(), exchange.input.getType()}, {},
+      true);
+  func::CallOp::create(
+      b, loc, fn,
+      ValueRange{exchange.handle, exchange.input, unranked(exchange.output)});
+  auto type = cast<RankedTensorType>(op.getResult().getType());
+  op.getResult().replaceAllUsesWith(toTensor(type, exchange.output));
+  return success();
+}
+
+FailureOr<Value> ExchangeLowering::allToAllV(AllToAllVOp op) {
+  auto type = cast<RankedTensorType>(op.getResult().getType());
+  FailureOr<std::string> kind = suffix(op, type.getElementType());
+  if (failed(kind))
+    return failure();
+  auto countsType = cast<RankedTensorType>(op.getSendCounts().getType());
+  int64_t ranks = countsType.getDimSize(0);
+  Value send = toUnrankedBuffer(b, loc, op.getSendCounts());
+  Value recv = memref::AllocOp::create(
+      b, loc, MemRefType::get({ranks}, b.getI64Type()));
+  func::FuncOp exchange = declareRuntimeFunction(
+      module, "braidrt_exchange_counts", {send.getType(), send.getType()}, {},
+      true);
+  func::CallOp::create(b, loc, exchange, ValueRange{send, unranked(recv)});
+  auto total = scf::ForOp::create(
+      b, loc, index(0), index(ranks), index(1), ValueRange{index(0)},
+      [&](OpBuilder &lb, Location lloc, Value i, ValueRange acc) {
+        Value count = memref::LoadOp::create(lb, lloc, recv, ValueRange{i});
+        Value asIndex = arith::IndexCastOp::create(lb, lloc, lb.getIndexType(), count);
+        scf::YieldOp::create(lb, lloc,
+                             arith::AddIOp::create(lb, lloc, acc[0], asIndex).getResult());
+      });
+  Value out = allocate(type, total.getResult(0));
+  Value input = toUnrankedBuffer(b, loc, op.getInput());
+  func::FuncOp fn = declareRuntimeFunction(
+      module, "braidrt_all_to_all_v_" + *kind,
+      {input.getType(), send.getType(), input.getType(), send.getType()}, {},
+      true);
+  func::CallOp::create(b, loc, fn,
+                       ValueRange{input, send, unranked(out), unranked(recv)});
+  return toTensor(type, out);
+}
+
+template <typename OpTy>
+FailureOr<Value> ExchangeLowering::reduceScatter(OpTy op,
+                                                 PendingExchanges *pending) {
+  if (op.getDim() != 0)
+    return op.emitError() << "the CPU backend lowers reduce_scatter along "
+                             "dimension 0";
+  ReplicaGroupsAttr groups = op.getReplicaGroupsAttr();
+  if (!groups)
+    return op.emitError() << "the CPU backend needs explicit groups";
+  int64_t size = groups.getGroupSize();
+  for (int64_t g = 0; g < groups.getNumGroups(); ++g)
+    for (auto [position, member] : llvm::enumerate(groups.getGroup(g)))
+      if (member != g * size + int64_t(position))
+        return op.emitError() << "the CPU backend lowers reduce_scatter over "
+                                 "blocks of consecutive ranks";
+  if (op.getReduction() == ReductionKind::avg)
+    return op.emitError() << "the CPU backend does not lower avg reductions";
+  auto type = cast<RankedTensorType>(op.getResultTensorType());
+  FailureOr<std::string> kind = suffix(op, type.getElementType());
+  if (failed(kind) || *kind == "i64")
+    return op.emitError() << "the CPU backend reduce-scatters f32 and f64";
+  Value rows = arith::DivUIOp::create(
+      b, loc, tensor::DimOp::create(b, loc, op.getInput(), 0), index(size));
+  Value out = allocate(type, rows);
+  Value input = toUnrankedBuffer(b, loc, op.getInput());
+  SmallVector<Value> args = {input, unranked(out),
+                             arith::ConstantIntOp::create(b, loc, size, 64),
+                             arith::ConstantIntOp::create(
+                                 b, loc, static_cast<int64_t>(op.getReduction()), 32)};
+  SmallVector<Type> argTypes = {input.getType(), input.getType(),
+                                b.getI64Type(), b.getI32Type()};
+  if (pending) {
+    func::FuncOp fn = declareRuntimeFunction(
+        module, "braidrt_reduce_scatter_start_" + *kind, argTypes,
+        {b.getI64Type()}, true);
+    Value handle = func::CallOp::create(b, loc, fn, args).getResult(0);
+    (*pending)[op->getResult(0)] = {handle, input, out, *kind};
+    return Value();
+  }
+  func::FuncOp fn = declareRuntimeFunction(
+      module, "braidrt_reduce_scatter_" + *kind, argTypes, {}, true);
+  func::CallOp::create(b, loc, fn, args);
+  return toTensor(type, out);
+}
+
+FailureOr<SmallVector<Value>> ExchangeLowering::bucketize(BucketizeOp op) {
+  auto table = SymbolTable::lookupNearestSymbolFrom<TableOp>(op, op.getTableAttr());
+  SmallVector<TableShard> shards = table.getPlacementAttr().getShards(
+      table.getNumRows(), table.getDim());
+  ArrayRef<int64_t> destinations = op.getDestinations();
+  int64_t slots = op.getBagsPerRank();
+  int64_t ranks = op.getSendCounts().getType().getDimSize(0);
+  Type element = op.getIndices().getType().getElementType();
+  Value indices = op.getIndices(), offsets = op.getOffsets();
+  Value numBags = arith::SubIOp::create(
+      b, loc, tensor::DimOp::create(b, loc, offsets, 0), index(1));
+  Value numIndices = tensor::DimOp::create(b, loc, indices, 0);
+  // Every index must be a row of the table.
+  emitIndicesCheck(b, loc, indexError, indices, index(table.getNumRows()));
+  auto offsetAt = [&](OpBuilder &ob, Location oloc, Value bag) -> Value {
+    Value raw = tensor::ExtractOp::create(ob, oloc, offsets, bag);
+    return arith::IndexCastOp::create(ob, oloc, ob.getIndexType(), raw);
+  };
+  // The row range each destination holds, [0, 0) for none.
+  auto rangeOf = [&](int64_t destination) -> std::pair<int64_t, int64_t> {
+    for (const TableShard &shard : shards)
+      if (shard.rank == destination)
+        return {shard.rowOffset, shard.rowOffset + shard.rows};
+    return {0, 0};
+  };
+  auto inRange = [&](OpBuilder &ob, Location oloc, Value raw, int64_t lo,
+                     int64_t hi) -> Value {
+    Value row = arith::IndexCastOp::create(ob, oloc, ob.getIndexType(), raw);
+    Value geLo = arith::CmpIOp::create(ob, oloc, arith::CmpIPredicate::sge, row,
+                                       arith::ConstantIndexOp::create(ob, oloc, lo));
+    Value ltHi = arith::CmpIOp::create(ob, oloc, arith::CmpIPredicate::slt, row,
+                                       arith::ConstantIndexOp::create(ob, oloc, hi));
+    return arith::AndIOp::create(ob, oloc, geLo, ltHi);
+  };
+  Type i64 = b.getI64Type();
+  Value lengths = constantVector(SmallVector<int64_t>(destinations.size() * slots, 0), i64);
+  Value counts = constantVector(SmallVector<int64_t>(ranks, 0), i64);
+  Value total = index(0);
+  // Pass 1: per destination and bag, how many indices it receives.
+  for (auto [d, destination] : llvm::enumerate(destinations)) {
+    auto [lo, hi] = rangeOf(destination);
+    auto perBag = scf::ForOp::create(
+        b, loc, index(0), numBags, index(1), ValueRange{lengths, index(0)},
+        [&](OpBuilder &lb, Location lloc, Value bag, ValueRange acc) {
+          Value begin = offsetAt(lb, lloc, bag);
+          Value end = offsetAt(lb, lloc, arith::AddIOp::create(lb, lloc, bag,
+                                                               arith::ConstantIndexOp::create(lb, lloc, 1)));
+          auto count = scf::ForOp::create(
+              lb, lloc, begin, end, arith::ConstantIndexOp::create(lb, lloc, 1),
+              ValueRange{arith::ConstantIndexOp::create(lb, lloc, 0)},
+              [&](OpBuilder &cb, Location cloc, Value i, ValueRange n) {
+                Value raw = tensor::ExtractOp::create(cb, cloc, indices, i);
+                Value one = arith::SelectOp::create(
+                    cb, cloc, inRange(cb, cloc, raw, lo, hi),
+                    arith::ConstantIndexOp::create(cb, cloc, 1),
+                    arith::ConstantIndexOp::create(cb, cloc, 0));
+                scf::YieldOp::create(cb, cloc,
+                                     arith::AddIOp::create(cb, cloc, n[0], one).getResult());
+              });
+          Value n = count.getResult(0);
+          Value slot = arith::AddIOp::create(
+              lb, lloc, bag, arith::ConstantIndexOp::create(lb, lloc, int64_t(d) * slots));
+          Value updated = tensor::InsertOp::create(
+              lb, lloc, arith::IndexCastOp::create(lb, lloc, i64, n), acc[0], slot);
+          scf::YieldOp::create(lb, lloc,
+                               ValueRange{updated, arith::AddIOp::create(lb, lloc, acc[1], n)});
+        });
+    lengths = perBag.getResult(0);
+    Value sent = perBag.getResult(1);
+    counts = tensor::InsertOp::create(b, loc,
+                                      arith::IndexCastOp::create(b, loc, i64, sent),
+                                      counts, index(destination));
+    total = arith::AddIOp::create(b, loc, total, sent);
+  }
+  // Pass 2: the routed indices, rebased to their shard, destination by
+  // destination.
+  Value values = tensor::EmptyOp::create(
+      b, loc, RankedTensorType::get({ShapedType::kDynamic}, element),
+      ValueRange{total});
+  Value position = index(0);
+  for (int64_t destination : destinations) {
+    auto [lo, hi] = rangeOf(destination);
+    auto loop = scf::ForOp::create(
+        b, loc, index(0), numIndices, index(1), ValueRange{values, position},
+        [&](OpBuilder &lb, Location lloc, Value i, ValueRange acc) {
+          Value raw = tensor::ExtractOp::create(lb, lloc, indices, i);
+          auto branch = scf::IfOp::create(
+              lb, lloc, TypeRange{acc[0].getType(), lb.getIndexType()},
+              inRange(lb, lloc, raw, lo, hi), /*withElse=*/true);
+          OpBuilder tb = branch.getThenBodyBuilder();
+          Value rebased = arith::SubIOp::create(
+              tb, lloc, raw,
+              arith::ConstantOp::create(tb, lloc, element,
+                                        tb.getIntegerAttr(element, lo)));
+          Value inserted = tensor::InsertOp::create(tb, lloc, rebased, acc[0], acc[1]);
+          scf::YieldOp::create(
+              tb, lloc,
+              ValueRange{inserted,
+                         arith::AddIOp::create(tb, lloc, acc[1],
+                                               arith::ConstantIndexOp::create(tb, lloc, 1))});
+          OpBuilder eb = branch.getElseBodyBuilder();
+          scf::YieldOp::create(eb, lloc, ValueRange{acc[0], acc[1]});
+          scf::YieldOp::create(lb, lloc, branch.getResults());
+        });
+    values = loop.getResult(0);
+    position = loop.getResult(1);
+  }
+  SmallVector<Value> results = {lengths, values, counts};
+  for (size_t i = 0; i < results.size(); ++i)
+    if (results[i].getType() != op->getResult(i).getType())
+      results[i] = tensor::CastOp::create(b, loc, op->getResult(i).getType(),
+                                          results[i]);
+  return results;
+}
+
+FailureOr<Value> ExchangeLowering::shardLookup(ShardEmbeddingBagOp op,
+                                               Value table) {
+  auto type = cast<RankedTensorType>(op.getResult().getType());
+  Type acc = type.getElementType();
+  Value values = op.getValues(), lengths = op.getLengths();
+  Value numBags = tensor::DimOp::create(b, loc, lengths, 0);
+  // Bag starts: an exclusive prefix sum of the lengths.
+  Value starts0 = tensor::EmptyOp::create(
+      b, loc, RankedTensorType::get({ShapedType::kDynamic}, b.getIndexType()),
+      ValueRange{arith::AddIOp::create(b, loc, numBags, index(1))});
+  auto prefix = scf::ForOp::create(
+      b, loc, index(0), numBags, index(1),
+      ValueRange{tensor::InsertOp::create(b, loc, index(0), starts0, index(0)).getResult(),
+                 index(0)},
+      [&](OpBuilder &lb, Location lloc, Value bag, ValueRange acc) {
+        Value length = arith::IndexCastOp::create(
+            lb, lloc, lb.getIndexType(),
+            tensor::ExtractOp::create(lb, lloc, lengths, bag));
+        Value next = arith::AddIOp::create(lb, lloc, acc[1], length);
+        Value at = arith::AddIOp::create(lb, lloc, bag,
+                                         arith::ConstantIndexOp::create(lb, lloc, 1));
+        scf::YieldOp::create(
+            lb, lloc,
+            ValueRange{tensor::InsertOp::create(lb, lloc, next, acc[0], at).getResult(),
+                       next});
+      });
+  Value starts = prefix.getResult(0);
+  BagPooling pooling;
+  pooling.table = table;
+  pooling.rows = values;
+  pooling.starts = starts;
+  pooling.resultType = type;
+  pooling.accumulatorType = acc;
+  pooling.mode = op.getMode();
+  pooling.finish = false;
+  // The rows arrived from other ranks: each is checked as it is read.
+  pooling.indexError = indexError;
+  return buildBagPooling(b, loc, pooling);
+}
+
+FailureOr<Value> ExchangeLowering::combine(CombineShardsOp op) {
+  auto table = SymbolTable::lookupNearestSymbolFrom<TableOp>(op, op.getTableAttr());
+  int64_t dim = table.getDim(), slots = op.getBagsPerRank();
+  // For each output column: the part holding it and its column there.
+  SmallVector<int64_t> partOf(dim, 0), localColumn(dim);
+  for (int64_t c = 0; c < dim; ++c)
+    localColumn[c] = c;
+  if (isa<ColumnWiseAttr>(table.getPlacementAttr())) {
+    SmallVector<TableShard> parts = table.getPlacementAttr().getShards(
+        table.getNumRows(), dim);
+    llvm::sort(parts, [](const TableShard &x, const TableShard &y) {
+      return x.rank < y.rank;
+    });
+    for (auto [p, part] : llvm::enumerate(parts))
+      for (int64_t c = 0; c < part.cols; ++c) {
+        partOf[part.colOffset + c] = p;
+        localColumn[part.colOffset + c] = c;
+      }
+  }
+  Value partTensor = constantVector(partOf, b.getIndexType());
+  Value columnTensor = constantVector(localColumn, b.getIndexType());
+  auto type = cast<RankedTensorType>(op.getResult().getType());
+  Type element = type.getElementType();
+  Value received = op.getReceived(), offsets = op.getOffsets();
+  Type acc = cast<RankedTensorType>(received.getType()).getElementType();
+  Value numBags = arith::SubIOp::create(
+      b, loc, tensor::DimOp::create(b, loc, offsets, 0), index(1));
+  SmallVector<Value> dynamic;
+  if (type.isDynamicDim(0))
+    dynamic.push_back(numBags);
+  PoolingMode mode = op.getMode();
+  auto generate = tensor::GenerateOp::create(
+      b, loc, type, dynamic, [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
+        Value bag = ivs[0], column = ivs[1];
+        Value part = tensor::ExtractOp::create(nb, nloc, partTensor, column);
+        Value local = tensor::ExtractOp::create(nb, nloc, columnTensor, column);
+        Value row = arith::AddIOp::create(
+            nb, nloc, bag,
+            arith::MulIOp::create(nb, nloc, part,
+                                  arith::ConstantIndexOp::create(nb, nloc, slots)));
+        Value v = tensor::ExtractOp::create(nb, nloc, received, ValueRange{row, local});
+        auto offsetAt = [&](Value at) -> Value {
+          return arith::IndexCastOp::create(
+              nb, nloc, nb.getIndexType(), tensor::ExtractOp::create(nb, nloc, offsets, at));
+        };
+        Value size = arith::SubIOp::create(
+            nb, nloc,
+            offsetAt(arith::AddIOp::create(nb, nloc, bag,
+                                           arith::ConstantIndexOp::create(nb, nloc, 1))),
+            offsetAt(bag));
+        Value empty = arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::eq, size,
+                                            arith::ConstantIndexOp::create(nb, nloc, 0));
+        Value zero = arith::ConstantOp::create(nb, nloc, acc, nb.getFloatAttr(acc, 0.0));
+        if (mode == PoolingMode::mean) {
+          Value count = arith::UIToFPOp::create(
+              nb, nloc, acc, arith::IndexCastUIOp::create(nb, nloc, nb.getI64Type(), size));
+          v = arith::SelectOp::create(nb, nloc, empty, zero,
+                                      arith::DivFOp::create(nb, nloc, v, count));
+        } else if (mode == PoolingMode::max) {
+          v = arith::SelectOp::create(nb, nloc, empty, zero, v);
+        }
+        if (v.getType() != element)
+          v = arith::TruncFOp::create(nb, nloc, element, v);
+        tensor::YieldOp::create(nb, nloc, v);
+      });
+  return generate.getResult();
+}
+
+LogicalResult mlir::braid::lowerAsyncExchange(OpBuilder &b, Operation *op,
+                                              ModuleOp module,
+                                              PendingExchanges &pending) {
+  ExchangeLowering lowering(b, op->getLoc(), module, func::FuncOp());
+  if (auto start = dyn_cast<AllToAllStartOp>(op))
+    return success(succeeded(lowering.allToAll(start, &pending)));
+  if (auto start = dyn_cast<ReduceScatterStartOp>(op))
+    return success(succeeded(lowering.reduceScatter(start, &pending)));
+  if (auto wait = dyn_cast<WaitOp>(op))
+    return lowering.wait(wait, pending);
+  return op->emitError() << "the CPU backend does not lower '" << op->getName()
+                         << "' yet";
+}
+
+FailureOr<SmallVector<Value>>
+mlir::braid::lowerExchangeOp(OpBuilder &b, Operation *op, ModuleOp module,
+                             func::FuncOp indexError, Value table) {
+  ExchangeLowering lowering(b, op->getLoc(), module, indexError);
+  auto single = [](FailureOr<Value> value) -> FailureOr<SmallVector<Value>> {
+    if (failed(value))
+      return failure();
+    return SmallVector<Value>{*value};
+  };
+  if (auto allToAll = dyn_cast<AllToAllOp>(op))
+    return single(lowering.allToAll(allToAll));
+  if (auto allToAllV = dyn_cast<AllToAllVOp>(op))
+    return single(lowering.allToAllV(allToAllV));
+  if (auto reduceScatter = dyn_cast<ReduceScatterOp>(op))
+    return single(lowering.reduceScatter(reduceScatter));
+  if (auto bucketize = dyn_cast<BucketizeOp>(op))
+    return lowering.bucketize(bucketize);
+  if (auto lookup = dyn_cast<ShardEmbeddingBagOp>(op))
+    return single(lowering.shardLookup(lookup, table));
+  if (auto combine = dyn_cast<CombineShardsOp>(op))
+    return single(lowering.combine(combine));
+  return op->emitError() << "the CPU backend does not lower '" << op->getName()
+                         << "' yet";
+}

@@ -1,0 +1,55 @@
+//===- Checks.cpp - Run-time checks in generated kernels ------------------===//
+//
+// This file builds the run-time checks that generated kernels make on the
+// data they read (indices inside the table, consistent offsets): a branch
+// that calls an abort function the target provides.
+//
+//===----------------------------------------------------------------------===//
+
+#include "braid/Conversion/BraidToLoops/Checks.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+
+void mlir::braid::emitIndexCheck(OpBuilder &b, Location loc,
+                                 func::FuncOp indexError, Value row,
+                                 Value rows) {
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value low = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, row, zero);
+  Value high = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, row, rows);
+  emitAbortIf(b, loc, indexError, arith::OrIOp::create(b, loc, low, high),
+              row, rows);
+}
+
+void mlir::braid::emitAbortIf(OpBuilder &b, Location loc, func::FuncOp fn,
+                              Value condition, Value first, Value second) {
+  scf::IfOp::create(b, loc, condition, [&](OpBuilder &tb, Location tloc) {
+    Type i64 = tb.getI64Type();
+    func::CallOp::create(
+        tb, tloc, fn,
+        ValueRange{arith::IndexCastOp::create(tb, tloc, i64, first),
+                   arith::IndexCastOp::create(tb, tloc, i64, second)});
+    scf::YieldOp::create(tb, tloc);
+  });
+}
+
+void mlir::braid::emitIndicesCheck(OpBuilder &b, Location loc,
+                                   func::FuncOp indexError, Value indices,
+                                   Value rows) {
+  Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
+  Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
+  Value count = tensor::DimOp::create(b, loc, indices, c0);
+  scf::ForOp::create(
+      b, loc, c0, count, c1, ValueRange{},
+      [&](OpBuilder &lb, Location lloc, Value i, ValueRange) {
+        Value raw = tensor::ExtractOp::create(lb, lloc, indices, i);
+        emitIndexCheck(lb, lloc, indexError,
+                       arith::IndexCastOp::create(lb, lloc, lb.getIndexType(), raw),
+                       rows);
+        scf::YieldOp::create(lb, lloc);
+      });
+}
+

@@ -1,0 +1,160 @@
+//===- Pipelines.cpp - Braid's registered pipelines -----------------------===//
+//
+// This file builds and registers the pipelines of Braid's compile path (see
+// Pipelines.h), each from its passes' constructors, and registers the passes
+// they are made of.
+//
+//===----------------------------------------------------------------------===//
+
+#include "braid/Pipelines/Pipelines.h"
+
+#include "braid/CoOpt/Passes.h"
+#include "braid/Conversion/Passes.h"
+#include "braid/Sharding/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::braid;
+
+void mlir::braid::buildShardPipeline(OpPassManager &pm,
+                                     const ShardPipelineOptions &options) {
+  BraidPlanShardingPassOptions plan;
+  plan.cluster = options.cluster;
+  plan.nodes = options.nodes;
+  plan.ranksPerNode = options.ranksPerNode;
+  plan.planner = options.planner;
+  plan.forceSharding = options.forceSharding;
+  // Choose a placement for every table (or keep the ones they carry)...
+  pm.addPass(createBraidPlanShardingPass(plan));
+  // ...then rewrite the global program into the per-rank program.
+  pm.addPass(createBraidPartitionPass());
+}
+
+void mlir::braid::buildCoOptimizePipeline(
+    OpPassManager &pm, const CoOptimizePipelineOptions &options) {
+  // Level 2: start each sharded lookup's output exchange where it is and
+  // complete it at the embedding's first use, behind the later lookups.
+  if (options.optLevel >= 2)
+    pm.addNestedPass<func::FuncOp>(createBraidAsyncExchangesPass());
+  // Level 1: fold the partitioner's index arithmetic and share equal
+  // exchanges and constants.
+  if (options.optLevel >= 1) {
+    pm.addPass(createCanonicalizerPass());
+    pm.addPass(createCSEPass());
+  }
+}
+
+void mlir::braid::buildCompilePipeline(OpPassManager &pm,
+                                       const CompilePipelineOptions &options) {
+  ShardPipelineOptions shard;
+  shard.cluster = options.cluster;
+  shard.nodes = options.nodes;
+  shard.ranksPerNode = options.ranksPerNode;
+  shard.planner = options.planner;
+  shard.forceSharding = options.forceSharding;
+  buildShardPipeline(pm, shard);
+  CoOptimizePipelineOptions coopt;
+  coopt.optLevel = options.optLevel;
+  buildCoOptimizePipeline(pm, coopt);
+}
+
+void mlir::braid::addLowerCpuBackendPasses(OpPassManager &pm) {
+  // Elementwise arith on tensors becomes linalg, which bufferizes.
+  pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
+  // One-shot bufferization across function boundaries with identity
+  // layouts, so the host passes plain row-major buffers.
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  // Drop the copies of a row onto itself that scf.forall's
+  // parallel_insert_slice leaves.
+  pm.addNestedPass<func::FuncOp>(createCSEPass());
+  pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
+  // Ownership-based deallocation.
+  bufferization::buildBufferDeallocationPipeline(pm);
+  // Kernels as scf.parallel mapped to GPU processors (bags or samples to
+  // blocks: the form the CUDA target lowers; OpenMP ignores the mapping).
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+  pm.addNestedPass<func::FuncOp>(createForallToParallelLoopPass());
+  pm.addNestedPass<func::FuncOp>(createGpuMapParallelLoopsPass());
+  pm.addPass(createConvertSCFToOpenMPPass());
+  // Vector transfers to (masked) vector loads, reductions reassociated.
+  ConvertVectorToLLVMPassOptions vector;
+  vector.reassociateFPReductions = true;
+  pm.addPass(createConvertVectorToLLVMPass(vector));
+  // The standard conversions to the LLVM dialect.
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  // One entry point per function that a host calls with a pointer array.
+  pm.addPass(createBraidEmitPackedEntryPass());
+}
+
+void mlir::braid::buildLowerCpuPipeline(OpPassManager &pm) {
+  // Braid's ops to tensor/linalg/scf/vector kernels and runtime calls.
+  pm.addPass(createConvertBraidToCPUPass());
+  addLowerCpuBackendPasses(pm);
+}
+
+std::string
+mlir::braid::printCompilePipeline(const CompilePipelineOptions &options) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  // The options print themselves in braces.
+  os << "braid-compile";
+  options.print(os);
+  return text;
+}
+
+void mlir::braid::registerBraidPassesAndPipelines() {
+  registerBraidShardingPasses();
+  registerBraidCoOptPasses();
+  registerBraidConversionPasses();
+  // The upstream passes Braid's pipelines are made of, so that a pipeline
+  // printed by -mlir-print-ir-after-all or a reproducer runs by name too.
+  registerConversionPasses();
+  bufferization::registerBufferizationPasses();
+  bufferization::registerBufferizationPipelines();
+  registerLinalgPasses();
+  memref::registerMemRefPasses();
+  registerSCFPasses();
+  registerGpuMapParallelLoopsPass();
+  registerCSEPass();
+  registerCanonicalizerPass();
+  PassPipelineRegistration<ShardPipelineOptions>(
+      "braid-shard",
+      "plan the sharding of the module's tables for a cluster, then "
+      "partition it into the per-rank program",
+      buildShardPipeline);
+  PassPipelineRegistration<CoOptimizePipelineOptions>(
+      "braid-co-optimize",
+      "co-optimize a per-rank program's communication and computation",
+      buildCoOptimizePipeline);
+  PassPipelineRegistration<CompilePipelineOptions>(
+      "braid-compile",
+      "braid-shard, then braid-co-optimize: the per-rank program "
+      "braid-compile writes",
+      buildCompilePipeline);
+  PassPipelineRegistration<>(
+      "braid-lower-cpu",
+      "lower a per-rank Braid program to the LLVM dialect for the CPU: "
+      "kernels as OpenMP parallel loops, exchanges as MPI calls",
+      buildLowerCpuPipeline);
+}

@@ -1,0 +1,285 @@
+//===- PlanSharding.cpp - The braid-plan-sharding pass --------------------===//
+//
+// This file implements braid-plan-sharding: it builds the planning problem
+// from a module's tables, batch and cluster, runs the chosen planner and
+// writes the plan back as placements.
+//
+//===----------------------------------------------------------------------===//
+
+#include "braid/Sharding/PlanSharding.h"
+
+#include "braid/Dialect/Braid/IR/Braid.h"
+#include "braid/Sharding/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+
+#include <chrono>
+
+namespace mlir::braid {
+#define GEN_PASS_DEF_BRAIDPLANSHARDINGPASS
+#include "braid/Sharding/Passes.h.inc"
+} // namespace mlir::braid
+
+using namespace mlir;
+using namespace mlir::braid;
+
+FailureOr<int64_t> mlir::braid::getGlobalBatch(ModuleOp module) {
+  std::optional<int64_t> batch;
+  Operation *first = nullptr;
+  WalkResult walk = module.walk([&](EmbeddingBagOp bag) {
+    int64_t bags = bag.getResult().getType().getDimSize(0);
+    if (ShapedType::isDynamic(bags)) {
+      bag.emitError() << "the global batch must be static, but this bag's "
+                         "result has a dynamic number of rows";
+      return WalkResult::interrupt();
+    }
+    if (batch && *batch != bags) {
+      InFlightDiagnostic diag = bag.emitError()
+                                << "the global batch is ambiguous: " << bags
+                                << " bags here";
+      diag.attachNote(first->getLoc()) << *batch << " bags here";
+      return WalkResult::interrupt();
+    }
+    batch = bags;
+    first = bag;
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  if (batch)
+    return *batch;
+  for (auto func : module.getOps<func::FuncOp>())
+    for (BlockArgument arg : func.getArguments())
+      if (func.getArgAttr(arg.getArgNumber(), "braid.input"))
+        if (auto type = dyn_cast<RankedTensorType>(arg.getType());
+            type && type.getRank() > 0 && !type.isDynamicDim(0))
+          return type.getDimSize(0);
+  return module.emitError() << "cannot find the global batch: no embedding "
+                               "bag and no statically shaped braid.input";
+}
+
+/// The placement attribute of one table's plan.
+static Attribute placementAttr(MLIRContext *context, const plan::TablePlan &tp,
+                               int64_t ranksPerNode) {
+  SmallVector<int64_t> ranks, rowOffsets{0}, colOffsets{0};
+  for (const plan::Shard &shard : tp.shards) {
+    ranks.push_back(shard.rank);
+    rowOffsets.push_back(shard.rowOffset + shard.rows);
+    colOffsets.push_back(shard.colOffset + shard.cols);
+  }
+  switch (tp.type) {
+  case plan::ShardingType::table_wise:
+    return TableWiseAttr::get(context, ranks.front());
+  case plan::ShardingType::row_wise:
+    return RowWiseAttr::get(context, ranks, rowOffsets);
+  case plan::ShardingType::column_wise:
+    return ColumnWiseAttr::get(context, ranks, colOffsets);
+  case plan::ShardingType::table_row_wise:
+    return TableRowWiseAttr::get(context, ranks.front() / ranksPerNode, ranks,
+                                 rowOffsets);
+  case plan::ShardingType::data_parallel:
+    return DataParallelAttr::get(context, ranks);
+  }
+  llvm_unreachable("unknown sharding type");
+}
+
+/// The sharding type a placement attribute stands for.
+static plan::ShardingType shardingTypeOf(Attribute placement) {
+  if (isa<TableWiseAttr>(placement))
+    return plan::ShardingType::table_wise;
+  if (isa<RowWiseAttr>(placement))
+    return plan::ShardingType::row_wise;
+  if (isa<ColumnWiseAttr>(placement))
+    return plan::ShardingType::column_wise;
+  if (isa<TableRowWiseAttr>(placement))
+    return plan::ShardingType::table_row_wise;
+  return plan::ShardingType::data_parallel;
+}
+
+/// Fills `result.problem` (hardware, cluster shape, batch, tables) and
+/// `result.tables` from `module`, whose braid.cluster is set.
+static LogicalResult buildProblem(ModuleOp module, ShardingResult &result) {
+  auto cluster = module->getAttrOfType<ClusterAttr>(BraidDialect::kClusterAttrName);
+  if (!cluster)
+    return module.emitError() << "no cluster: give the module a braid.cluster "
+                                 "attribute or the pass a cluster";
+  llvm::Expected<cluster::HardwareDesc> hw =
+      cluster::loadHardware(cluster.getHardware());
+  if (!hw)
+    return module.emitError() << llvm::toString(hw.takeError());
+  plan::PlanProblem &problem = result.problem;
+  problem.hw = *hw;
+  problem.nodes = cluster.getNodes();
+  problem.ranksPerNode = cluster.getRanksPerNode();
+  problem.hw.nodes = problem.nodes;
+  problem.hw.ranksPerNode = problem.ranksPerNode;
+  problem.reserveBytes = plan::defaultReserveBytes(*hw);
+  // A partitioned module records its batch split; a global one has static
+  // bags.
+  if (auto split = module->getAttrOfType<DenseI64ArrayAttr>(
+          BraidDialect::kBatchSplitAttrName)) {
+    problem.batch = 0;
+    for (int64_t samples : split.asArrayRef())
+      problem.batch += samples;
+  } else {
+    FailureOr<int64_t> batch = getGlobalBatch(module);
+    if (failed(batch))
+      return failure();
+    problem.batch = *batch;
+  }
+  for (TableOp op : module.getOps<TableOp>()) {
+    plan::TableSpec table;
+    table.name = op.getSymName().str();
+    table.rows = op.getNumRows();
+    table.dim = op.getDim();
+    table.elementBytes = op.getElementType().getIntOrFloatBitWidth() / 8;
+    table.poolingFactor = op.getPoolingFactor().convertToDouble();
+    if (std::optional<APFloat> ratio = op.getUniqueRatio())
+      table.uniqueRatio = ratio->convertToDouble();
+    problem.tables.push_back(table);
+    result.tables.push_back(op);
+  }
+  return success();
+}
+
+/// Every braid.linear with a static weight, priced three ways.
+static void priceDenseLayers(ModuleOp module, ShardingResult &result) {
+  module.walk([&](LinearOp linear) {
+    auto weight = cast<RankedTensorType>(linear.getWeight().getType());
+    if (!weight.hasStaticShape())
+      return;
+    Type element = weight.getElementType();
+    StringRef dtype = element.isBF16() ? "bf16" : element.isF16() ? "f16" : "f32";
+    int64_t out = weight.getDimSize(0), in = weight.getDimSize(1);
+    result.denseLayers.push_back(
+        {linear, out, in,
+         plan::estimateDenseLayer(result.problem, out, in, dtype)});
+  });
+}
+
+FailureOr<ShardingResult> mlir::braid::readModuleSharding(ModuleOp module) {
+  ShardingResult result;
+  if (failed(buildProblem(module, result)))
+    return failure();
+  for (Operation *op : result.tables) {
+    auto table = cast<TableOp>(op);
+    TablePlacementAttrInterface placement = table.getPlacementAttr();
+    if (!placement)
+      return table.emitError() << "table '" << table.getSymName()
+                               << "' has no placement";
+    plan::TablePlan tp;
+    tp.type = shardingTypeOf(placement);
+    for (const TableShard &shard :
+         placement.getShards(table.getNumRows(), table.getDim()))
+      tp.shards.push_back(
+          {shard.rank, shard.rowOffset, shard.rows, shard.colOffset, shard.cols});
+    result.plan.tables.push_back(std::move(tp));
+  }
+  if (auto planner =
+          module->getAttrOfType<StringAttr>(BraidDialect::kPlannerAttrName))
+    result.plan.planner = planner.str();
+  else
+    result.plan.planner = "given";
+  priceDenseLayers(module, result);
+  return result;
+}
+
+FailureOr<ShardingResult>
+mlir::braid::planModuleSharding(ModuleOp module,
+                                const ShardingOptions &options) {
+  MLIRContext *context = module.getContext();
+  if (!options.cluster.empty()) {
+    if (options.nodes < 1 || options.ranksPerNode < 1)
+      return module.emitError() << "a cluster needs nodes >= 1 and "
+                                   "ranks-per-node >= 1, got "
+                                << options.nodes << " and "
+                                << options.ranksPerNode;
+    module->setAttr(BraidDialect::kClusterAttrName,
+                    ClusterAttr::get(context, options.cluster, options.nodes,
+                                     options.ranksPerNode));
+  }
+  StringRef planner = options.planner;
+  // `keep`: the tables' own placements, priced as they are.
+  if (planner == "keep" && options.forceSharding.empty()) {
+    for (TableOp table : module.getOps<TableOp>())
+      if (!table.getPlacementAttr())
+        return table.emitError()
+               << "planner=keep needs every table to carry a placement, but '"
+               << table.getSymName() << "' has none";
+    if (!module->hasAttr(BraidDialect::kPlannerAttrName))
+      module->setAttr(BraidDialect::kPlannerAttrName,
+                      StringAttr::get(context, "given"));
+    auto dataParallel =
+        DensePlacementAttr::get(context, DenseParallelism::data_parallel, {});
+    module.walk([&](LinearOp linear) {
+      if (!linear.getPlacementAttr())
+        linear.setPlacementAttr(dataParallel);
+    });
+    return readModuleSharding(module);
+  }
+
+  ShardingResult result;
+  if (failed(buildProblem(module, result)))
+    return failure();
+  plan::PlanProblem &problem = result.problem;
+  auto start = std::chrono::steady_clock::now();
+  std::optional<llvm::Expected<plan::Plan>> chosen;
+  if (!options.forceSharding.empty()) {
+    std::optional<plan::ShardingType> type =
+        plan::symbolizeShardingType(options.forceSharding);
+    if (!type)
+      return module.emitError()
+             << "unknown sharding type '" << options.forceSharding
+             << "' (expected table_wise, row_wise, column_wise, "
+                "table_row_wise or data_parallel)";
+    chosen.emplace(plan::planForced(problem, *type));
+  } else if (planner == "braid") {
+    chosen.emplace(plan::planBraid(problem));
+  } else if (std::optional<plan::GreedyKey> key =
+                 planner.consume_front("greedy:")
+                     ? plan::symbolizeGreedyKey(planner)
+                     : std::nullopt) {
+    chosen.emplace(plan::planGreedy(problem, *key));
+  } else {
+    return module.emitError()
+           << "unknown planner '" << options.planner
+           << "' (expected braid, greedy:size, greedy:dim, "
+              "greedy:dim_pooling, greedy:dim_pooling_logrows or keep)";
+  }
+  result.planningSeconds = std::chrono::duration<double>(
+                               std::chrono::steady_clock::now() - start)
+                               .count();
+  if (!*chosen)
+    return module.emitError() << "planning failed: "
+                              << llvm::toString(chosen->takeError());
+  result.plan = std::move(**chosen);
+
+  for (auto [op, tp] : llvm::zip(result.tables, result.plan.tables))
+    cast<TableOp>(op).setPlacementAttr(cast<TablePlacementAttrInterface>(
+        placementAttr(context, tp, problem.ranksPerNode)));
+  module->setAttr(BraidDialect::kPlannerAttrName,
+                  StringAttr::get(context, result.plan.planner));
+  auto dataParallel =
+      DensePlacementAttr::get(context, DenseParallelism::data_parallel, {});
+  module.walk([&](LinearOp linear) { linear.setPlacementAttr(dataParallel); });
+  priceDenseLayers(module, result);
+  return result;
+}
+
+namespace {
+struct BraidPlanShardingPass
+    : braid::impl::BraidPlanShardingPassBase<BraidPlanShardingPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    ShardingOptions options;
+    options.planner = planner;
+    options.forceSharding = forceSharding;
+    options.cluster = cluster;
+    options.nodes = nodes;
+    options.ranksPerNode = ranksPerNode;
+    if (failed(planModuleSharding(getOperation(), options)))
+      signalPassFailure();
+  }
+};
+} // namespace
