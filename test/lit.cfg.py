@@ -21,6 +21,9 @@ config.substitutions.append(("%braid_tools_dir", config.braid_tools_dir))
 config.substitutions.append(("%braid_obj_root", config.braid_obj_root))
 config.substitutions.append(("%python", config.python_executable or "python3"))
 
+# A [[VAR]] captured in one CHECK-LABEL block is not visible in the next.
+config.environment["FILECHECK_OPTS"] = "-enable-var-scope"
+
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 

@@ -249,44 +249,6 @@ void braidrt_linear(const float *input, const float *weight, const float *bias,
       output[i] = 1.0f / (1.0f + std::exp(-output[i]));
 }
 
-void braidrt_embedding_bag(const char *table_name, const float *table,
-                           int64_t rows, int64_t dim, const int64_t *indices,
-                           const int64_t *offsets, int64_t bags,
-                           braidrt_pooling pooling, float *output) {
-  if (offsets[0] != 0)
-    braidrt_fail("table '%s': offsets must start at 0, got %lld", table_name,
-                 static_cast<long long>(offsets[0]));
-  for (int64_t b = 0; b < bags; ++b) {
-    int64_t begin = offsets[b], end = offsets[b + 1];
-    if (end < begin)
-      braidrt_fail("table '%s': offsets decrease at bag %lld", table_name,
-                   static_cast<long long>(b));
-    float *row = output + b * dim;
-    float init = pooling == BRAIDRT_POOL_MAX && end > begin
-                     ? -std::numeric_limits<float>::infinity()
-                     : 0.0f;
-    std::fill(row, row + dim, init);
-    for (int64_t i = begin; i < end; ++i) {
-      int64_t index = indices[i];
-      if (index < 0 || index >= rows)
-        braidrt_fail("table '%s': index %lld of bag %lld is outside its %lld "
-                     "rows",
-                     table_name, static_cast<long long>(index),
-                     static_cast<long long>(b), static_cast<long long>(rows));
-      const float *source = table + index * dim;
-      if (pooling == BRAIDRT_POOL_MAX)
-        for (int64_t c = 0; c < dim; ++c)
-          row[c] = std::max(row[c], source[c]);
-      else
-        for (int64_t c = 0; c < dim; ++c)
-          row[c] += source[c];
-    }
-    if (pooling == BRAIDRT_POOL_MEAN && end > begin)
-      for (int64_t c = 0; c < dim; ++c)
-        row[c] /= static_cast<float>(end - begin);
-  }
-}
-
 void braidrt_index_error(int64_t index, int64_t rows) {
   braidrt_fail("index %lld is outside its table of %lld rows",
                static_cast<long long>(index), static_cast<long long>(rows));

@@ -53,8 +53,8 @@ func.func @bags(%idx: tensor<?xi64>, %off: tensor<?xi64>) -> tensor<?x4xf16> {
 // An f32 linear layer is a call of the runtime's BLAS GEMM on a buffer it
 // fills; other element types get a generated contraction with the weight
 // in [out, in] layout and an epilogue for bias and activation.
-// CHECK-DAG: #[[IN:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
-// CHECK-DAG: #[[W:.*]] = affine_map<(d0, d1, d2) -> (d1, d2)>
+// CHECK-DAG: #[[$IN:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-DAG: #[[$W:.*]] = affine_map<(d0, d1, d2) -> (d1, d2)>
 // CHECK-LABEL: func.func @dense
 // CHECK-DAG: bufferization.to_buffer %{{.*}} : tensor<?x3xf32> to memref<?x3xf32>
 // CHECK-DAG: %[[OUT:.*]] = memref.alloc(%{{.*}}) : memref<?x2xf32>
@@ -63,7 +63,7 @@ func.func @bags(%idx: tensor<?xi64>, %off: tensor<?xi64>) -> tensor<?x4xf16> {
 // CHECK: bufferization.to_tensor %[[OUT]] restrict writable
 // CHECK-LABEL: func.func @dense_f64
 // CHECK: linalg.fill
-// CHECK: linalg.generic {indexing_maps = [#[[IN]], #[[W]], {{.*}}], iterator_types = ["parallel", "parallel", "reduction"]}
+// CHECK: linalg.generic {indexing_maps = [#[[$IN]], #[[$W]], {{.*}}], iterator_types = ["parallel", "parallel", "reduction"]}
 // CHECK: linalg.generic
 // CHECK: arith.maximumf
 // CHECK: func.func private @braidrt_linear_f32(memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, i32) attributes {llvm.emit_c_interface}

@@ -180,9 +180,6 @@ static bool isUnderMpirun() {
          std::getenv("PMIX_RANK");
 }
 
-/// Calls the compiled program once per rank (in this process: it has no
-/// collectives yet) `--iterations` times; `iterationMs` is the median over
-/// iterations of the slowest rank's call.
 /// The rows of table `name` that `rank` passes to the compiled program: the
 /// whole table, or, for an argument of dynamic shape (a sharded lookup),
 /// the rank's shard under the placement in `rankModule` (empty if none).
@@ -208,6 +205,10 @@ tableArgument(const TableMap &tables, ModuleOp rankModule,
                                    mine.colOffset, mine.cols};
 }
 
+/// Calls the compiled program for each rank of `rankIds` (all in this
+/// process without mpirun, this rank's alone under it) `--iterations`
+/// times; `iterationMs` is the median over iterations of the slowest
+/// rank's call.
 static llvm::Expected<RankValues>
 runNative(const NativeProgram &program, const RankValues &rankArgs,
           ArrayRef<int64_t> rankIds, const TableMap &tables,

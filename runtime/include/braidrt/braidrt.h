@@ -33,12 +33,6 @@ typedef enum {
 } braidrt_reduction;
 
 typedef enum {
-  BRAIDRT_POOL_SUM = 0,
-  BRAIDRT_POOL_MEAN = 1,
-  BRAIDRT_POOL_MAX = 2,
-} braidrt_pooling;
-
-typedef enum {
   BRAIDRT_ACT_NONE = 0,
   BRAIDRT_ACT_RELU = 1,
   BRAIDRT_ACT_SIGMOID = 2,
@@ -88,13 +82,6 @@ void braidrt_wait(braidrt_request *request);
 void braidrt_linear(const float *input, const float *weight, const float *bias,
                     float *output, int64_t batch, int64_t in_features,
                     int64_t out_features, braidrt_activation activation);
-
-/* Pools rows of a rows x dim f32 table over bags (offsets has bags + 1
- * entries); an index outside [0, rows) aborts the job naming the table. */
-void braidrt_embedding_bag(const char *table_name, const float *table,
-                           int64_t rows, int64_t dim, const int64_t *indices,
-                           const int64_t *offsets, int64_t bags,
-                           braidrt_pooling pooling, float *output);
 
 /* Called by compiled lookups for an index outside their table: aborts the
  * job naming the rank, the index and the table's rows. */

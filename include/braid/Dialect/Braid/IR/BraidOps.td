@@ -228,6 +228,14 @@ which the folder uses. The `_start` form takes the same operands and
 attributes and returns a `!braid.token` of the result type for
 `braid.wait`.
 
+The synchronous form is `Pure`: its result depends only on its operand
+and the ranks' operands, and it writes nothing else. Every rank runs the
+same program through the same deterministic passes, so when CSE merges,
+DCE drops or a scheduler moves a collective, it does so on every rank
+alike and the ranks still enter the same collectives in the same order.
+The `_start` form is not pure: it begins communication that its
+`braid.wait` completes, and the two must stay paired.
+
 Constraints (shared by every collective):
 - `groups`, when present, are disjoint, non-negative and of equal size;
 - the result has the input's element type and rank.
