@@ -19,6 +19,20 @@
 using namespace mlir::braid;
 using namespace mlir::braid::plan;
 
+llvm::StringRef plan::stringifyGreedyKey(GreedyKey key) {
+  switch (key) {
+  case GreedyKey::size:
+    return "size";
+  case GreedyKey::dim:
+    return "dim";
+  case GreedyKey::dim_pooling:
+    return "dim_pooling";
+  case GreedyKey::dim_pooling_logrows:
+    return "dim_pooling_logrows";
+  }
+  llvm_unreachable("unknown greedy key");
+}
+
 std::optional<GreedyKey> plan::symbolizeGreedyKey(llvm::StringRef name) {
   return llvm::StringSwitch<std::optional<GreedyKey>>(name)
       .Case("size", GreedyKey::size)
@@ -61,6 +75,7 @@ llvm::Expected<Plan> plan::planGreedy(const PlanProblem &problem,
   });
   std::vector<double> load(R, 0), size(R, 0);
   Plan plan;
+  plan.planner = ("greedy:" + stringifyGreedyKey(key)).str();
   plan.tables.resize(problem.tables.size());
   for (size_t t : order) {
     const TableSpec &table = problem.tables[t];

@@ -36,6 +36,7 @@ void mlir::braid::buildShardPipeline(OpPassManager &pm,
   plan.ranksPerNode = options.ranksPerNode;
   plan.planner = options.planner;
   plan.forceSharding = options.forceSharding;
+  plan.planFile = options.plan;
   // Choose a placement for every table (or keep the ones they carry)...
   pm.addPass(createBraidPlanShardingPass(plan));
   // ...then rewrite the global program into the per-rank program.
@@ -64,6 +65,7 @@ void mlir::braid::buildCompilePipeline(OpPassManager &pm,
   shard.ranksPerNode = options.ranksPerNode;
   shard.planner = options.planner;
   shard.forceSharding = options.forceSharding;
+  shard.plan = options.plan;
   buildShardPipeline(pm, shard);
   CoOptimizePipelineOptions coopt;
   coopt.optLevel = options.optLevel;

@@ -14,6 +14,11 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+
 #include <chrono>
 
 namespace mlir::braid {
@@ -185,6 +190,127 @@ FailureOr<ShardingResult> mlir::braid::readModuleSharding(ModuleOp module) {
   return result;
 }
 
+/// Reads `plan.json`'s tables into placements on `module`'s tables; each
+/// error names the file and the JSON path. Returns the file's planner.
+static FailureOr<std::string> applyPlanFile(ModuleOp module, StringRef path,
+                                            int64_t ranks,
+                                            int64_t ranksPerNode) {
+  MLIRContext *context = module.getContext();
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      llvm::MemoryBuffer::getFile(path);
+  if (!buffer)
+    return module.emitError() << "cannot read the plan '" << path
+                              << "': " << buffer.getError().message();
+  llvm::Expected<llvm::json::Value> parsed =
+      llvm::json::parse((*buffer)->getBuffer());
+  if (!parsed)
+    return module.emitError() << path << ": "
+                              << llvm::toString(parsed.takeError());
+  auto fail = [&](const llvm::Twine &where, const llvm::Twine &what) {
+    return module.emitError() << path << ": " << where << ": " << what;
+  };
+  const llvm::json::Object *root = parsed->getAsObject();
+  const llvm::json::Array *entries = root ? root->getArray("tables") : nullptr;
+  if (!entries)
+    return fail("$", "expected an object with a \"tables\" array");
+  llvm::StringMap<TableOp> tables;
+  for (TableOp table : module.getOps<TableOp>())
+    tables[table.getSymName()] = table;
+  llvm::StringSet<> placed;
+  for (auto [t, value] : llvm::enumerate(*entries)) {
+    std::string at = ("$.tables[" + llvm::Twine(t) + "]").str();
+    const llvm::json::Object *entry = value.getAsObject();
+    std::optional<llvm::StringRef> name =
+        entry ? entry->getString("name") : std::nullopt;
+    if (!name)
+      return fail(at, "expected an object with a string \"name\"");
+    auto table = tables.find(*name);
+    if (table == tables.end())
+      return fail(at + ".name", "the model has no table '" + *name + "'");
+    if (!placed.insert(*name).second)
+      return fail(at + ".name", "table '" + *name + "' is planned twice");
+    std::optional<llvm::StringRef> sharding = entry->getString("sharding");
+    std::optional<plan::ShardingType> type =
+        sharding ? plan::symbolizeShardingType(*sharding) : std::nullopt;
+    if (!type)
+      return fail(at + ".sharding",
+                  "expected table_wise, row_wise, column_wise, "
+                  "table_row_wise or data_parallel");
+    const llvm::json::Array *shards = entry->getArray("shards");
+    if (!shards || shards->empty())
+      return fail(at + ".shards", "expected a non-empty array of shards");
+    TableOp op = table->second;
+    int64_t rows = op.getNumRows(), dim = op.getDim();
+    plan::TablePlan tp;
+    tp.type = *type;
+    for (auto [i, shardValue] : llvm::enumerate(*shards)) {
+      std::string shardAt = (at + ".shards[" + llvm::Twine(i) + "]").str();
+      const llvm::json::Object *shard = shardValue.getAsObject();
+      plan::Shard parsedShard;
+      for (auto [key, field] :
+           {std::pair{"rank", &parsedShard.rank},
+            std::pair{"row_offset", &parsedShard.rowOffset},
+            std::pair{"rows", &parsedShard.rows},
+            std::pair{"col_offset", &parsedShard.colOffset},
+            std::pair{"cols", &parsedShard.cols}}) {
+        std::optional<int64_t> number =
+            shard ? shard->getInteger(key) : std::nullopt;
+        if (!number || *number < 0)
+          return fail(shardAt + "." + key, "expected a non-negative integer");
+        *field = *number;
+      }
+      if (parsedShard.rank >= ranks)
+        return fail(shardAt + ".rank", "rank " + llvm::Twine(parsedShard.rank) +
+                                           " is outside the cluster's " +
+                                           llvm::Twine(ranks) + " ranks");
+      tp.shards.push_back(parsedShard);
+    }
+    // The placement attributes hold consecutive ranges: the shards must
+    // tile the table in order, as braid-compile writes them.
+    bool rowSplit = *type == plan::ShardingType::row_wise ||
+                    *type == plan::ShardingType::table_row_wise;
+    bool colSplit = *type == plan::ShardingType::column_wise;
+    int64_t next = 0;
+    for (auto [i, shard] : llvm::enumerate(tp.shards)) {
+      std::string shardAt = (at + ".shards[" + llvm::Twine(i) + "]").str();
+      int64_t offset = rowSplit ? shard.rowOffset : shard.colOffset;
+      int64_t size = rowSplit ? shard.rows : shard.cols;
+      bool whole = (rowSplit || shard.rowOffset == 0 && shard.rows == rows) &&
+                   (colSplit || shard.colOffset == 0 && shard.cols == dim);
+      if (!whole || ((rowSplit || colSplit) && offset != next))
+        return fail(shardAt, "a " + *sharding +
+                                 " shard must cover " +
+                                 (rowSplit   ? "all columns of the rows after "
+                                               "the previous shard"
+                                  : colSplit ? "all rows of the columns after "
+                                               "the previous shard"
+                                             : "the whole table"));
+      next = offset + size;
+    }
+    if ((rowSplit && next != rows) || (colSplit && next != dim))
+      return fail(at + ".shards", "the shards end at " + llvm::Twine(next) +
+                                      " but the table has " +
+                                      llvm::Twine(rowSplit ? rows : dim) +
+                                      (rowSplit ? " rows" : " columns"));
+    if (*type == plan::ShardingType::table_wise && tp.shards.size() != 1)
+      return fail(at + ".shards", "a table_wise table has one shard");
+    auto placement = cast<TablePlacementAttrInterface>(
+        placementAttr(context, tp, ranksPerNode));
+    if (failed(placement.verifyForTable(rows, dim, [&] {
+          return module.emitError() << path << ": " << at << ": ";
+        })))
+      return failure();
+    op.setPlacementAttr(placement);
+  }
+  for (TableOp table : module.getOps<TableOp>())
+    if (!placed.contains(table.getSymName()))
+      return fail("$.tables", "the plan has no entry for table '" +
+                                  table.getSymName() + "'");
+  if (std::optional<llvm::StringRef> planner = root->getString("planner"))
+    return planner->str();
+  return std::string("given");
+}
+
 FailureOr<ShardingResult>
 mlir::braid::planModuleSharding(ModuleOp module,
                                 const ShardingOptions &options) {
@@ -200,6 +326,23 @@ mlir::braid::planModuleSharding(ModuleOp module,
                                      options.ranksPerNode));
   }
   StringRef planner = options.planner;
+  // A plan file: its placements, kept and priced as they are.
+  if (!options.planFile.empty()) {
+    auto cluster =
+        module->getAttrOfType<ClusterAttr>(BraidDialect::kClusterAttrName);
+    if (!cluster)
+      return module.emitError() << "no cluster: give the module a "
+                                   "braid.cluster attribute or the pass a "
+                                   "cluster";
+    FailureOr<std::string> from =
+        applyPlanFile(module, options.planFile, cluster.getWorldSize(),
+                      cluster.getRanksPerNode());
+    if (failed(from))
+      return failure();
+    module->setAttr(BraidDialect::kPlannerAttrName,
+                    StringAttr::get(context, *from));
+    planner = "keep";
+  }
   // `keep`: the tables' own placements, priced as they are.
   if (planner == "keep" && options.forceSharding.empty()) {
     for (TableOp table : module.getOps<TableOp>())
@@ -275,6 +418,7 @@ struct BraidPlanShardingPass
     ShardingOptions options;
     options.planner = planner;
     options.forceSharding = forceSharding;
+    options.planFile = planFile;
     options.cluster = cluster;
     options.nodes = nodes;
     options.ranksPerNode = ranksPerNode;

@@ -69,6 +69,10 @@ static cl::opt<std::string>
                   cl::desc("Every table in one sharding type (table_wise, "
                            "row_wise, column_wise, table_row_wise, "
                            "data_parallel)"));
+static cl::opt<std::string>
+    planFile(cl::cat(toolOptions), "plan",
+             cl::desc("A plan.json (braid-compile's format, TorchRec's "
+                      "sharding names) to price and partition as it is"));
 static cl::opt<int> optLevel(
     cl::cat(toolOptions), "opt-level", cl::init(1),
     cl::desc("0: partition only; 1: then canonicalize and CSE; 2: also "
@@ -161,6 +165,7 @@ int main(int argc, char **argv) {
   options.ranksPerNode = ranksPerNode;
   options.planner = planner;
   options.forceSharding = forceSharding;
+  options.plan = planFile;
   options.optLevel = optLevel;
   if (!ranksPerNode) {
     llvm::Expected<cluster::HardwareDesc> hw =

@@ -43,6 +43,9 @@ struct ShardPipelineOptions
   Option<std::string> forceSharding{
       *this, "force-sharding",
       llvm::cl::desc("Every table in one sharding type")};
+  Option<std::string> plan{
+      *this, "plan",
+      llvm::cl::desc("A plan.json whose shards become the placements")};
 };
 
 /// Options of braid-co-optimize.
@@ -73,6 +76,9 @@ struct CompilePipelineOptions
   Option<std::string> forceSharding{
       *this, "force-sharding",
       llvm::cl::desc("Every table in one sharding type")};
+  Option<std::string> plan{
+      *this, "plan",
+      llvm::cl::desc("A plan.json whose shards become the placements")};
   Option<int64_t> optLevel{*this, "opt-level",
                            llvm::cl::desc("braid-co-optimize's level"),
                            llvm::cl::init(1)};

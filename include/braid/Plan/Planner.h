@@ -103,6 +103,7 @@ inline constexpr GreedyKey kGreedyKeys[] = {GreedyKey::size, GreedyKey::dim,
                                             GreedyKey::dim_pooling,
                                             GreedyKey::dim_pooling_logrows};
 std::optional<GreedyKey> symbolizeGreedyKey(llvm::StringRef name);
+llvm::StringRef stringifyGreedyKey(GreedyKey key);
 
 /// Table-wise greedy: tables by key, descending, each on the rank with the
 /// smallest accumulated key whose memory still fits (ties: smaller

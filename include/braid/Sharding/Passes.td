@@ -27,7 +27,11 @@ def BraidPlanShardingPass : Pass<"braid-plan-sharding", "::mlir::ModuleOp"> {
     Braid's search; `greedy:size`, `greedy:dim`, `greedy:dim_pooling` and
     `greedy:dim_pooling_logrows` are the table-wise greedy baselines of the
     published benchmarks; `force-sharding` puts every table in one sharding
-    type. The result is deterministic.
+    type. `planner=keep` keeps the placements the tables already carry, and
+    `plan=FILE` reads them from a plan.json (braid-compile's own, whose
+    sharding names are TorchRec's), so that a plan made elsewhere is priced
+    and partitioned as it is. The module's `braid.planner` names what chose
+    the placements. The result is deterministic.
 
     The global batch is the static number of rows of the module's bags.
     Errors: no cluster, an unknown planner, sharding type or hardware, a
@@ -44,7 +48,11 @@ def BraidPlanShardingPass : Pass<"braid-plan-sharding", "::mlir::ModuleOp"> {
   let options = [
     Option<"planner", "planner", "std::string", /*default=*/"\"braid\"",
            "braid | greedy:size | greedy:dim | greedy:dim_pooling | "
-           "greedy:dim_pooling_logrows">,
+           "greedy:dim_pooling_logrows | keep (the placements the tables "
+           "carry)">,
+    Option<"planFile", "plan", "std::string", /*default=*/"\"\"",
+           "a plan.json (braid-compile's format) whose shards become the "
+           "tables' placements, priced as they are">,
     Option<"forceSharding", "force-sharding", "std::string",
            /*default=*/"\"\"",
            "put every table in one sharding type (table_wise, row_wise, "

@@ -26,6 +26,8 @@ struct ShardingOptions {
   std::string planner = "braid";
   /// A sharding type name: every table in that type.
   std::string forceSharding;
+  /// A plan.json whose shards become the placements.
+  std::string planFile;
   /// A hardware preset or file; empty: the module's braid.cluster.
   std::string cluster;
   int64_t nodes = 0, ranksPerNode = 0;
