@@ -4,8 +4,11 @@
 // baselines and the lower bound, side by side, with planning time, on
 // MLPerf DLRM-DCNv2 (examples/mlperf_dcnv2.json) and on synthetic table sets
 // built as in the shared protocols (rows 10^2 to 10^7.7, skewed pooling
-// factors, dims 16..128), over 1, 2, 4 and 16 DGX-H100 nodes. Prints a table
-// and writes JSON.
+// factors, dims 16..128), over 1, 2, 4 and 16 DGX-H100 nodes. For the
+// model, Braid's plan is also compiled through the registered braid-compile
+// pipeline (planner=keep) and the per-rank program simulated, the figure
+// plan.json reports, beside the planner's own estimate. Prints a table and
+// writes JSON.
 //
 //   braid-bench-planner SPEC.json [-o results.json]
 //
@@ -13,9 +16,14 @@
 
 #include "braid/Dialect/Braid/IR/Braid.h"
 #include "braid/Import/ModelJson.h"
+#include "braid/InitAll.h"
+#include "braid/Pipelines/Pipelines.h"
 #include "braid/Plan/Planner.h"
+#include "braid/Sharding/PlanSharding.h"
+#include "braid/Target/PlanReport.h"
 
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -27,6 +35,7 @@
 #include <chrono>
 #include <cmath>
 #include <random>
+#include <tuple>
 
 using namespace mlir::braid;
 using mlir::braid::plan::TableSpec;
@@ -43,19 +52,18 @@ static cl::opt<std::string> outputPath(cl::cat(toolOptions), "o",
                                        cl::desc("JSON output"));
 
 /// The tables and batch of a model spec, through the importer (which
-/// validates the spec and reports errors with their JSON path).
-static std::vector<TableSpec> readSpec(llvm::StringRef path, int64_t &batch,
-                                       std::string &name) {
+/// validates the spec and reports errors with their JSON path); `module`
+/// keeps the imported program.
+static std::vector<TableSpec>
+readSpec(llvm::StringRef path, mlir::MLIRContext &context,
+         mlir::OwningOpRef<mlir::ModuleOp> &module, int64_t &batch,
+         std::string &name) {
   auto buffer = llvm::MemoryBuffer::getFile(path);
   if (!buffer) {
     llvm::errs() << "braid-bench-planner: error: cannot read " << path << "\n";
     std::exit(1);
   }
-  mlir::MLIRContext context;
-  llvm::SourceMgr sourceMgr;
-  mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      importModelJson((*buffer)->getBuffer(), path, &context);
+  module = importModelJson((*buffer)->getBuffer(), path, &context);
   if (!module)
     std::exit(1);
   if (auto model = (*module)->getAttrOfType<mlir::StringAttr>(
@@ -79,6 +87,35 @@ static std::vector<TableSpec> readSpec(llvm::StringRef path, int64_t &batch,
   return result;
 }
 
+/// Compiles `model` with `plan` on `nodes` x 8 ranks of DGX-H100 through the
+/// braid-compile pipeline (planner=keep) and simulates the per-rank
+/// program: its iteration and its exchanges' time on the slowest rank.
+static std::pair<double, double> simulateCompiled(mlir::ModuleOp model,
+                                                  const Plan &plan,
+                                                  int64_t nodes) {
+  mlir::OwningOpRef<mlir::ModuleOp> module(model.clone());
+  mlir::MLIRContext *context = module->getContext();
+  (*module)->setAttr(BraidDialect::kClusterAttrName,
+                     ClusterAttr::get(context, "dgx-h100", nodes, 8));
+  applyPlan(*module, plan, 8);
+  CompilePipelineOptions options;
+  options.planner = "keep";
+  mlir::PassManager pm(context);
+  buildCompilePipeline(pm, options);
+  if (mlir::failed(pm.run(*module)))
+    return {NAN, NAN};
+  mlir::FailureOr<PlanReport> report =
+      buildPlanReport(*module, mlir::ModuleOp(), 0);
+  if (mlir::failed(report) || !report->prediction)
+    return {NAN, NAN};
+  const sim::ProgramPrediction &p = *report->prediction;
+  double exchangesUs = 0;
+  for (const char *key : {"index_exchange", "output_exchange"})
+    if (auto it = p.categoryUs.find(key); it != p.categoryUs.end())
+      exchangesUs += it->second;
+  return {p.result.makespanUs * 1e-3, exchangesUs * 1e-3};
+}
+
 static std::vector<TableSpec> synthetic(int64_t count, unsigned seed) {
   std::mt19937_64 random(seed);
   std::uniform_real_distribution<double> unit(0, 1);
@@ -99,9 +136,18 @@ static std::vector<TableSpec> synthetic(int64_t count, unsigned seed) {
 int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(toolOptions);
   cl::ParseCommandLineOptions(argc, argv, "Braid planner benchmark\n");
+  registerAllPasses();
   int64_t dcnBatch = 65536;
   std::string modelName = "model";
-  std::vector<TableSpec> modelTables = readSpec(specPath, dcnBatch, modelName);
+  mlir::DialectRegistry registry;
+  registerAllDialects(registry);
+  mlir::MLIRContext context(registry);
+  context.loadAllAvailableDialects();
+  llvm::SourceMgr sourceMgr;
+  mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  mlir::OwningOpRef<mlir::ModuleOp> model;
+  std::vector<TableSpec> modelTables =
+      readSpec(specPath, context, model, dcnBatch, modelName);
   std::vector<std::pair<std::string, std::vector<TableSpec>>> sets = {
       {modelName, modelTables},
       {"synthetic-300", synthetic(300, 1)},
@@ -109,10 +155,12 @@ int main(int argc, char **argv) {
   cluster::HardwareDesc hw = *cluster::loadHardware("dgx-h100");
   llvm::json::Array rows;
   llvm::outs() << llvm::formatv("{0,-14} {1,5} {2,10} {3,10} {4,10} {5,10} "
-                                "{6,10} {7,10} {8,9} {9,9} {10,9}\n",
+                                "{6,10} {7,10} {8,9} {9,9} {10,9} {11,10} "
+                                "{12,10}\n",
                                 "tables", "ranks", "lower_ms", "braid_ms",
                                 "size_ms", "dim_ms", "dimpool_ms", "logrows_ms",
-                                "vs_best", "vs_bound", "plan_s");
+                                "vs_best", "vs_bound", "plan_s", "program_ms",
+                                "xchg_ms");
   for (auto &[name, tables] : sets) {
     for (int64_t nodes : {1, 2, 4, 16}) {
       PlanProblem problem;
@@ -128,10 +176,13 @@ int main(int argc, char **argv) {
       double seconds = std::chrono::duration<double>(
                            std::chrono::steady_clock::now() - start)
                            .count();
-      double braidMs = NAN;
-      if (braid)
+      double braidMs = NAN, programMs = NAN, exchangesMs = NAN;
+      if (braid) {
         braidMs = evaluatePlan(problem, *braid).iterationUs * 1e-3;
-      else
+        if (name == modelName)
+          std::tie(programMs, exchangesMs) =
+              simulateCompiled(*model, *braid, nodes);
+      } else
         llvm::consumeError(braid.takeError());
       double greedyMs[4], bestGreedy = INFINITY;
       int k = 0;
@@ -153,10 +204,11 @@ int main(int argc, char **argv) {
       };
       llvm::outs() << llvm::formatv(
           "{0,-14} {1,5} {2,10} {3,10} {4,10} {5,10} {6,10} {7,10} {8,9} "
-          "{9,9} {10,9:f3}\n",
+          "{9,9} {10,9:f3} {11,10} {12,10}\n",
           name, nodes * 8, cell(bound), cell(braidMs), cell(greedyMs[0]),
           cell(greedyMs[1]), cell(greedyMs[2]), cell(greedyMs[3]),
-          cell(braidMs / bestGreedy), cell(braidMs / bound), seconds);
+          cell(braidMs / bestGreedy), cell(braidMs / bound), seconds,
+          cell(programMs), cell(exchangesMs));
       auto number = [](double v) {
         return std::isnan(v) || std::isinf(v) ? llvm::json::Value(nullptr)
                                               : llvm::json::Value(v);
@@ -170,7 +222,9 @@ int main(int argc, char **argv) {
           {"greedy_dim_ms", number(greedyMs[1])},
           {"greedy_dim_pooling_ms", number(greedyMs[2])},
           {"greedy_dim_pooling_logrows_ms", number(greedyMs[3])},
-          {"planning_seconds", seconds}});
+          {"planning_seconds", seconds},
+          {"braid_program_iteration_ms", number(programMs)},
+          {"braid_program_exchanges_ms", number(exchangesMs)}});
     }
   }
   std::error_code ec;

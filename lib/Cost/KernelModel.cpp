@@ -40,6 +40,9 @@ KernelEstimate cost::estimateGemm(const HardwareDesc &hw, int64_t m, int64_t n,
                       ? peak->second
                       : hw.device.peakTflops.lookup("f32");
   double elementBytes = (dtype == "bf16" || dtype == "f16") ? 2 : 4;
+  // An empty product (a rank without samples) only launches.
+  if (m <= 0 || n <= 0 || k <= 0)
+    return roofline(hw, 0, 0);
   // Output tiles of 128 x 128 run in waves of one tile per SM; a partial
   // last wave leaves SMs idle.
   double tiles = std::ceil(m / 128.0) * std::ceil(n / 128.0);

@@ -163,6 +163,19 @@ static void priceDenseLayers(ModuleOp module, ShardingResult &result) {
   });
 }
 
+void mlir::braid::applyPlan(ModuleOp module, const plan::Plan &plan,
+                            int64_t ranksPerNode) {
+  MLIRContext *context = module.getContext();
+  for (auto [op, tp] : llvm::zip(module.getOps<TableOp>(), plan.tables))
+    op.setPlacementAttr(cast<TablePlacementAttrInterface>(
+        placementAttr(context, tp, ranksPerNode)));
+  module->setAttr(BraidDialect::kPlannerAttrName,
+                  StringAttr::get(context, plan.planner));
+  auto dataParallel =
+      DensePlacementAttr::get(context, DenseParallelism::data_parallel, {});
+  module.walk([&](LinearOp linear) { linear.setPlacementAttr(dataParallel); });
+}
+
 FailureOr<ShardingResult> mlir::braid::readModuleSharding(ModuleOp module) {
   ShardingResult result;
   if (failed(buildProblem(module, result)))
@@ -398,14 +411,7 @@ mlir::braid::planModuleSharding(ModuleOp module,
                               << llvm::toString(chosen->takeError());
   result.plan = std::move(**chosen);
 
-  for (auto [op, tp] : llvm::zip(result.tables, result.plan.tables))
-    cast<TableOp>(op).setPlacementAttr(cast<TablePlacementAttrInterface>(
-        placementAttr(context, tp, problem.ranksPerNode)));
-  module->setAttr(BraidDialect::kPlannerAttrName,
-                  StringAttr::get(context, result.plan.planner));
-  auto dataParallel =
-      DensePlacementAttr::get(context, DenseParallelism::data_parallel, {});
-  module.walk([&](LinearOp linear) { linear.setPlacementAttr(dataParallel); });
+  applyPlan(module, result.plan, problem.ranksPerNode);
   priceDenseLayers(module, result);
   return result;
 }

@@ -10,6 +10,8 @@
 
 #include "gtest/gtest.h"
 
+#include <tuple>
+
 using namespace mlir::braid;
 using namespace mlir::braid::cost;
 
@@ -29,6 +31,19 @@ TEST(KernelModelTest, GemmNeverBeatsPeak) {
   EXPECT_LT(big.memoryBoundFraction, 0.2);
   // A skinny GEMM is memory bound.
   EXPECT_EQ(estimateGemm(hw, 1, 4096, 4096, "f32").memoryBoundFraction, 1.0);
+}
+
+TEST(KernelModelTest, EmptyGemmOnlyLaunches) {
+  // A rank with no samples runs its layers on zero rows.
+  cluster::HardwareDesc hw = *cluster::loadHardware("dgx-h100");
+  for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{0, 512, 13},
+                         {64, 0, 13},
+                         {64, 512, 0}}) {
+    KernelEstimate e = estimateGemm(hw, m, n, k, "f32");
+    EXPECT_EQ(e.timeUs, hw.device.launchOverheadUs);
+    EXPECT_GE(e.memoryBoundFraction, 0.0);
+    EXPECT_LE(e.memoryBoundFraction, 1.0);
+  }
 }
 
 TEST(KernelModelTest, GemmTimeGrowsWithEachDimension) {

@@ -64,6 +64,11 @@ FailureOr<int64_t> getGlobalBatch(ModuleOp module);
 FailureOr<ShardingResult> planModuleSharding(ModuleOp module,
                                              const ShardingOptions &options);
 
+/// Writes `plan`'s tables (in module order) as the placements of
+/// `module`'s tables, names its planner (`braid.planner`) and places every
+/// dense layer data-parallel.
+void applyPlan(ModuleOp module, const plan::Plan &plan, int64_t ranksPerNode);
+
 /// The problem and plan `module` carries: its braid.cluster, its batch
 /// (static bags, or the braid.batch_split of a partitioned module) and each
 /// table's placement. Works on the global and the per-rank program alike.
