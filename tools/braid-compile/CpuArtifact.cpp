@@ -2,8 +2,9 @@
 //
 // This file lowers a per-rank program with braid-lower-cpu, translates it to
 // LLVM IR, compiles it with llc and links OUT/libprogram.so against the
-// Braid runtime, OpenMP and MLIR's C runner utilities (memref copies), and
-// writes OUT/manifest.json for the host (braid-run).
+// Braid runtime, OpenMP and MLIR's C runner utilities (memref copies). The
+// library carries its manifest (the host's view of its arguments and
+// results) as the string `braid_manifest`; OUT/manifest.json is a copy.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +17,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/GlobalVariable.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/FileSystem.h"
@@ -98,6 +101,22 @@ static FailureOr<llvm::json::Object> manifestOf(func::FuncOp func,
       {"results", std::move(results)}};
 }
 
+/// Where libbraidrt is: `lib/` beside this tool's `bin/` (the build tree
+/// and an install prefix are laid out alike), else the build tree's.
+static std::string findRuntimeDir() {
+  std::string self = llvm::sys::fs::getMainExecutable("braid-compile", nullptr);
+  if (!self.empty()) {
+    llvm::SmallString<256> dir(
+        llvm::sys::path::parent_path(llvm::sys::path::parent_path(self)));
+    llvm::sys::path::append(dir, "lib");
+    llvm::SmallString<256> library(dir);
+    llvm::sys::path::append(library, "libbraidrt.so");
+    if (llvm::sys::fs::exists(library))
+      return std::string(dir);
+  }
+  return BRAID_RUNTIME_DIR;
+}
+
 static LogicalResult run(Operation *at, StringRef program,
                          ArrayRef<StringRef> args) {
   std::string error;
@@ -152,6 +171,18 @@ LogicalResult mlir::braid::writeCpuArtifact(ModuleOp program,
   if (!llvmModule)
     return module->emitError() << "translation to LLVM IR failed";
 
+  // The library describes itself: the manifest travels inside it as the
+  // exported, NUL-terminated string `braid_manifest`, which is what
+  // braid-run reads (manifest.json is a copy for people).
+  std::string manifestText =
+      llvm::formatv("{0:2}", llvm::json::Value(std::move(*manifest))).str();
+  llvm::Constant *manifestData = llvm::ConstantDataArray::getString(
+      llvmContext, manifestText, /*AddNull=*/true);
+  new llvm::GlobalVariable(*llvmModule, manifestData->getType(),
+                           /*isConstant=*/true,
+                           llvm::GlobalValue::ExternalLinkage, manifestData,
+                           "braid_manifest");
+
   std::string irPath = joinPath(outDir, "program.ll");
   std::string objectPath = joinPath(outDir, "program.o");
   std::string libraryPath = joinPath(outDir, "libprogram.so");
@@ -181,7 +212,7 @@ LogicalResult mlir::braid::writeCpuArtifact(ModuleOp program,
   if (!linker)
     return module->emitError() << "no C compiler driver 'cc' on PATH to link "
                                << libraryPath;
-  std::string runtimeDir = BRAID_RUNTIME_DIR, llvmLibDir = BRAID_LLVM_LIB_DIR;
+  std::string runtimeDir = findRuntimeDir(), llvmLibDir = BRAID_LLVM_LIB_DIR;
   std::string runtimeRpath = "-Wl,-rpath," + runtimeDir;
   std::string llvmRpath = "-Wl,-rpath," + llvmLibDir;
   std::string runtimeLink = "-L" + runtimeDir, llvmLink = "-L" + llvmLibDir;
@@ -195,6 +226,6 @@ LogicalResult mlir::braid::writeCpuArtifact(ModuleOp program,
   if (ec)
     return module->emitError() << "cannot write " << manifestPath << ": "
                                << ec.message();
-  os << llvm::formatv("{0:2}", llvm::json::Value(std::move(*manifest))) << "\n";
+  os << manifestText << "\n";
   return success();
 }

@@ -72,13 +72,23 @@ readArguments(const llvm::json::Array *array, llvm::StringRef path,
 }
 
 llvm::Expected<NativeProgram> NativeProgram::load(llvm::StringRef dir) {
-  llvm::SmallString<256> path(dir);
-  llvm::sys::path::append(path, "manifest.json");
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
-      llvm::MemoryBuffer::getFile(path);
-  if (!file)
-    return manifestError(path, "cannot read: " + file.getError().message());
-  llvm::Expected<llvm::json::Value> json = llvm::json::parse((*file)->getBuffer());
+  // The library describes itself: its manifest is the string
+  // `braid_manifest` inside it.
+  llvm::SmallString<256> libraryPath(dir);
+  llvm::sys::path::append(libraryPath, "libprogram.so");
+  std::string error;
+  auto handle = llvm::sys::DynamicLibrary::getPermanentLibrary(
+      libraryPath.c_str(), &error);
+  if (!handle.isValid())
+    return manifestError(libraryPath, "cannot load: " + error);
+  auto *text = static_cast<const char *>(
+      handle.getAddressOfSymbol("braid_manifest"));
+  std::string path = (libraryPath + ": its manifest").str();
+  if (!text)
+    return manifestError(libraryPath,
+                         "has no embedded manifest (braid_manifest): it was "
+                         "not written by braid-compile --target cpu");
+  llvm::Expected<llvm::json::Value> json = llvm::json::parse(text);
   if (!json)
     return manifestError(path, llvm::toString(json.takeError()));
   const llvm::json::Object *root = json->getAsObject();
@@ -97,17 +107,9 @@ llvm::Expected<NativeProgram> NativeProgram::load(llvm::StringRef dir) {
     return results.takeError();
   program.arguments = std::move(*arguments);
   program.results = std::move(*results);
-  std::optional<llvm::StringRef> library = root->getString("library");
   std::optional<llvm::StringRef> entry = root->getString("entry");
-  if (!library || !entry)
-    return manifestError(path, "'library' and 'entry' are required");
-  llvm::SmallString<256> libraryPath(dir);
-  llvm::sys::path::append(libraryPath, *library);
-  std::string error;
-  auto handle = llvm::sys::DynamicLibrary::getPermanentLibrary(
-      libraryPath.c_str(), &error);
-  if (!handle.isValid())
-    return manifestError(libraryPath, "cannot load: " + error);
+  if (!entry)
+    return manifestError(path, "'entry' is required");
   void *symbol = handle.getAddressOfSymbol(entry->str().c_str());
   if (!symbol)
     return manifestError(libraryPath, "has no entry point '" + *entry + "'");

@@ -1,8 +1,9 @@
 //===- NativeProgram.h - Running a compiled per-rank program ----*- C++ -*-===//
 //
 // This file declares how braid-run calls a `--target cpu` artifact: it
-// reads OUT/manifest.json, loads OUT/libprogram.so, and calls the packed
-// entry point with memref descriptors built from host tensors.
+// loads OUT/libprogram.so, reads the manifest the library carries
+// (`braid_manifest`), and calls the packed entry point with memref
+// descriptors built from host tensors.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,7 +28,7 @@ public:
     std::vector<int64_t> shape; ///< -1 for dynamic sizes
   };
 
-  /// Reads `dir`/manifest.json and loads its library.
+  /// Loads `dir`/libprogram.so and reads the manifest inside it.
   static llvm::Expected<NativeProgram> load(llvm::StringRef dir);
 
   const std::vector<Argument> &getArguments() const { return arguments; }
