@@ -28,8 +28,10 @@
 using namespace mlir;
 using namespace mlir::braid;
 
-void mlir::braid::buildShardPipeline(OpPassManager &pm,
-                                     const ShardPipelineOptions &options) {
+/// braid-shard's passes, for any pipeline whose options include its.
+template <typename Derived>
+static void addShardPasses(OpPassManager &pm,
+                           const ShardOptionsBase<Derived> &options) {
   BraidPlanShardingPassOptions plan;
   plan.cluster = options.cluster;
   plan.nodes = options.nodes;
@@ -41,6 +43,11 @@ void mlir::braid::buildShardPipeline(OpPassManager &pm,
   pm.addPass(createBraidPlanShardingPass(plan));
   // ...then rewrite the global program into the per-rank program.
   pm.addPass(createBraidPartitionPass());
+}
+
+void mlir::braid::buildShardPipeline(OpPassManager &pm,
+                                     const ShardPipelineOptions &options) {
+  addShardPasses(pm, options);
 }
 
 void mlir::braid::buildCoOptimizePipeline(
@@ -59,14 +66,7 @@ void mlir::braid::buildCoOptimizePipeline(
 
 void mlir::braid::buildCompilePipeline(OpPassManager &pm,
                                        const CompilePipelineOptions &options) {
-  ShardPipelineOptions shard;
-  shard.cluster = options.cluster;
-  shard.nodes = options.nodes;
-  shard.ranksPerNode = options.ranksPerNode;
-  shard.planner = options.planner;
-  shard.forceSharding = options.forceSharding;
-  shard.plan = options.plan;
-  buildShardPipeline(pm, shard);
+  addShardPasses(pm, options);
   CoOptimizePipelineOptions coopt;
   coopt.optLevel = options.optLevel;
   buildCoOptimizePipeline(pm, coopt);

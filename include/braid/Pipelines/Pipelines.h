@@ -22,10 +22,13 @@ class OpPassManager;
 
 namespace mlir::braid {
 
-/// Options of braid-shard: where the program runs and how its tables are
-/// planned (see braid-plan-sharding).
-struct ShardPipelineOptions
-    : public PassPipelineOptions<ShardPipelineOptions> {
+/// The options of braid-shard, shared by every pipeline that contains it:
+/// where the program runs and how its tables are planned (see
+/// braid-plan-sharding).
+template <typename Derived>
+struct ShardOptionsBase : public PassPipelineOptions<Derived> {
+  template <typename T>
+  using Option = typename PassPipelineOptions<Derived>::template Option<T>;
   Option<std::string> cluster{
       *this, "cluster",
       llvm::cl::desc("Hardware preset, local-cpu or JSON file; empty: the "
@@ -48,6 +51,9 @@ struct ShardPipelineOptions
       llvm::cl::desc("A plan.json whose shards become the placements")};
 };
 
+/// Options of braid-shard.
+struct ShardPipelineOptions : public ShardOptionsBase<ShardPipelineOptions> {};
+
 /// Options of braid-co-optimize.
 struct CoOptimizePipelineOptions
     : public PassPipelineOptions<CoOptimizePipelineOptions> {
@@ -60,25 +66,7 @@ struct CoOptimizePipelineOptions
 
 /// Options of braid-compile: braid-shard's and braid-co-optimize's.
 struct CompilePipelineOptions
-    : public PassPipelineOptions<CompilePipelineOptions> {
-  Option<std::string> cluster{
-      *this, "cluster",
-      llvm::cl::desc("Hardware preset, local-cpu or JSON file; empty: the "
-                     "module's braid.cluster")};
-  Option<int64_t> nodes{*this, "nodes", llvm::cl::desc("Nodes"),
-                        llvm::cl::init(0)};
-  Option<int64_t> ranksPerNode{*this, "ranks-per-node",
-                               llvm::cl::desc("Ranks per node"),
-                               llvm::cl::init(0)};
-  Option<std::string> planner{
-      *this, "planner",
-      llvm::cl::desc("braid | greedy:KEY | keep"), llvm::cl::init("braid")};
-  Option<std::string> forceSharding{
-      *this, "force-sharding",
-      llvm::cl::desc("Every table in one sharding type")};
-  Option<std::string> plan{
-      *this, "plan",
-      llvm::cl::desc("A plan.json whose shards become the placements")};
+    : public ShardOptionsBase<CompilePipelineOptions> {
   Option<int64_t> optLevel{*this, "opt-level",
                            llvm::cl::desc("braid-co-optimize's level"),
                            llvm::cl::init(1)};
