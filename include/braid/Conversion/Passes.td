@@ -57,6 +57,9 @@ def ConvertBraidToCPUPass : Pass<"convert-braid-to-cpu", "::mlir::ModuleOp"> {
       `wait`): non-blocking runtime calls and a wait that takes the
       buffers.
 
+    It is a dialect conversion (`populateBraidComputeToCPUPatterns`,
+    `populateBraidExchangeToCPUPatterns`); the runtime functions it calls
+    are listed in `passes/Conversion/BraidToCPU/RuntimeFunctions.h`.
     Functions get `llvm.emit_c_interface`. Other collectives, `permute`,
     `rank` and `world_size` are errors for now.
   }];

@@ -10,6 +10,7 @@
 #include "braid/Conversion/Passes.h"
 
 #include "LowerExchanges.h"
+#include "RuntimeFunctions.h"
 #include "braid/Conversion/BraidToLoops/PoolingKernel.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -23,7 +24,10 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Transforms/DialectConversion.h"
 #include "llvm/ADT/MapVector.h"
+
+#include <type_traits>
 
 namespace mlir::braid {
 #define GEN_PASS_DEF_CONVERTBRAIDTOCPUPASS
@@ -33,28 +37,20 @@ namespace mlir::braid {
 using namespace mlir;
 using namespace mlir::braid;
 
-/// The runtime's abort for an index outside a table: (index, rows).
-static constexpr StringLiteral kIndexErrorFn = "braidrt_index_error";
-/// The runtime's abort for malformed bag offsets: (entry, value).
-static constexpr StringLiteral kOffsetsErrorFn = "braidrt_offsets_error";
-/// The runtime's abort for per-sample weights that do not match the
-/// indices: (weights, indices).
-static constexpr StringLiteral kWeightsErrorFn = "braidrt_weights_error";
-/// The runtime's f32 GEMM with bias and activation, through BLAS.
-static constexpr StringLiteral kLinearF32Fn = "braidrt_linear_f32";
 
 namespace {
+/// Builds the CPU form of Braid's compute ops.
 class ComputeLowering {
 public:
   ComputeLowering(ModuleOp module) : module(module) {}
-  LogicalResult lowerFunction(func::FuncOp func);
 
-private:
   FailureOr<Value> lowerEmbeddingBag(OpBuilder &b, EmbeddingBagOp bag,
                                      Value table);
   Value lowerLinear(OpBuilder &b, LinearOp linear);
   Value lowerLinearToRuntime(OpBuilder &b, LinearOp linear);
   FailureOr<Value> lowerInteraction(OpBuilder &b, InteractionOp interaction);
+
+private:
   func::FuncOp indexErrorFn();
   /// Aborts through the runtime unless `offsets` start at 0, never
   /// decrease and end at the number of `indices` (the reference
@@ -66,15 +62,22 @@ private:
 };
 } // namespace
 
+func::FuncOp CpuLoweringState::indexError() const {
+  ModuleOp into = module;
+  Type i64 = IntegerType::get(into.getContext(), 64);
+  return declareRuntimeFunction(into, runtime::kIndexError, {i64, i64}, {}, false);
+}
+
 func::FuncOp ComputeLowering::indexErrorFn() {
-  Type i64 = IntegerType::get(module.getContext(), 64);
-  return declareRuntimeFunction(module, kIndexErrorFn, {i64, i64}, {}, false);
+  CpuLoweringState state;
+  state.module = module;
+  return state.indexError();
 }
 
 void ComputeLowering::emitOffsetsCheck(OpBuilder &b, Location loc,
                                        Value offsets, Value indices) {
   func::FuncOp offsetsError = declareRuntimeFunction(
-      module, kOffsetsErrorFn, {b.getI64Type(), b.getI64Type()}, {}, false);
+      module, runtime::kOffsetsError, {b.getI64Type(), b.getI64Type()}, {}, false);
   Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
   Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
   auto offsetAt = [&](OpBuilder &ob, Location oloc, Value at) -> Value {
@@ -130,7 +133,7 @@ FailureOr<Value> ComputeLowering::lowerEmbeddingBag(OpBuilder &b,
     Value mismatch = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
                                            numWeights, numIndices);
     emitAbortIf(b, loc,
-                declareRuntimeFunction(module, kWeightsErrorFn,
+                declareRuntimeFunction(module, runtime::kWeightsError,
                                        {b.getI64Type(), b.getI64Type()}, {},
                                        false),
                 mismatch, numWeights, numIndices);
@@ -150,7 +153,7 @@ Value ComputeLowering::lowerLinearToRuntime(OpBuilder &b, LinearOp linear) {
   Type f32 = b.getF32Type();
   auto unranked = UnrankedMemRefType::get(f32, 0);
   func::FuncOp fn = declareRuntimeFunction(
-      module, kLinearF32Fn,
+      module, runtime::kLinearF32,
       {unranked, unranked, unranked, unranked, b.getI32Type()}, {}, true);
   auto toUnranked = [&](Value tensor) {
     return toUnrankedBuffer(b, loc, tensor);
@@ -316,13 +319,14 @@ ComputeLowering::lowerInteraction(OpBuilder &b, InteractionOp interaction) {
   return forall.getResult(0);
 }
 
-LogicalResult ComputeLowering::lowerFunction(func::FuncOp func) {
+/// Checks what the CPU backend cannot lower yet and turns the tables `func`
+/// looks up, in order of first use, into trailing arguments recorded in
+/// `state`.
+static LogicalResult prepareFunction(func::FuncOp func,
+                                     CpuLoweringState &state) {
   if (func.isExternal())
     return success();
-  // The tables this function looks up, in order of first use, become
-  // trailing arguments.
   llvm::MapVector<StringAttr, Value> tableArgs;
-  Block &body = func.getBody().front();
   WalkResult walk = func.walk([&](Operation *op) {
     bool lowered = isa<AllToAllOp, ReduceScatterOp, AllToAllStartOp,
                        ReduceScatterStartOp, WaitOp>(op) ||
@@ -331,6 +335,14 @@ LogicalResult ComputeLowering::lowerFunction(func::FuncOp func) {
                         WorldSizeOp>(op)) {
       op->emitError() << "the CPU backend does not lower '" << op->getName()
                       << "' yet";
+      return WalkResult::interrupt();
+    }
+    // A started exchange completes at its waits alone.
+    if (isa<AllToAllStartOp, ReduceScatterStartOp>(op) &&
+        llvm::any_of(op->getUsers(),
+                     [](Operation *user) { return !isa<WaitOp>(user); })) {
+      op->emitError() << "the CPU backend needs the token of a started "
+                         "exchange to go to braid.wait alone";
       return WalkResult::interrupt();
     }
     // Lookups read a table: the whole of it, or this rank's shard.
@@ -372,62 +384,15 @@ LogicalResult ComputeLowering::lowerFunction(func::FuncOp func) {
   if (walk.wasInterrupted())
     return failure();
 
-  PendingExchanges pending;
-  SmallVector<Operation *> started;
-  for (Operation &op : llvm::make_early_inc_range(body)) {
-    OpBuilder b(&op);
-    Value lowered;
-    if (isa<AllToAllStartOp, ReduceScatterStartOp, WaitOp>(op)) {
-      if (failed(lowerAsyncExchange(b, &op, module, pending)))
-        return failure();
-      if (isa<WaitOp>(op))
-        op.erase();
-      else
-        started.push_back(&op);
-      continue;
-    }
-    if (auto bag = dyn_cast<EmbeddingBagOp>(op)) {
-      auto table = SymbolTable::lookupNearestSymbolFrom<TableOp>(
-          bag, bag.getTableAttr());
-      FailureOr<Value> pooled =
-          lowerEmbeddingBag(b, bag, tableArgs[table.getSymNameAttr()]);
-      if (failed(pooled))
-        return failure();
-      lowered = *pooled;
-    } else if (auto linear = dyn_cast<LinearOp>(op)) {
-      // f32 GEMMs go to BLAS through the runtime; others are generated.
-      lowered = linear.getInput().getType().getElementType().isF32()
-                    ? lowerLinearToRuntime(b, linear)
-                    : lowerLinear(b, linear);
-    } else if (auto interaction = dyn_cast<InteractionOp>(op)) {
-      FailureOr<Value> interacted = lowerInteraction(b, interaction);
-      if (failed(interacted))
-        return failure();
-      lowered = *interacted;
-    } else if (isa<AllToAllOp, AllToAllVOp, ReduceScatterOp, BucketizeOp,
-                   ShardEmbeddingBagOp, CombineShardsOp>(op)) {
-      Value table;
-      if (auto shard = dyn_cast<ShardEmbeddingBagOp>(op))
-        table = tableArgs[shard.getTableAttr().getAttr()];
-      FailureOr<SmallVector<Value>> results =
-          lowerExchangeOp(b, &op, module, indexErrorFn(), table);
-      if (failed(results))
-        return failure();
-      op.replaceAllUsesWith(*results);
-      op.erase();
-      continue;
-    } else {
-      continue;
-    }
-    op.getResult(0).replaceAllUsesWith(lowered);
-    op.erase();
-  }
-  for (Operation *start : started) {
-    if (!start->use_empty())
-      return start->emitError() << "the CPU backend needs a braid.wait for "
-                                   "every started exchange";
-    start->erase();
-  }
+  for (auto [name, argument] : tableArgs)
+    state.tableArgs[{func, name}] = argument;
+  return success();
+}
+
+/// What every lowered function gets: read-only arguments and a C interface.
+static void finishFunction(func::FuncOp func) {
+  if (func.isExternal())
+    return;
   // The caller's buffers are read-only: the host calls a compiled program
   // again and again on the same inputs and tables.
   for (BlockArgument argument : func.getArguments())
@@ -436,7 +401,42 @@ LogicalResult ComputeLowering::lowerFunction(func::FuncOp func) {
                       bufferization::BufferizationDialect::kWritableAttrName,
                       BoolAttr::get(func.getContext(), false));
   func->setAttr("llvm.emit_c_interface", UnitAttr::get(func.getContext()));
-  return success();
+}
+
+namespace {
+/// A compute op's pattern: the ComputeLowering builder for its family.
+template <typename OpTy>
+struct ComputeOpLowering : OpConversionPattern<OpTy> {
+  ComputeOpLowering(MLIRContext *context, CpuLoweringState &state)
+      : OpConversionPattern<OpTy>(context), state(state) {}
+  LogicalResult
+  matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ComputeLowering lowering(state.module);
+    FailureOr<Value> lowered;
+    if constexpr (std::is_same_v<OpTy, EmbeddingBagOp>)
+      lowered = lowering.lowerEmbeddingBag(
+          rewriter, op, state.tableArgument(op, op.getTableAttr()));
+    else if constexpr (std::is_same_v<OpTy, LinearOp>)
+      // f32 GEMMs go to BLAS through the runtime; others are generated.
+      lowered = op.getInput().getType().getElementType().isF32()
+                    ? lowering.lowerLinearToRuntime(rewriter, op)
+                    : lowering.lowerLinear(rewriter, op);
+    else
+      lowered = lowering.lowerInteraction(rewriter, op);
+    if (failed(lowered))
+      return failure();
+    rewriter.replaceOp(op, *lowered);
+    return success();
+  }
+  CpuLoweringState &state;
+};
+} // namespace
+
+void mlir::braid::populateBraidComputeToCPUPatterns(RewritePatternSet &patterns,
+                                                   CpuLoweringState &state) {
+  patterns.add<ComputeOpLowering<EmbeddingBagOp>, ComputeOpLowering<LinearOp>,
+               ComputeOpLowering<InteractionOp>>(patterns.getContext(), state);
 }
 
 namespace {
@@ -444,10 +444,26 @@ struct ConvertBraidToCPUPass
     : braid::impl::ConvertBraidToCPUPassBase<ConvertBraidToCPUPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    ComputeLowering lowering(module);
-    for (auto func : llvm::to_vector(module.getOps<func::FuncOp>()))
-      if (failed(lowering.lowerFunction(func)))
+    CpuLoweringState state;
+    state.module = module;
+    for (auto func : module.getOps<func::FuncOp>())
+      if (failed(prepareFunction(func, state)))
         return signalPassFailure();
+    // Every Braid op a program runs is converted; the kernels and calls
+    // they become are upstream ops.
+    ConversionTarget target(getContext());
+    target.addIllegalOp<EmbeddingBagOp, LinearOp, InteractionOp, AllToAllOp,
+                        AllToAllVOp, ReduceScatterOp, BucketizeOp,
+                        ShardEmbeddingBagOp, CombineShardsOp, AllToAllStartOp,
+                        ReduceScatterStartOp, WaitOp>();
+    target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
+    RewritePatternSet patterns(&getContext());
+    populateBraidComputeToCPUPatterns(patterns, state);
+    populateBraidExchangeToCPUPatterns(patterns, state);
+    if (failed(applyPartialConversion(module, target, std::move(patterns))))
+      return signalPassFailure();
+    for (auto func : module.getOps<func::FuncOp>())
+      finishFunction(func);
     // The tables are function arguments now.
     for (auto table : llvm::to_vector(module.getOps<TableOp>()))
       table.erase();

@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "LowerExchanges.h"
+#include "RuntimeFunctions.h"
 #include "braid/Conversion/BraidToLoops/Checks.h"
 #include "braid/Conversion/BraidToLoops/PoolingKernel.h"
 
@@ -23,8 +24,10 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Transforms/DialectConversion.h"
 
 #include <limits>
+#include <type_traits>
 
 using namespace mlir;
 using namespace mlir::braid;
@@ -65,7 +68,7 @@ public:
 
   template <typename OpTy>
   FailureOr<Value> allToAll(OpTy op, PendingExchanges *pending = nullptr);
-  LogicalResult wait(WaitOp op, PendingExchanges &pending);
+  FailureOr<Value> wait(WaitOp op, PendingExchanges &pending);
   FailureOr<Value> allToAllV(AllToAllVOp op);
   template <typename OpTy>
   FailureOr<Value> reduceScatter(OpTy op, PendingExchanges *pending = nullptr);
@@ -103,7 +106,7 @@ private:
 } // namespace
 
 Value ExchangeLowering::rank() {
-  func::FuncOp fn = declareRuntimeFunction(module, "braidrt_rank", {},
+  func::FuncOp fn = declareRuntimeFunction(module, runtime::kRank, {},
                                            {b.getI64Type()}, false);
   Value rank64 = func::CallOp::create(b, loc, fn, ValueRange{}).getResult(0);
   return arith::IndexCastOp::create(b, loc, b.getIndexType(), rank64);
@@ -165,7 +168,7 @@ FailureOr<Value> ExchangeLowering::allToAll(OpTy op, PendingExchanges *pending) 
     if (*kind == "i64")
       return op.emitError() << "the CPU backend starts f32 and f64 exchanges";
     func::FuncOp fn = declareRuntimeFunction(
-        module, "braidrt_all_to_all_start_" + *kind,
+        module, (runtime::kAllToAllStart + *kind).str(),
         {input.getType(), input.getType(), split.getType()}, {b.getI64Type()},
         true);
     Value handle =
@@ -175,28 +178,28 @@ FailureOr<Value> ExchangeLowering::allToAll(OpTy op, PendingExchanges *pending) 
     return Value();
   }
   func::FuncOp fn = declareRuntimeFunction(
-      module, "braidrt_all_to_all_" + *kind,
+      module, (runtime::kAllToAll + *kind).str(),
       {input.getType(), input.getType(), split.getType()}, {}, true);
   func::CallOp::create(b, loc, fn, ValueRange{input, unranked(out), split});
   return toTensor(type, out);
 }
 
-LogicalResult ExchangeLowering::wait(WaitOp op, PendingExchanges &pending) {
+FailureOr<Value> ExchangeLowering::wait(WaitOp op,
+                                        PendingExchanges &pending) {
   auto it = pending.find(op.getToken());
   if (it == pending.end())
     return op.emitError() << "the CPU backend waits for tokens of "
                              "all_to_all_start and reduce_scatter_start";
   PendingExchange exchange = it->second;
   func::FuncOp fn = declareRuntimeFunction(
-      module, "braidrt_wait_exchange_" + exchange.suffix,
+      module, (runtime::kWaitExchange + exchange.suffix).str(),
       {b.getI64Type(), exchange.input.getType(), exchange.input.getType()}, {},
       true);
   func::CallOp::create(
       b, loc, fn,
       ValueRange{exchange.handle, exchange.input, unranked(exchange.output)});
   auto type = cast<RankedTensorType>(op.getResult().getType());
-  op.getResult().replaceAllUsesWith(toTensor(type, exchange.output));
-  return success();
+  return toTensor(type, exchange.output);
 }
 
 FailureOr<Value> ExchangeLowering::allToAllV(AllToAllVOp op) {
@@ -210,7 +213,7 @@ FailureOr<Value> ExchangeLowering::allToAllV(AllToAllVOp op) {
   Value recv = memref::AllocOp::create(
       b, loc, MemRefType::get({ranks}, b.getI64Type()));
   func::FuncOp exchange = declareRuntimeFunction(
-      module, "braidrt_exchange_counts", {send.getType(), send.getType()}, {},
+      module, runtime::kExchangeCounts, {send.getType(), send.getType()}, {},
       true);
   func::CallOp::create(b, loc, exchange, ValueRange{send, unranked(recv)});
   auto total = scf::ForOp::create(
@@ -224,7 +227,7 @@ FailureOr<Value> ExchangeLowering::allToAllV(AllToAllVOp op) {
   Value out = allocate(type, total.getResult(0));
   Value input = toUnrankedBuffer(b, loc, op.getInput());
   func::FuncOp fn = declareRuntimeFunction(
-      module, "braidrt_all_to_all_v_" + *kind,
+      module, (runtime::kAllToAllV + *kind).str(),
       {input.getType(), send.getType(), input.getType(), send.getType()}, {},
       true);
   func::CallOp::create(b, loc, fn,
@@ -265,14 +268,14 @@ FailureOr<Value> ExchangeLowering::reduceScatter(OpTy op,
                                 b.getI64Type(), b.getI32Type()};
   if (pending) {
     func::FuncOp fn = declareRuntimeFunction(
-        module, "braidrt_reduce_scatter_start_" + *kind, argTypes,
+        module, (runtime::kReduceScatterStart + *kind).str(), argTypes,
         {b.getI64Type()}, true);
     Value handle = func::CallOp::create(b, loc, fn, args).getResult(0);
     (*pending)[op->getResult(0)] = {handle, input, out, *kind};
     return Value();
   }
   func::FuncOp fn = declareRuntimeFunction(
-      module, "braidrt_reduce_scatter_" + *kind, argTypes, {}, true);
+      module, (runtime::kReduceScatter + *kind).str(), argTypes, {}, true);
   func::CallOp::create(b, loc, fn, args);
   return toTensor(type, out);
 }
@@ -500,41 +503,101 @@ FailureOr<Value> ExchangeLowering::combine(CombineShardsOp op) {
   return generate.getResult();
 }
 
-LogicalResult mlir::braid::lowerAsyncExchange(OpBuilder &b, Operation *op,
-                                              ModuleOp module,
-                                              PendingExchanges &pending) {
-  ExchangeLowering lowering(b, op->getLoc(), module, func::FuncOp());
-  if (auto start = dyn_cast<AllToAllStartOp>(op))
-    return success(succeeded(lowering.allToAll(start, &pending)));
-  if (auto start = dyn_cast<ReduceScatterStartOp>(op))
-    return success(succeeded(lowering.reduceScatter(start, &pending)));
-  if (auto wait = dyn_cast<WaitOp>(op))
-    return lowering.wait(wait, pending);
-  return op->emitError() << "the CPU backend does not lower '" << op->getName()
-                         << "' yet";
-}
+namespace {
+/// Shared by the patterns of one conversion: the module (for runtime
+/// declarations), the tables' arguments and the started exchanges.
+template <typename OpTy>
+struct CpuExchangePattern : OpConversionPattern<OpTy> {
+  CpuExchangePattern(MLIRContext *context, CpuLoweringState &state)
+      : OpConversionPattern<OpTy>(context), state(state) {}
+  CpuLoweringState &state;
+};
 
-FailureOr<SmallVector<Value>>
-mlir::braid::lowerExchangeOp(OpBuilder &b, Operation *op, ModuleOp module,
-                             func::FuncOp indexError, Value table) {
-  ExchangeLowering lowering(b, op->getLoc(), module, indexError);
-  auto single = [](FailureOr<Value> value) -> FailureOr<SmallVector<Value>> {
-    if (failed(value))
+/// all_to_all, all_to_all_v, reduce_scatter, bucketize, shard_embedding_bag
+/// and combine_shards: runtime calls and generated kernels.
+template <typename OpTy>
+struct ExchangeOpLowering : CpuExchangePattern<OpTy> {
+  using CpuExchangePattern<OpTy>::CpuExchangePattern;
+  LogicalResult
+  matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ExchangeLowering lowering(rewriter, op.getLoc(), this->state.module,
+                              this->state.indexError());
+    FailureOr<SmallVector<Value>> results;
+    auto single = [](FailureOr<Value> value) -> FailureOr<SmallVector<Value>> {
+      if (failed(value))
+        return failure();
+      return SmallVector<Value>{*value};
+    };
+    if constexpr (std::is_same_v<OpTy, AllToAllOp>)
+      results = single(lowering.allToAll(op));
+    else if constexpr (std::is_same_v<OpTy, AllToAllVOp>)
+      results = single(lowering.allToAllV(op));
+    else if constexpr (std::is_same_v<OpTy, ReduceScatterOp>)
+      results = single(lowering.reduceScatter(op));
+    else if constexpr (std::is_same_v<OpTy, BucketizeOp>)
+      results = lowering.bucketize(op);
+    else if constexpr (std::is_same_v<OpTy, ShardEmbeddingBagOp>)
+      results = single(lowering.shardLookup(
+          op, this->state.tableArgument(op, op.getTableAttr())));
+    else
+      results = single(lowering.combine(op));
+    if (failed(results))
       return failure();
-    return SmallVector<Value>{*value};
-  };
-  if (auto allToAll = dyn_cast<AllToAllOp>(op))
-    return single(lowering.allToAll(allToAll));
-  if (auto allToAllV = dyn_cast<AllToAllVOp>(op))
-    return single(lowering.allToAllV(allToAllV));
-  if (auto reduceScatter = dyn_cast<ReduceScatterOp>(op))
-    return single(lowering.reduceScatter(reduceScatter));
-  if (auto bucketize = dyn_cast<BucketizeOp>(op))
-    return lowering.bucketize(bucketize);
-  if (auto lookup = dyn_cast<ShardEmbeddingBagOp>(op))
-    return single(lowering.shardLookup(lookup, table));
-  if (auto combine = dyn_cast<CombineShardsOp>(op))
-    return single(lowering.combine(combine));
-  return op->emitError() << "the CPU backend does not lower '" << op->getName()
-                         << "' yet";
+    rewriter.replaceOp(op, *results);
+    return success();
+  }
+};
+
+/// all_to_all_start and reduce_scatter_start: a non-blocking runtime call
+/// whose handle and buffers wait for the braid.wait of its token.
+template <typename OpTy>
+struct StartLowering : CpuExchangePattern<OpTy> {
+  using CpuExchangePattern<OpTy>::CpuExchangePattern;
+  LogicalResult
+  matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ExchangeLowering lowering(rewriter, op.getLoc(), this->state.module,
+                              func::FuncOp());
+    FailureOr<Value> started;
+    if constexpr (std::is_same_v<OpTy, AllToAllStartOp>)
+      started = lowering.allToAll(op, &this->state.pending);
+    else
+      started = lowering.reduceScatter(op, &this->state.pending);
+    if (failed(started))
+      return failure();
+    // The token dies with its wait, which is lowered after it.
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// braid.wait: completes the started exchange and takes its buffers.
+struct WaitLowering : CpuExchangePattern<WaitOp> {
+  using CpuExchangePattern<WaitOp>::CpuExchangePattern;
+  LogicalResult
+  matchAndRewrite(WaitOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ExchangeLowering lowering(rewriter, op.getLoc(), state.module,
+                              func::FuncOp());
+    FailureOr<Value> result = lowering.wait(op, state.pending);
+    if (failed(result))
+      return failure();
+    rewriter.replaceOp(op, *result);
+    return success();
+  }
+};
+} // namespace
+
+void mlir::braid::populateBraidExchangeToCPUPatterns(
+    RewritePatternSet &patterns, CpuLoweringState &state) {
+  MLIRContext *context = patterns.getContext();
+  patterns.add<ExchangeOpLowering<AllToAllOp>, ExchangeOpLowering<AllToAllVOp>,
+               ExchangeOpLowering<ReduceScatterOp>,
+               ExchangeOpLowering<BucketizeOp>,
+               ExchangeOpLowering<ShardEmbeddingBagOp>,
+               ExchangeOpLowering<CombineShardsOp>,
+               StartLowering<AllToAllStartOp>,
+               StartLowering<ReduceScatterStartOp>, WaitLowering>(context,
+                                                                  state);
 }

@@ -1,9 +1,9 @@
 //===- LowerExchanges.h - CPU lowering of partitioned lookups ---*- C++ -*-===//
 //
-// This file declares the part of convert-braid-to-cpu that lowers the ops of
-// partitioned programs: the exchanges become runtime calls through MLIR's C
-// interface, and bucketize, shard_embedding_bag and combine_shards become
-// generated kernels.
+// This file declares the pattern sets of convert-braid-to-cpu, one per op
+// family, and what they share: the exchanges become runtime calls through
+// MLIR's C interface, and the compute ops, bucketize, shard_embedding_bag
+// and combine_shards become generated kernels.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +15,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/DenseMap.h"
 
 #include <string>
@@ -37,19 +38,35 @@ struct PendingExchange {
 };
 using PendingExchanges = llvm::DenseMap<Value, PendingExchange>;
 
-/// Lowers an `all_to_all_start` or `reduce_scatter_start` (recorded in
-/// `pending`; the op stays until its wait is lowered) or a `wait` (which
-/// completes the exchange and replaces the wait's result).
-LogicalResult lowerAsyncExchange(OpBuilder &b, Operation *op, ModuleOp module,
-                                 PendingExchanges &pending);
+/// What the patterns of one convert-braid-to-cpu run share: the module
+/// (runtime functions are declared in it), the table arguments each
+/// function gained, and the exchanges started and not yet waited for.
+struct CpuLoweringState {
+  ModuleOp module;
+  /// Per function and table name, the argument holding its rows.
+  llvm::DenseMap<std::pair<Operation *, Attribute>, Value> tableArgs;
+  PendingExchanges pending;
 
-/// Lowers one op of a partitioned program; `table` is the rank's shard of
-/// the table for shard_embedding_bag. Returns the values replacing the
-/// op's results, or failure after a located error.
-FailureOr<SmallVector<Value>> lowerExchangeOp(OpBuilder &b, Operation *op,
-                                              ModuleOp module,
-                                              func::FuncOp indexError,
-                                              Value table);
+  /// The argument of `table` in the function around `op`.
+  Value tableArgument(Operation *op, FlatSymbolRefAttr table) const {
+    return tableArgs.lookup(
+        {op->getParentOfType<func::FuncOp>(), table.getAttr()});
+  }
+  /// The runtime's abort for an index outside a table: (index, rows).
+  func::FuncOp indexError() const;
+};
+
+/// Patterns for the ops of partitioned programs: the exchanges (sync and
+/// started, and their waits) become runtime calls; bucketize,
+/// shard_embedding_bag and combine_shards become generated kernels.
+void populateBraidExchangeToCPUPatterns(RewritePatternSet &patterns,
+                                        CpuLoweringState &state);
+
+/// Patterns for the compute ops: embedding_bag (the pooling kernel with
+/// its checks), linear (BLAS through the runtime for f32, else generated)
+/// and interaction.
+void populateBraidComputeToCPUPatterns(RewritePatternSet &patterns,
+                                       CpuLoweringState &state);
 
 } // namespace mlir::braid
 
