@@ -18,8 +18,7 @@ using namespace mlir;
 using namespace mlir::braid;
 using namespace mlir::braid::sim;
 
-/// The table a lookup-like op reads, or null.
-static TableOp tableOf(Operation *op) {
+TableOp RoutingTable::tableOf(Operation *op) {
   FlatSymbolRefAttr ref;
   if (auto bag = dyn_cast<EmbeddingBagOp>(op))
     ref = bag.getTableAttr();
@@ -31,7 +30,13 @@ static TableOp tableOf(Operation *op) {
     ref = combine.getTableAttr();
   if (!ref)
     return nullptr;
-  return SymbolTable::lookupNearestSymbolFrom<TableOp>(op, ref);
+  if (!tablesRead) {
+    tablesRead = true;
+    if (auto module = op->getParentOfType<ModuleOp>())
+      for (TableOp table : module.getOps<TableOp>())
+        tables[table.getSymNameAttr()] = table;
+  }
+  return tables.lookup(ref.getAttr());
 }
 
 /// The type whose sizes `value` has: a tensor, or a token's tensor.
@@ -74,7 +79,7 @@ ArrayRef<double> RoutingTable::perSample(BucketizeOp bucketize) {
   if (!inserted)
     return fractions;
   fractions.assign(numRanks, 0);
-  TableOp table = tableOf(bucketize);
+  TableOp table = this->tableOf(bucketize);
   if (!table || !table.getPlacementAttr())
     return fractions;
   double pooling = table.getPoolingFactor().convertToDouble();
@@ -139,7 +144,7 @@ LogicalResult ProgramShapes::bindArgument(BlockArgument arg) {
       if (!batchSplit.empty() && shapedTypeOf(offsets).isDynamicDim(0))
         bags = samples;
       setRows(arg, std::max(0.0, bags) *
-                       tableOf(user).getPoolingFactor().convertToDouble());
+                       routing->tableOf(user).getPoolingFactor().convertToDouble());
       return success();
     }
   }

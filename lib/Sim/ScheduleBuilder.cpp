@@ -99,8 +99,10 @@ StringRef exchangeCategory(Operation *op) {
 /// Costs the ops of one function rank by rank.
 class ProgramCoster {
 public:
-  ProgramCoster(const HardwareDesc &hw, int64_t numRanks, int64_t ranksPerNode)
-      : hw(hw), numRanks(numRanks), ranksPerNode(ranksPerNode) {}
+  ProgramCoster(const HardwareDesc &hw, int64_t numRanks, int64_t ranksPerNode,
+                RoutingTable &routing)
+      : hw(hw), numRanks(numRanks), ranksPerNode(ranksPerNode),
+        routing(routing) {}
 
   FailureOr<OpCost> costOf(Operation &op, const ProgramShapes &shapes,
                            int64_t rank);
@@ -131,6 +133,7 @@ private:
 
   const HardwareDesc &hw;
   int64_t numRanks, ranksPerNode;
+  RoutingTable &routing;
   /// Exchanges whose cost does not depend on the rank, costed once.
   llvm::DenseMap<Operation *, OpCost> sharedCosts;
 };
@@ -185,8 +188,7 @@ FailureOr<OpCost> ProgramCoster::costOf(Operation &op,
                   "dense");
   }
   if (isa<EmbeddingBagOp, ShardEmbeddingBagOp>(op)) {
-    auto table = SymbolTable::lookupNearestSymbolFrom<TableOp>(
-        &op, op.getAttrOfType<FlatSymbolRefAttr>("table"));
+    TableOp table = routing.tableOf(&op);
     if (!table)
       return op.emitError() << "braid-sim needs the looked-up table";
     cost::EmbeddingBagShape shape;
@@ -335,8 +337,8 @@ mlir::braid::sim::buildSchedule(func::FuncOp func, const HardwareDesc &hw,
       costed.push_back(&op);
     }
   int64_t stride = costed.size();
-  ProgramCoster coster(hw, numRanks, ranksPerNode);
   RoutingTable routing(numRanks);
+  ProgramCoster coster(hw, numRanks, ranksPerNode, routing);
   std::vector<SimOp> ops(stride * numRanks);
   for (int64_t rank = 0; rank < numRanks; ++rank) {
     FailureOr<ProgramShapes> shapes =

@@ -193,20 +193,27 @@ Expected<SimResult> mlir::braid::sim::simulate(ArrayRef<SimOp> ops,
 
 void mlir::braid::sim::writeChromeTrace(raw_ostream &os, ArrayRef<SimOp> ops,
                                         const SimResult &result) {
-  json::Array events;
-  for (size_t i = 0; i < ops.size(); ++i) {
-    json::Object event{
-        {"name", ops[i].name},
-        {"cat", ops[i].kind == OpKind::compute ? "compute" : "comm"},
-        {"ph", "X"},
-        {"ts", result.startUs[i]},
-        {"dur", result.endUs[i] - result.startUs[i]},
-        {"pid", ops[i].rank},
-        {"tid", ops[i].stream}};
-    if (!ops[i].category.empty())
-      event["args"] = json::Object{{"category", ops[i].category}};
-    events.push_back(std::move(event));
-  }
-  os << json::Value(json::Object{{"traceEvents", std::move(events)},
-                                 {"displayTimeUnit", "ms"}});
+  // Streamed: a large program has hundreds of thousands of events, too many
+  // to build as one JSON value first.
+  json::OStream out(os);
+  out.object([&] {
+    out.attributeArray("traceEvents", [&] {
+      for (size_t i = 0; i < ops.size(); ++i)
+        out.object([&] {
+          if (!ops[i].category.empty())
+            out.attributeObject("args", [&] {
+              out.attribute("category", ops[i].category);
+            });
+          out.attribute("cat",
+                        ops[i].kind == OpKind::compute ? "compute" : "comm");
+          out.attribute("dur", result.endUs[i] - result.startUs[i]);
+          out.attribute("name", ops[i].name);
+          out.attribute("ph", "X");
+          out.attribute("pid", ops[i].rank);
+          out.attribute("tid", ops[i].stream);
+          out.attribute("ts", result.startUs[i]);
+        });
+    });
+    out.attribute("displayTimeUnit", "ms");
+  });
 }

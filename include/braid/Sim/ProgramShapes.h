@@ -27,6 +27,7 @@ class FuncOp;
 
 namespace mlir::braid {
 class BucketizeOp;
+class TableOp;
 } // namespace mlir::braid
 
 namespace mlir::braid::sim {
@@ -36,14 +37,21 @@ namespace mlir::braid::sim {
 /// of the table's rows the destination holds (all of them for table-wise
 /// and column-wise shards, none for a rank without a shard). Computed once
 /// per op and shared by every rank's ProgramShapes.
+/// It also resolves table symbols once for every rank (a module may hold
+/// hundreds of tables).
 class RoutingTable {
 public:
   explicit RoutingTable(int64_t numRanks) : numRanks(numRanks) {}
   ArrayRef<double> perSample(BucketizeOp bucketize);
+  /// The table a lookup-like op (embedding_bag, bucketize,
+  /// shard_embedding_bag, combine_shards) reads, or null.
+  TableOp tableOf(Operation *op);
 
 private:
   int64_t numRanks;
   llvm::DenseMap<Operation *, std::vector<double>> cache;
+  llvm::DenseMap<Attribute, TableOp> tables;
+  bool tablesRead = false;
 };
 
 /// Expected sizes of the values of one function on one rank.
