@@ -1,8 +1,10 @@
-//===- Compiled.cpp - Entry points compiled Braid programs call -----------===//
+//===- Compiled.cpp - The GEMM entry point of compiled programs -----------===//
 //
-// This file implements compiled.h: it reads MLIR memref descriptors and
-// forwards to the runtime, checking the shapes it is handed (a mismatch is
-// a compiler bug, reported like any runtime error).
+// This file implements braidrt_linear_f32 of compiled.h, the f32 GEMM with
+// bias and activation that compiled programs call through MLIR's C
+// interface: it reads the memref descriptors and calls BLAS, checking the
+// shapes it is handed (a mismatch is a compiler bug, reported like any
+// runtime error). The exchanges' entry points are in Runtime.cpp.
 //
 //===----------------------------------------------------------------------===//
 
