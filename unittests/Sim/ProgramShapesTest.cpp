@@ -1,0 +1,135 @@
+//===- ProgramShapesTest.cpp - Tests of per-rank size binding -------------===//
+//
+// This file tests how the simulator binds a partitioned program's dynamic
+// sizes on each rank: a row range receives its share of the indices, the
+// ranks' received indices add up to what was sent, and a rank's shard
+// lookup is priced on the rows it holds.
+//
+//===----------------------------------------------------------------------===//
+
+#include "braid/Dialect/Braid/IR/Braid.h"
+#include "braid/InitAll.h"
+#include "braid/Sharding/Passes.h"
+#include "braid/Sim/ProgramShapes.h"
+#include "braid/Sim/ScheduleBuilder.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+
+#include "gtest/gtest.h"
+
+#include <map>
+#include <set>
+
+using namespace mlir;
+using namespace mlir::braid;
+using namespace mlir::braid::sim;
+
+namespace {
+/// 100 rows split 25 / 75 over two ranks, pooling factor 4, a batch of 8.
+constexpr StringLiteral kRowWise = R"mlir(
+module attributes {braid.cluster = #braid.cluster<hardware = "dgx-h100", nodes = 1, ranks_per_node = 2>} {
+  braid.table @t : tensor<100x16xf32> pooling_factor = 4.0 placement = #braid.row_wise<ranks = [0, 1], row_offsets = [0, 25, 100]>
+  func.func @forward(%i: tensor<?xi64> {braid.input = "t.indices"}, %o: tensor<9xi64> {braid.input = "t.offsets"}) -> tensor<8x16xf32> {
+    %e = braid.embedding_bag @t(%i, %o) sum : (tensor<?xi64>, tensor<9xi64>) -> tensor<8x16xf32>
+    return %e : tensor<8x16xf32>
+  }
+}
+)mlir";
+
+class ProgramShapesTest : public ::testing::Test {
+protected:
+  ProgramShapesTest() {
+    DialectRegistry registry;
+    registerAllDialects(registry);
+    context.appendDialectRegistry(registry);
+    context.loadAllAvailableDialects();
+  }
+  /// The per-rank program of kRowWise.
+  func::FuncOp partition() {
+    module = parseSourceString<ModuleOp>(kRowWise, &context);
+    if (!module)
+      return nullptr;
+    PassManager pm(&context);
+    pm.addPass(createBraidPartitionPass());
+    if (failed(pm.run(*module)))
+      return nullptr;
+    return module->lookupSymbol<func::FuncOp>("forward");
+  }
+  template <typename OpTy> OpTy first(func::FuncOp func) {
+    OpTy found;
+    func.walk([&](OpTy op) {
+      if (!found)
+        found = op;
+    });
+    return found;
+  }
+  MLIRContext context;
+  OwningOpRef<ModuleOp> module;
+};
+} // namespace
+
+TEST_F(ProgramShapesTest, RowRangesReceiveTheirShareOfTheIndices) {
+  func::FuncOp func = partition();
+  ASSERT_TRUE(func);
+  auto bucketize = first<BucketizeOp>(func);
+  auto exchange = first<AllToAllVOp>(func);
+  ASSERT_TRUE(bucketize && exchange);
+  RoutingTable routing(2);
+  SmallVector<int64_t> split = {4, 4};
+  for (int64_t rank : {0, 1}) {
+    FailureOr<ProgramShapes> shapes =
+        ProgramShapes::bind(func, rank, 2, split, routing);
+    ASSERT_TRUE(succeeded(shapes));
+    // 4 samples x 4 indices: a quarter to rank 0, three quarters to rank 1.
+    EXPECT_DOUBLE_EQ(shapes->routed(bucketize, rank, 0), 4.0);
+    EXPECT_DOUBLE_EQ(shapes->routed(bucketize, rank, 1), 12.0);
+    EXPECT_DOUBLE_EQ(shapes->rows(bucketize.getValues()), 16.0);
+    EXPECT_DOUBLE_EQ(shapes->rows(func.getArgument(0)), 16.0);
+    EXPECT_DOUBLE_EQ(shapes->rows(func.getArgument(1)), 5.0);
+    // What a rank receives is what every rank routes to it.
+    EXPECT_DOUBLE_EQ(shapes->rows(exchange.getResult()),
+                     rank == 0 ? 8.0 : 24.0);
+  }
+}
+
+TEST_F(ProgramShapesTest, ShardLookupsArePricedOnTheRowsARankHolds) {
+  func::FuncOp func = partition();
+  ASSERT_TRUE(func);
+  cluster::HardwareDesc hw = *cluster::loadHardware("dgx-h100");
+  hw.device.launchOverheadUs = 0; // compare the work alone
+  FailureOr<std::vector<SimOp>> schedule = buildSchedule(func, hw, 2, 2);
+  ASSERT_TRUE(succeeded(schedule));
+  double lookupUs[2] = {0, 0};
+  for (const SimOp &op : *schedule)
+    if (op.category == "lookup")
+      lookupUs[op.rank] += op.durationUs;
+  // Rank 1 holds three times the rows and receives three times the indices.
+  EXPECT_GT(lookupUs[1], lookupUs[0]);
+  // Collectives take their slowest member's time on every rank.
+  std::map<int64_t, std::set<double>> byCollective;
+  for (const SimOp &op : *schedule)
+    if (op.collectiveId >= 0)
+      byCollective[op.collectiveId].insert(op.durationUs);
+  EXPECT_FALSE(byCollective.empty());
+  for (auto &[id, durations] : byCollective)
+    EXPECT_EQ(durations.size(), 1u) << "collective " << id;
+}
+
+TEST_F(ProgramShapesTest, AGlobalProgramHasOnlyIndicesDynamic) {
+  module = parseSourceString<ModuleOp>(R"mlir(
+    func.func @forward(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+      return %x : tensor<?x4xf32>
+    })mlir",
+                                       &context);
+  ASSERT_TRUE(module);
+  auto func = module->lookupSymbol<func::FuncOp>("forward");
+  RoutingTable routing(1);
+  ScopedDiagnosticHandler quiet(&context, [](Diagnostic &) {
+    return success();
+  });
+  EXPECT_TRUE(failed(ProgramShapes::bind(func, 0, 1, {}, routing)));
+}
