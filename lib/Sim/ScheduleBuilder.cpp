@@ -368,21 +368,48 @@ mlir::braid::sim::buildSchedule(func::FuncOp func, const HardwareDesc &hw,
             simOp.deps.push_back(rank * stride + it->second);
     }
   }
-  // Every rank's instance of one collective op starts together and takes
-  // as long as the slowest member's: SPMD ranks reach each collective in
-  // the same order, so synchronizing every group of it is exact.
+  // The ranks of one replica group run one collective: they start together
+  // and each takes as long as the group's slowest member. Groups run
+  // independently (a table-row-wise table's intra-node reduce_scatter costs
+  // only the owner node's group its bytes); a collective without groups
+  // spans every rank.
   int64_t collectiveId = 0;
   for (int64_t i = 0; i < stride; ++i) {
     if (ops[i].kind != OpKind::comm)
       continue;
-    double longest = 0;
+    SmallVector<SmallVector<int64_t>> groups;
+    auto collective = dyn_cast<CollectiveOpInterface>(costed[i]);
+    ReplicaGroupsAttr attr =
+        collective ? collective.getReplicaGroupsAttr() : ReplicaGroupsAttr();
+    std::vector<bool> grouped(numRanks, false);
+    if (attr)
+      for (int64_t g = 0; g < attr.getNumGroups(); ++g) {
+        SmallVector<int64_t> members;
+        for (int64_t rank : attr.getGroup(g))
+          if (rank >= 0 && rank < numRanks && !grouped[rank]) {
+            grouped[rank] = true;
+            members.push_back(rank);
+          }
+        groups.push_back(std::move(members));
+      }
+    SmallVector<int64_t> rest;
     for (int64_t rank = 0; rank < numRanks; ++rank)
-      longest = std::max(longest, ops[rank * stride + i].durationUs);
-    for (int64_t rank = 0; rank < numRanks; ++rank) {
-      ops[rank * stride + i].collectiveId = collectiveId;
-      ops[rank * stride + i].durationUs = longest;
+      if (!grouped[rank])
+        rest.push_back(rank);
+    if (!rest.empty())
+      groups.push_back(std::move(rest));
+    for (ArrayRef<int64_t> members : groups) {
+      if (members.empty())
+        continue;
+      double longest = 0;
+      for (int64_t rank : members)
+        longest = std::max(longest, ops[rank * stride + i].durationUs);
+      for (int64_t rank : members) {
+        ops[rank * stride + i].collectiveId = collectiveId;
+        ops[rank * stride + i].durationUs = longest;
+      }
+      ++collectiveId;
     }
-    ++collectiveId;
   }
   return ops;
 }

@@ -109,7 +109,7 @@ TEST_F(ProgramShapesTest, ShardLookupsArePricedOnTheRowsARankHolds) {
       lookupUs[op.rank] += op.durationUs;
   // Rank 1 holds three times the rows and receives three times the indices.
   EXPECT_GT(lookupUs[1], lookupUs[0]);
-  // Collectives take their slowest member's time on every rank.
+  // A collective over every rank takes its slowest member's time on all.
   std::map<int64_t, std::set<double>> byCollective;
   for (const SimOp &op : *schedule)
     if (op.collectiveId >= 0)
@@ -117,6 +117,38 @@ TEST_F(ProgramShapesTest, ShardLookupsArePricedOnTheRowsARankHolds) {
   EXPECT_FALSE(byCollective.empty());
   for (auto &[id, durations] : byCollective)
     EXPECT_EQ(durations.size(), 1u) << "collective " << id;
+}
+
+TEST_F(ProgramShapesTest, ReplicaGroupsRunTheirCollectivesIndependently) {
+  // A table-row-wise table on node 1 of 2: its partials are reduced inside
+  // each node's group, and only node 1's group has bytes to reduce.
+  module = parseSourceString<ModuleOp>(R"mlir(
+module attributes {braid.cluster = #braid.cluster<hardware = "dgx-h100", nodes = 2, ranks_per_node = 2>} {
+  braid.table @t : tensor<4000x64xf32> pooling_factor = 8.0 placement = #braid.table_row_wise<node = 1, ranks = [2, 3], row_offsets = [0, 2000, 4000]>
+  func.func @forward(%i: tensor<?xi64> {braid.input = "t.indices"}, %o: tensor<4097xi64> {braid.input = "t.offsets"}) -> tensor<4096x64xf32> {
+    %e = braid.embedding_bag @t(%i, %o) sum : (tensor<?xi64>, tensor<4097xi64>) -> tensor<4096x64xf32>
+    return %e : tensor<4096x64xf32>
+  }
+})mlir",
+                                       &context);
+  ASSERT_TRUE(module);
+  PassManager pm(&context);
+  pm.addPass(createBraidPartitionPass());
+  ASSERT_TRUE(succeeded(pm.run(*module)));
+  auto func = module->lookupSymbol<func::FuncOp>("forward");
+  cluster::HardwareDesc hw = *cluster::loadHardware("dgx-h100");
+  FailureOr<std::vector<SimOp>> schedule = buildSchedule(func, hw, 4, 2);
+  ASSERT_TRUE(succeeded(schedule));
+  std::map<int64_t, std::pair<int64_t, double>> reduceScatter; // rank -> id, us
+  for (const SimOp &op : *schedule)
+    if (op.name == "reduce_scatter")
+      reduceScatter[op.rank] = {op.collectiveId, op.durationUs};
+  ASSERT_EQ(reduceScatter.size(), 4u);
+  // One collective per node's group, node 1's the longer.
+  EXPECT_EQ(reduceScatter[0].first, reduceScatter[1].first);
+  EXPECT_EQ(reduceScatter[2].first, reduceScatter[3].first);
+  EXPECT_NE(reduceScatter[0].first, reduceScatter[2].first);
+  EXPECT_GT(reduceScatter[2].second, reduceScatter[0].second);
 }
 
 TEST_F(ProgramShapesTest, AGlobalProgramHasOnlyIndicesDynamic) {

@@ -31,7 +31,8 @@ namespace mlir::braid::sim {
 /// a node. A per-rank program (with `braid.batch_split`) has its dynamic
 /// sizes bound on each rank from the batch split, the pooling factors and
 /// the placements (ProgramShapes), and each rank's ops are costed on its
-/// own sizes and shards; every collective takes its slowest member's time.
+/// own sizes and shards; the ranks of each replica group run one
+/// collective, which takes the group's slowest member's time.
 /// Emits a located error and fails on ops it cannot cost.
 FailureOr<std::vector<SimOp>> buildSchedule(func::FuncOp func,
                                             const cluster::HardwareDesc &hw,
