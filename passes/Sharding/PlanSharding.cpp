@@ -307,6 +307,29 @@ static FailureOr<std::string> applyPlanFile(ModuleOp module, StringRef path,
                                       (rowSplit ? " rows" : " columns"));
     if (*type == plan::ShardingType::table_wise && tp.shards.size() != 1)
       return fail(at + ".shards", "a table_wise table has one shard");
+    // TorchRec may give one rank several consecutive shards (more shards
+    // than ranks): they are one range to look up, so they merge. A rank
+    // with two ranges apart is not supported: it looks up one range.
+    if (rowSplit || colSplit) {
+      std::vector<plan::Shard> merged;
+      llvm::DenseMap<int64_t, size_t> firstShardOf;
+      for (auto [i, shard] : llvm::enumerate(tp.shards)) {
+        if (!merged.empty() && merged.back().rank == shard.rank) {
+          (rowSplit ? merged.back().rows : merged.back().cols) +=
+              rowSplit ? shard.rows : shard.cols;
+          continue;
+        }
+        auto [it, inserted] = firstShardOf.try_emplace(shard.rank, i);
+        if (!inserted)
+          return fail(at + ".shards[" + llvm::Twine(i) + "]",
+                      "rank " + llvm::Twine(shard.rank) +
+                          " also holds shard " + llvm::Twine(it->second) +
+                          ", and the two are not adjacent: a rank looks up "
+                          "one contiguous range of a table");
+        merged.push_back(shard);
+      }
+      tp.shards = std::move(merged);
+    }
     auto placement = cast<TablePlacementAttrInterface>(
         placementAttr(context, tp, ranksPerNode));
     if (failed(placement.verifyForTable(rows, dim, [&] {
