@@ -1,0 +1,31 @@
+//===- DenseKernels.h - Target-neutral dense kernels ------------*- C++ -*-===//
+//
+// This file declares the target-neutral kernels of Braid's dense ops, built
+// on tensors with linalg, tensor and scf ops that every target lowers.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BRAID_CONVERSION_BRAIDTOLOOPS_DENSEKERNELS_H
+#define BRAID_CONVERSION_BRAIDTOLOOPS_DENSEKERNELS_H
+
+#include "braid/Dialect/Braid/IR/Braid.h"
+
+#include "mlir/IR/Builders.h"
+
+namespace mlir::braid {
+
+/// `linear` as a linalg contraction with the weight in [out, in] layout,
+/// then one elementwise linalg.generic for bias and activation. Returns the
+/// value that replaces its result.
+Value buildLinearKernel(OpBuilder &b, LinearOp linear);
+
+/// `interaction`: `cat` as a tensor.concat; `dot` concatenates the
+/// features and computes the dense columns and the pairwise dot products
+/// with a tensor.generate. Emits a located error and fails on a form it
+/// does not build.
+FailureOr<Value> buildInteractionKernel(OpBuilder &b,
+                                        InteractionOp interaction);
+
+} // namespace mlir::braid
+
+#endif // BRAID_CONVERSION_BRAIDTOLOOPS_DENSEKERNELS_H

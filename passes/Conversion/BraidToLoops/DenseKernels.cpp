@@ -1,0 +1,163 @@
+//===- DenseKernels.cpp - Target-neutral dense kernels --------------------===//
+//
+// This file builds the dense layer (a linalg contraction, then bias and
+// activation) and the DLRM feature interaction (tensor.concat, or a
+// tensor.generate of dot products) on tensors, for every target.
+//
+//===----------------------------------------------------------------------===//
+
+#include "braid/Conversion/BraidToLoops/DenseKernels.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/AffineMap.h"
+
+using namespace mlir;
+using namespace mlir::braid;
+
+Value mlir::braid::buildLinearKernel(OpBuilder &b, LinearOp linear) {
+  Location loc = linear.getLoc();
+  auto resultType = cast<RankedTensorType>(linear.getResult().getType());
+  Type element = resultType.getElementType();
+  Value input = linear.getInput();
+  SmallVector<Value> dynamicSizes;
+  if (resultType.isDynamicDim(0))
+    dynamicSizes.push_back(
+        tensor::DimOp::create(b, loc, input, 0).getResult());
+  Value empty =
+      tensor::EmptyOp::create(b, loc, resultType, dynamicSizes).getResult();
+  Value zero = arith::ConstantOp::create(b, loc, element,
+                                         b.getFloatAttr(element, 0.0));
+  Value init = linalg::FillOp::create(b, loc, zero, empty).getResult(0);
+  MLIRContext *ctx = b.getContext();
+  AffineExpr m, n, k;
+  bindDims(ctx, m, n, k);
+  auto maps = SmallVector<AffineMap>{
+      AffineMap::get(3, 0, {m, k}, ctx), AffineMap::get(3, 0, {n, k}, ctx),
+      AffineMap::get(3, 0, {m, n}, ctx)};
+  SmallVector<utils::IteratorType> iterators = {
+      utils::IteratorType::parallel, utils::IteratorType::parallel,
+      utils::IteratorType::reduction};
+  auto contraction = linalg::GenericOp::create(
+      b, loc, resultType, ValueRange{input, linear.getWeight()},
+      ValueRange{init}, maps, iterators,
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value product = arith::MulFOp::create(nb, nloc, args[0], args[1]);
+        linalg::YieldOp::create(nb, nloc,
+                                arith::AddFOp::create(nb, nloc, args[2], product)
+                                    .getResult());
+      });
+  AffineExpr i, j;
+  bindDims(ctx, i, j);
+  auto epilogueMaps = SmallVector<AffineMap>{
+      AffineMap::get(2, 0, {j}, ctx), AffineMap::get(2, 0, {i, j}, ctx)};
+  Activation activation = linear.getActivation();
+  auto epilogue = linalg::GenericOp::create(
+      b, loc, resultType, ValueRange{linear.getBias()},
+      ValueRange{contraction.getResult(0)}, epilogueMaps,
+      {utils::IteratorType::parallel, utils::IteratorType::parallel},
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value value = arith::AddFOp::create(nb, nloc, args[1], args[0]);
+        Value zeroValue = arith::ConstantOp::create(
+            nb, nloc, element, nb.getFloatAttr(element, 0.0));
+        if (activation == Activation::relu) {
+          value = arith::MaximumFOp::create(nb, nloc, value, zeroValue);
+        } else if (activation == Activation::sigmoid) {
+          Value one = arith::ConstantOp::create(nb, nloc, element,
+                                                nb.getFloatAttr(element, 1.0));
+          Value negated = arith::NegFOp::create(nb, nloc, value);
+          Value exp = math::ExpOp::create(nb, nloc, negated);
+          value = arith::DivFOp::create(
+              nb, nloc, one, arith::AddFOp::create(nb, nloc, one, exp));
+        }
+        linalg::YieldOp::create(nb, nloc, value);
+      });
+  return epilogue.getResult(0);
+}
+
+FailureOr<Value>
+mlir::braid::buildInteractionKernel(OpBuilder &b,
+                                   InteractionOp interaction) {
+  Location loc = interaction.getLoc();
+  auto resultType = cast<RankedTensorType>(interaction.getResult().getType());
+  Type element = resultType.getElementType();
+  SmallVector<Value> features = {interaction.getDense()};
+  llvm::append_range(features, interaction.getEmbeddings());
+  for (Value feature : features)
+    if (cast<RankedTensorType>(feature.getType()).isDynamicDim(1))
+      return interaction.emitError()
+             << "the CPU backend needs features of static width";
+  // One forall iteration per sample: its features are read as vectors
+  // once, straight from the operands (no concatenated copy), and its
+  // result row is written once.
+  Value rows = tensor::DimOp::create(b, loc, interaction.getDense(), 0);
+  SmallVector<Value> dynamicSizes;
+  if (resultType.isDynamicDim(0))
+    dynamicSizes.push_back(rows);
+  Value init = tensor::EmptyOp::create(b, loc, resultType, dynamicSizes);
+  auto forall = scf::ForallOp::create(
+      b, loc, ArrayRef<OpFoldResult>{OpFoldResult(rows)}, ValueRange{init},
+      /*mapping=*/std::nullopt);
+  OpBuilder body = OpBuilder::atBlockBegin(forall.getBody());
+  Value row = forall.getInductionVar(0);
+  Value out = forall.getRegionIterArgs()[0];
+  Value c0 = arith::ConstantIndexOp::create(body, loc, 0);
+  int64_t width = resultType.getDimSize(1);
+  SmallVector<OpFoldResult> offsets = {OpFoldResult(row), body.getIndexAttr(0)};
+  SmallVector<OpFoldResult> sizes = {body.getIndexAttr(1),
+                                     body.getIndexAttr(width)};
+  SmallVector<OpFoldResult> strides = {body.getIndexAttr(1),
+                                       body.getIndexAttr(1)};
+  Value result = tensor::ExtractSliceOp::create(
+      body, loc, RankedTensorType::get({1, width}, element), out, offsets,
+      sizes, strides);
+  auto write = [&](Value vector, int64_t column) {
+    result = vector::TransferWriteOp::create(
+                 body, loc, vector, result,
+                 ValueRange{c0, arith::ConstantIndexOp::create(body, loc, column)},
+                 ArrayRef<bool>{true})
+                 .getResult();
+  };
+  SmallVector<Value> vectors;
+  Value padding = arith::ConstantOp::create(body, loc, element,
+                                            body.getFloatAttr(element, 0.0));
+  for (Value feature : features) {
+    auto type = VectorType::get(
+        {cast<RankedTensorType>(feature.getType()).getDimSize(1)}, element);
+    vectors.push_back(vector::TransferReadOp::create(
+        body, loc, type, feature, ValueRange{row, c0}, padding,
+        ArrayRef<bool>{true}));
+  }
+  if (interaction.getKind() == InteractionKind::cat) {
+    int64_t column = 0;
+    for (Value vector : vectors) {
+      write(vector, column);
+      column += cast<VectorType>(vector.getType()).getDimSize(0);
+    }
+  } else {
+    // dot: columns [0, d) are the dense vector; column d + p is the dot
+    // product of the p-th pair (i, k), i > k, in row-major order.
+    write(vectors[0], 0);
+    SmallVector<Value> products;
+    for (size_t i = 1; i < vectors.size(); ++i)
+      for (size_t k = 0; k < i; ++k)
+        products.push_back(vector::ReductionOp::create(
+            body, loc, vector::CombiningKind::ADD,
+            arith::MulFOp::create(body, loc, vectors[i], vectors[k])));
+    if (!products.empty())
+      write(vector::FromElementsOp::create(
+                body, loc,
+                VectorType::get({int64_t(products.size())}, element),
+                products),
+            cast<VectorType>(vectors[0].getType()).getDimSize(0));
+  }
+  OpBuilder terminator =
+      OpBuilder::atBlockEnd(&forall.getTerminator().getRegion().front());
+  tensor::ParallelInsertSliceOp::create(terminator, loc, result, out, offsets,
+                                        sizes, strides);
+  return forall.getResult(0);
+}
