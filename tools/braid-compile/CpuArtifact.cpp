@@ -53,9 +53,33 @@ static llvm::json::Object describe(Type type) {
                             {"dtype", dtypeName(tensor.getElementType())}};
 }
 
-/// The host's view of `func` after convert-braid-to-cpu.
+/// The rows and columns of `table` that each rank passes: the whole table
+/// for a whole-table argument, else the rank's shard (empty where it holds
+/// none).
+static llvm::json::Array tableSlices(TableOp table, bool whole,
+                                     int64_t ranks) {
+  llvm::json::Array slices;
+  for (int64_t rank = 0; rank < ranks; ++rank) {
+    TableShard mine{rank, 0, 0, 0, 0};
+    if (whole || !table.getPlacementAttr())
+      mine = {rank, 0, table.getNumRows(), 0, table.getDim()};
+    else
+      for (const TableShard &shard : table.getPlacementAttr().getShards(
+               table.getNumRows(), table.getDim()))
+        if (shard.rank == rank)
+          mine = shard;
+    slices.push_back(llvm::json::Object{{"row_offset", mine.rowOffset},
+                                        {"rows", mine.rows},
+                                        {"col_offset", mine.colOffset},
+                                        {"cols", mine.cols}});
+  }
+  return slices;
+}
+
+/// The host's view of `func` after convert-braid-to-cpu; `program` (before
+/// it) holds the tables' placements.
 static FailureOr<llvm::json::Object> manifestOf(func::FuncOp func,
-                                                int64_t ranks,
+                                                ModuleOp program, int64_t ranks,
                                                 ArrayRef<int64_t> batchSplit) {
   llvm::json::Array arguments, results;
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
@@ -79,6 +103,15 @@ static FailureOr<llvm::json::Object> manifestOf(func::FuncOp func,
     llvm::json::Object entry = describe(type);
     entry["name"] = name;
     entry["kind"] = kind;
+    // Each rank's part of a table, so that a host needs no placement.
+    if (kind == "table") {
+      auto table = program.lookupSymbol<TableOp>(name);
+      if (!table)
+        return func.emitError() << "table argument '" << name
+                                << "' names no braid.table";
+      entry["slices"] = tableSlices(
+          table, cast<RankedTensorType>(type).hasStaticShape(), ranks);
+    }
     arguments.push_back(std::move(entry));
   }
   for (Type type : func.getResultTypes()) {
@@ -150,7 +183,7 @@ LogicalResult mlir::braid::writeCpuArtifact(ModuleOp program,
                                   "found "
                                << funcs.size();
   FailureOr<llvm::json::Object> manifest = manifestOf(
-      funcs.front(), ranks,
+      funcs.front(), program, ranks,
       split ? split.asArrayRef() : ArrayRef<int64_t>{});
   if (failed(manifest))
     return failure();

@@ -66,6 +66,28 @@ readArguments(const llvm::json::Array *array, llvm::StringRef path,
         return manifestError(path, "a shape in '" + what + "' is malformed");
       argument.shape.push_back(*n);
     }
+    if (argument.kind == "table") {
+      const llvm::json::Array *slices = object->getArray("slices");
+      if (!slices)
+        return manifestError(path, "table '" + argument.name +
+                                       "' has no per-rank slices");
+      for (const llvm::json::Value &sliceValue : *slices) {
+        const llvm::json::Object *slice = sliceValue.getAsObject();
+        NativeProgram::Slice parsed;
+        for (auto [key, field] : {std::pair{"row_offset", &parsed.rowOffset},
+                                  std::pair{"rows", &parsed.rows},
+                                  std::pair{"col_offset", &parsed.colOffset},
+                                  std::pair{"cols", &parsed.cols}}) {
+          std::optional<int64_t> n =
+              slice ? slice->getInteger(key) : std::nullopt;
+          if (!n || *n < 0)
+            return manifestError(path, "a slice of table '" + argument.name +
+                                           "' is malformed");
+          *field = *n;
+        }
+        argument.slices.push_back(parsed);
+      }
+    }
     result.push_back(std::move(argument));
   }
   return result;

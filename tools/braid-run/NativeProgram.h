@@ -23,9 +23,16 @@ namespace mlir::braid {
 
 class NativeProgram {
 public:
+  /// A rank's part of a table: rows [rowOffset, rowOffset + rows) and
+  /// columns [colOffset, colOffset + cols).
+  struct Slice {
+    int64_t rowOffset = 0, rows = 0, colOffset = 0, cols = 0;
+  };
   struct Argument {
     std::string name, kind, dtype;
     std::vector<int64_t> shape; ///< -1 for dynamic sizes
+    /// Tables: each rank's slice, by rank (from the manifest).
+    std::vector<Slice> slices;
   };
 
   /// Loads `dir`/libprogram.so and reads the manifest inside it.

@@ -180,29 +180,33 @@ static bool isUnderMpirun() {
          std::getenv("PMIX_RANK");
 }
 
-/// The rows of table `name` that `rank` passes to the compiled program: the
-/// whole table, or, for an argument of dynamic shape (a sharded lookup),
-/// the rank's shard under the placement in `rankModule` (empty if none).
+/// The rows of table `argument` that `rank` passes to the compiled program:
+/// its slice in the library's manifest (the whole table, or the rank's
+/// shard, empty if none), checked against the table's data.
 static llvm::Expected<NativeProgram::TableSlice>
-tableArgument(const TableMap &tables, ModuleOp rankModule,
-              const NativeProgram::Argument &argument, int64_t rank) {
+tableArgument(const TableMap &tables, const NativeProgram::Argument &argument,
+              int64_t rank) {
   auto data = tables.find(argument.name);
-  auto op = rankModule.lookupSymbol<TableOp>(argument.name);
-  if (data == tables.end() || !op)
+  if (data == tables.end())
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "no data for table '" + argument.name + "'");
   const TableData &table = data->second;
-  bool whole = llvm::all_of(argument.shape, [](int64_t n) { return n >= 0; });
-  if (whole || !op.getPlacementAttr())
-    return NativeProgram::TableSlice{&table, 0, table.getNumRows(), 0,
-                                     table.getDim()};
-  TableShard mine{rank, 0, 0, 0, 0};
-  for (const TableShard &shard :
-       op.getPlacementAttr().getShards(op.getNumRows(), op.getDim()))
-    if (shard.rank == rank)
-      mine = shard;
-  return NativeProgram::TableSlice{&table, mine.rowOffset, mine.rows,
-                                   mine.colOffset, mine.cols};
+  if (rank < 0 || rank >= int64_t(argument.slices.size()))
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "the manifest has no slice of table '" + argument.name +
+            "' for rank " + llvm::Twine(rank));
+  const NativeProgram::Slice &slice = argument.slices[rank];
+  if (slice.rowOffset + slice.rows > table.getNumRows() ||
+      slice.colOffset + slice.cols > table.getDim())
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "the manifest's slice of table '" + argument.name + "' for rank " +
+            llvm::Twine(rank) + " lies outside its " +
+            llvm::Twine(table.getNumRows()) + " x " +
+            llvm::Twine(table.getDim()) + " rows and columns");
+  return NativeProgram::TableSlice{&table, slice.rowOffset, slice.rows,
+                                   slice.colOffset, slice.cols};
 }
 
 /// Calls the compiled program for each rank of `rankIds` (all in this
@@ -212,7 +216,7 @@ tableArgument(const TableMap &tables, ModuleOp rankModule,
 static llvm::Expected<RankValues>
 runNative(const NativeProgram &program, const RankValues &rankArgs,
           ArrayRef<int64_t> rankIds, const TableMap &tables,
-          ModuleOp rankModule, double &iterationMs) {
+          double &iterationMs) {
   std::vector<double> perIteration(iterations, 0);
   RankValues results(rankArgs.size());
   for (size_t local = 0; local < rankArgs.size(); ++local) {
@@ -223,7 +227,7 @@ runNative(const NativeProgram &program, const RankValues &rankArgs,
       if (argument.kind != "table")
         continue;
       llvm::Expected<NativeProgram::TableSlice> table =
-          tableArgument(tables, rankModule, argument, rank);
+          tableArgument(tables, argument, rank);
       if (!table)
         return table.takeError();
       args.push_back(*table);
@@ -367,7 +371,7 @@ static int runArtifact(StringRef dir, const BindingOptions &globalOptions) {
       }
       RankValues mine = {(*rankArgs)[rank]};
       llvm::Expected<RankValues> native =
-          runNative(*program, mine, {rank}, *tables, *rankModule, iterationMs);
+          runNative(*program, mine, {rank}, *tables, iterationMs);
       if (!native)
         braidrt_fail("%s", llvm::toString(native.takeError()).c_str());
       std::optional<RankValues> all = gatherToRankZero(native->front());
@@ -383,7 +387,7 @@ static int runArtifact(StringRef dir, const BindingOptions &globalOptions) {
       for (int64_t r = 0; r < ranks; ++r)
         all.push_back(r);
       llvm::Expected<RankValues> native = runNative(
-          *program, *rankArgs, all, *tables, *rankModule, iterationMs);
+          *program, *rankArgs, all, *tables, iterationMs);
       if (!native)
         return fail(llvm::toString(native.takeError()));
       rankResults = std::move(*native);
