@@ -104,8 +104,10 @@ Error mlir::braid::cluster::calibrateLocalMachine(StringRef path) {
              " ranks (a few seconds, once)\n")
                 .str();
   std::string message;
+  // A calibration takes seconds; one that has not finished in ten minutes
+  // is stuck (an MPI that cannot start), and is an error, not a hang.
   int rc = sys::ExecuteAndWait(*mpirun, args, env, redirects,
-                               /*SecondsToWait=*/0, /*MemoryLimit=*/0,
+                               /*SecondsToWait=*/600, /*MemoryLimit=*/0,
                                &message);
   std::string output;
   if (ErrorOr<std::unique_ptr<MemoryBuffer>> text =
