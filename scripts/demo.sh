@@ -69,7 +69,8 @@ MLIR
 "$BIN/braid-run" "$OUT/collective.mlir" --reference --ranks 4 --print-values | sed 's/^/   /'
 
 echo
-echo "== 6. Plan and partition the MLPerf DLRM-DCNv2 tables for 2 DGX-H100 nodes (16 ranks)"
+echo "== 6. Compile MLPerf DLRM-DCNv2 for 2 DGX-H100 nodes (16 ranks): plan, partition, and simulate"
+echo "      the per-rank program it writes (the predicted iteration)"
 "$BIN/braid-compile" examples/mlperf_dcnv2.json --cluster dgx-h100 --nodes 2 -o "$OUT/dcnv2" \
   --max-table-rows 6 | sed 's/^/   /' | grep -v '^   [0-9]\{1,3\} \|^   rank ' | head -14
 echo "   (each rank's predicted time and memory are in $OUT/dcnv2/plan.json)"
