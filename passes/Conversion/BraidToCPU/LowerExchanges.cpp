@@ -17,6 +17,7 @@
 #include "RuntimeFunctions.h"
 #include "braid/Conversion/BraidToLoops/Checks.h"
 #include "braid/Conversion/BraidToLoops/PoolingKernel.h"
+#include "braid/Conversion/BraidToLoops/ShardKernels.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -73,8 +74,6 @@ public:
   template <typename OpTy>
   FailureOr<Value> reduceScatter(OpTy op, PendingExchanges *pending = nullptr);
   FailureOr<SmallVector<Value>> bucketize(BucketizeOp op);
-  FailureOr<Value> shardLookup(ShardEmbeddingBagOp op, Value table);
-  FailureOr<Value> combine(CombineShardsOp op);
 
 private:
   Value index(int64_t value) {
@@ -133,15 +132,7 @@ Value ExchangeLowering::allocate(RankedTensorType type, Value rows) {
 }
 
 Value ExchangeLowering::constantVector(ArrayRef<int64_t> values, Type element) {
-  auto type = RankedTensorType::get({int64_t(values.size())}, element);
-  if (element.isIndex())
-    return arith::ConstantOp::create(b, loc, type,
-                                     DenseElementsAttr::get(type, values));
-  SmallVector<APInt> bits;
-  for (int64_t v : values)
-    bits.push_back(APInt(element.getIntOrFloatBitWidth(), v, /*isSigned=*/true));
-  return arith::ConstantOp::create(b, loc, type,
-                                   DenseElementsAttr::get(type, bits));
+  return buildConstantVector(b, loc, values, element);
 }
 
 template <typename OpTy>
@@ -395,113 +386,7 @@ FailureOr<SmallVector<Value>> ExchangeLowering::bucketize(BucketizeOp op) {
   return results;
 }
 
-FailureOr<Value> ExchangeLowering::shardLookup(ShardEmbeddingBagOp op,
-                                               Value table) {
-  auto type = cast<RankedTensorType>(op.getResult().getType());
-  Type acc = type.getElementType();
-  Value values = op.getValues(), lengths = op.getLengths();
-  Value numBags = tensor::DimOp::create(b, loc, lengths, 0);
-  // Bag starts: an exclusive prefix sum of the lengths.
-  Value starts0 = tensor::EmptyOp::create(
-      b, loc, RankedTensorType::get({ShapedType::kDynamic}, b.getIndexType()),
-      ValueRange{arith::AddIOp::create(b, loc, numBags, index(1))});
-  auto prefix = scf::ForOp::create(
-      b, loc, index(0), numBags, index(1),
-      ValueRange{tensor::InsertOp::create(b, loc, index(0), starts0, index(0)).getResult(),
-                 index(0)},
-      [&](OpBuilder &lb, Location lloc, Value bag, ValueRange acc) {
-        Value length = arith::IndexCastOp::create(
-            lb, lloc, lb.getIndexType(),
-            tensor::ExtractOp::create(lb, lloc, lengths, bag));
-        Value next = arith::AddIOp::create(lb, lloc, acc[1], length);
-        Value at = arith::AddIOp::create(lb, lloc, bag,
-                                         arith::ConstantIndexOp::create(lb, lloc, 1));
-        scf::YieldOp::create(
-            lb, lloc,
-            ValueRange{tensor::InsertOp::create(lb, lloc, next, acc[0], at).getResult(),
-                       next});
-      });
-  Value starts = prefix.getResult(0);
-  BagPooling pooling;
-  pooling.table = table;
-  pooling.rows = values;
-  pooling.starts = starts;
-  pooling.resultType = type;
-  pooling.accumulatorType = acc;
-  pooling.mode = op.getMode();
-  pooling.finish = false;
-  // The rows arrived from other ranks: each is checked as it is read.
-  pooling.indexError = indexError;
-  return buildBagPooling(b, loc, pooling);
-}
 
-FailureOr<Value> ExchangeLowering::combine(CombineShardsOp op) {
-  auto table = SymbolTable::lookupNearestSymbolFrom<TableOp>(op, op.getTableAttr());
-  int64_t dim = table.getDim(), slots = op.getBagsPerRank();
-  // For each output column: the part holding it and its column there.
-  SmallVector<int64_t> partOf(dim, 0), localColumn(dim);
-  for (int64_t c = 0; c < dim; ++c)
-    localColumn[c] = c;
-  if (isa<ColumnWiseAttr>(table.getPlacementAttr())) {
-    SmallVector<TableShard> parts = table.getPlacementAttr().getShards(
-        table.getNumRows(), dim);
-    llvm::sort(parts, [](const TableShard &x, const TableShard &y) {
-      return x.rank < y.rank;
-    });
-    for (auto [p, part] : llvm::enumerate(parts))
-      for (int64_t c = 0; c < part.cols; ++c) {
-        partOf[part.colOffset + c] = p;
-        localColumn[part.colOffset + c] = c;
-      }
-  }
-  Value partTensor = constantVector(partOf, b.getIndexType());
-  Value columnTensor = constantVector(localColumn, b.getIndexType());
-  auto type = cast<RankedTensorType>(op.getResult().getType());
-  Type element = type.getElementType();
-  Value received = op.getReceived(), offsets = op.getOffsets();
-  Type acc = cast<RankedTensorType>(received.getType()).getElementType();
-  Value numBags = arith::SubIOp::create(
-      b, loc, tensor::DimOp::create(b, loc, offsets, 0), index(1));
-  SmallVector<Value> dynamic;
-  if (type.isDynamicDim(0))
-    dynamic.push_back(numBags);
-  PoolingMode mode = op.getMode();
-  auto generate = tensor::GenerateOp::create(
-      b, loc, type, dynamic, [&](OpBuilder &nb, Location nloc, ValueRange ivs) {
-        Value bag = ivs[0], column = ivs[1];
-        Value part = tensor::ExtractOp::create(nb, nloc, partTensor, column);
-        Value local = tensor::ExtractOp::create(nb, nloc, columnTensor, column);
-        Value row = arith::AddIOp::create(
-            nb, nloc, bag,
-            arith::MulIOp::create(nb, nloc, part,
-                                  arith::ConstantIndexOp::create(nb, nloc, slots)));
-        Value v = tensor::ExtractOp::create(nb, nloc, received, ValueRange{row, local});
-        auto offsetAt = [&](Value at) -> Value {
-          return arith::IndexCastOp::create(
-              nb, nloc, nb.getIndexType(), tensor::ExtractOp::create(nb, nloc, offsets, at));
-        };
-        Value size = arith::SubIOp::create(
-            nb, nloc,
-            offsetAt(arith::AddIOp::create(nb, nloc, bag,
-                                           arith::ConstantIndexOp::create(nb, nloc, 1))),
-            offsetAt(bag));
-        Value empty = arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::eq, size,
-                                            arith::ConstantIndexOp::create(nb, nloc, 0));
-        Value zero = arith::ConstantOp::create(nb, nloc, acc, nb.getFloatAttr(acc, 0.0));
-        if (mode == PoolingMode::mean) {
-          Value count = arith::UIToFPOp::create(
-              nb, nloc, acc, arith::IndexCastUIOp::create(nb, nloc, nb.getI64Type(), size));
-          v = arith::SelectOp::create(nb, nloc, empty, zero,
-                                      arith::DivFOp::create(nb, nloc, v, count));
-        } else if (mode == PoolingMode::max) {
-          v = arith::SelectOp::create(nb, nloc, empty, zero, v);
-        }
-        if (v.getType() != element)
-          v = arith::TruncFOp::create(nb, nloc, element, v);
-        tensor::YieldOp::create(nb, nloc, v);
-      });
-  return generate.getResult();
-}
 
 namespace {
 /// Shared by the patterns of one conversion: the module (for runtime
@@ -538,10 +423,11 @@ struct ExchangeOpLowering : CpuExchangePattern<OpTy> {
     else if constexpr (std::is_same_v<OpTy, BucketizeOp>)
       results = lowering.bucketize(op);
     else if constexpr (std::is_same_v<OpTy, ShardEmbeddingBagOp>)
-      results = single(lowering.shardLookup(
-          op, this->state.tableArgument(op, op.getTableAttr())));
+      results = single(buildShardLookupKernel(
+          rewriter, op, this->state.tableArgument(op, op.getTableAttr()),
+          this->state.indexError()));
     else
-      results = single(lowering.combine(op));
+      results = single(buildCombineShardsKernel(rewriter, op));
     if (failed(results))
       return failure();
     rewriter.replaceOp(op, *results);

@@ -1,0 +1,34 @@
+//===- ShardKernels.h - Kernels of sharded lookups --------------*- C++ -*-===//
+//
+// This file declares the target-neutral kernels of the sharded-lookup ops
+// that move no data between ranks, built on tensors for every target.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BRAID_CONVERSION_BRAIDTOLOOPS_SHARDKERNELS_H
+#define BRAID_CONVERSION_BRAIDTOLOOPS_SHARDKERNELS_H
+
+#include "braid/Dialect/Braid/IR/Braid.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir::braid {
+
+/// A 1-D constant of `values` with `element` type (index or integer).
+Value buildConstantVector(OpBuilder &b, Location loc, ArrayRef<int64_t> values,
+                          Type element);
+
+/// shard_embedding_bag on `table`, the rank's shard: bag starts from the
+/// received lengths, then the pooling kernel's partial pooling, each
+/// received row checked against the shard (`indexError` aborts).
+FailureOr<Value> buildShardLookupKernel(OpBuilder &b, ShardEmbeddingBagOp op,
+                                        Value table, func::FuncOp indexError);
+
+/// combine_shards: column parts concatenated in rank order, the rank's
+/// bags kept, mean divided by the bag size and empty mean and max bags 0.
+FailureOr<Value> buildCombineShardsKernel(OpBuilder &b, CombineShardsOp op);
+
+} // namespace mlir::braid
+
+#endif // BRAID_CONVERSION_BRAIDTOLOOPS_SHARDKERNELS_H
