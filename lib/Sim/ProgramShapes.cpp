@@ -113,6 +113,30 @@ double ProgramShapes::routed(BucketizeOp bucketize, int64_t from,
   return batchSplit[from] * routing->perSample(bucketize)[to];
 }
 
+/// The bag offsets `use` feeds, and whether it is per index (indices or
+/// per-sample weights) rather than the offsets themselves; a null value for
+/// any other use.
+static std::pair<Value, bool> bagOperandOf(OpOperand &use) {
+  Operation *user = use.getOwner();
+  Value operand = use.get();
+  if (auto bag = dyn_cast<EmbeddingBagOp>(user))
+    return {bag.getOffsets(), operand == bag.getIndices() ||
+                                  operand == bag.getPerSampleWeights()};
+  if (auto bucketize = dyn_cast<BucketizeOp>(user))
+    return {bucketize.getOffsets(), operand == bucketize.getIndices()};
+  if (auto combine = dyn_cast<CombineShardsOp>(user))
+    return {combine.getOffsets(), false};
+  return {Value(), false};
+}
+
+/// Whether `arg` is used as bag offsets (bound before the indices).
+static bool isOffsets(BlockArgument arg) {
+  return llvm::any_of(arg.getUses(), [&](OpOperand &use) {
+    auto [offsets, perIndex] = bagOperandOf(use);
+    return !perIndex && offsets == arg;
+  });
+}
+
 LogicalResult ProgramShapes::bindArgument(BlockArgument arg) {
   RankedTensorType type = shapedTypeOf(arg);
   if (!type || !type.getRank() || !type.isDynamicDim(0))
@@ -120,31 +144,20 @@ LogicalResult ProgramShapes::bindArgument(BlockArgument arg) {
   double samples = batchSplit.empty() ? 0 : batchSplit[rank];
   // What the argument is follows from its users: offsets have one more
   // entry than the rank has samples, indices (and per-sample weights) the
-  // table's pooling factor per sample, everything else a row per sample.
+  // table's pooling factor per bag (the offsets are bound first), everything
+  // else a row per sample.
   for (OpOperand &use : arg.getUses()) {
-    Operation *user = use.getOwner();
-    Value offsets;
-    bool perIndex = false;
-    if (auto bag = dyn_cast<EmbeddingBagOp>(user)) {
-      offsets = bag.getOffsets();
-      perIndex = use.get() == bag.getIndices() ||
-                 use.get() == bag.getPerSampleWeights();
-    } else if (auto bucketize = dyn_cast<BucketizeOp>(user)) {
-      offsets = bucketize.getOffsets();
-      perIndex = use.get() == bucketize.getIndices();
-    } else if (auto combine = dyn_cast<CombineShardsOp>(user)) {
-      offsets = combine.getOffsets();
-    }
-    if (offsets && use.get() == offsets && !perIndex) {
-      setRows(arg, samples + 1);
+    auto [offsets, perIndex] = bagOperandOf(use);
+    if (!offsets)
+      continue;
+    if (perIndex) {
+      double pooling =
+          routing->tableOf(use.getOwner()).getPoolingFactor().convertToDouble();
+      setRows(arg, std::max(0.0, rows(offsets) - 1) * pooling);
       return success();
     }
-    if (perIndex) {
-      double bags = rows(offsets) - 1;
-      if (!batchSplit.empty() && shapedTypeOf(offsets).isDynamicDim(0))
-        bags = samples;
-      setRows(arg, std::max(0.0, bags) *
-                       routing->tableOf(user).getPoolingFactor().convertToDouble());
+    if (offsets == arg) {
+      setRows(arg, samples + 1);
       return success();
     }
   }
@@ -264,19 +277,9 @@ FailureOr<ProgramShapes> ProgramShapes::bind(func::FuncOp func, int64_t rank,
     return shapes;
   // Offsets first: indices are bound from their bags.
   for (bool offsetsPass : {true, false})
-    for (BlockArgument arg : func.getArguments()) {
-      bool isOffsets = llvm::any_of(arg.getUses(), [&](OpOperand &use) {
-        Operation *user = use.getOwner();
-        if (auto bag = dyn_cast<EmbeddingBagOp>(user))
-          return use.get() == bag.getOffsets();
-        if (auto bucketize = dyn_cast<BucketizeOp>(user))
-          return use.get() == bucketize.getOffsets();
-        return isa<CombineShardsOp>(user) &&
-               use.get() == cast<CombineShardsOp>(user).getOffsets();
-      });
-      if (isOffsets == offsetsPass && failed(shapes.bindArgument(arg)))
+    for (BlockArgument arg : func.getArguments())
+      if (isOffsets(arg) == offsetsPass && failed(shapes.bindArgument(arg)))
         return failure();
-    }
   for (Operation &op : func.getBody().getOps())
     if (failed(shapes.bindOp(op)))
       return failure();

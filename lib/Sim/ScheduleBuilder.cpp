@@ -69,7 +69,7 @@ cost::CollectiveKind collectiveKind(Operation *op) {
           [](auto) { return cost::CollectiveKind::all_gather; })
       .Case<ReduceScatterOp, ReduceScatterStartOp>(
           [](auto) { return cost::CollectiveKind::reduce_scatter; })
-      .Case<AllToAllOp, AllToAllStartOp, AllToAllVOp>(
+      .Case<AllToAllOp, AllToAllStartOp>(
           [](auto) { return cost::CollectiveKind::all_to_all; })
       .Default([](Operation *) { return cost::CollectiveKind::broadcast; });
 }
@@ -136,6 +136,8 @@ private:
   RoutingTable &routing;
   /// Exchanges whose cost does not depend on the rank, costed once.
   llvm::DenseMap<Operation *, OpCost> sharedCosts;
+  /// Each collective's breakdown category, found once.
+  llvm::DenseMap<Operation *, StringRef> categories;
 };
 } // namespace
 
@@ -254,7 +256,11 @@ FailureOr<OpCost> ProgramCoster::costOf(Operation &op,
     for (int64_t d = 1; d < inType.getRank(); ++d)
       rowBytes *= inType.getDimSize(d);
     cost::CollectiveKind kind = collectiveKind(&op);
-    StringRef category = exchangeCategory(&op);
+    // What it carries follows from its users: the same on every rank.
+    auto [known, inserted] = categories.try_emplace(&op);
+    if (inserted)
+      known->second = exchangeCategory(&op);
+    StringRef category = known->second;
     ReplicaGroupsAttr groups = collective.getReplicaGroupsAttr();
     int64_t groupSize = collective.getStaticGroupSize().value_or(numRanks);
     // An uneven all_to_all over every rank: its split_sizes are the matrix.

@@ -61,16 +61,19 @@ private:
 };
 } // namespace
 
+/// The runtime's abort for an index outside a table: (index, rows).
+static func::FuncOp declareIndexError(ModuleOp module) {
+  Type i64 = IntegerType::get(module.getContext(), 64);
+  return declareRuntimeFunction(module, runtime::kIndexError, {i64, i64}, {},
+                                false);
+}
+
 func::FuncOp CpuLoweringState::indexError() const {
-  ModuleOp into = module;
-  Type i64 = IntegerType::get(into.getContext(), 64);
-  return declareRuntimeFunction(into, runtime::kIndexError, {i64, i64}, {}, false);
+  return declareIndexError(module);
 }
 
 func::FuncOp ComputeLowering::indexErrorFn() {
-  CpuLoweringState state;
-  state.module = module;
-  return state.indexError();
+  return declareIndexError(module);
 }
 
 void ComputeLowering::emitOffsetsCheck(OpBuilder &b, Location loc,
