@@ -272,6 +272,14 @@ static FailureOr<std::string> applyPlanFile(ModuleOp module, StringRef path,
           return fail(shardAt + "." + key, "expected a non-negative integer");
         *field = *number;
       }
+      // Inside the table, so that no sum below can overflow.
+      if (parsedShard.rowOffset > rows ||
+          parsedShard.rows > rows - parsedShard.rowOffset ||
+          parsedShard.colOffset > dim ||
+          parsedShard.cols > dim - parsedShard.colOffset)
+        return fail(shardAt, "the shard lies outside the table's " +
+                                 llvm::Twine(rows) + " x " + llvm::Twine(dim) +
+                                 " rows and columns");
       if (parsedShard.rank >= ranks)
         return fail(shardAt + ".rank", "rank " + llvm::Twine(parsedShard.rank) +
                                            " is outside the cluster's " +

@@ -197,8 +197,10 @@ tableArgument(const TableMap &tables, const NativeProgram::Argument &argument,
         "the manifest has no slice of table '" + argument.name +
             "' for rank " + llvm::Twine(rank));
   const NativeProgram::Slice &slice = argument.slices[rank];
-  if (slice.rowOffset + slice.rows > table.getNumRows() ||
-      slice.colOffset + slice.cols > table.getDim())
+  if (slice.rowOffset > table.getNumRows() ||
+      slice.rows > table.getNumRows() - slice.rowOffset ||
+      slice.colOffset > table.getDim() ||
+      slice.cols > table.getDim() - slice.colOffset)
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(),
         "the manifest's slice of table '" + argument.name + "' for rank " +
