@@ -360,14 +360,22 @@ mlir::braid::planModuleSharding(ModuleOp module,
                                 const ShardingOptions &options) {
   MLIRContext *context = module.getContext();
   if (!options.cluster.empty()) {
-    if (options.nodes < 1 || options.ranksPerNode < 1)
+    // Ranks per node 0: the hardware's.
+    int64_t ranksPerNode = options.ranksPerNode;
+    if (ranksPerNode == 0) {
+      llvm::Expected<cluster::HardwareDesc> hw =
+          cluster::loadHardware(options.cluster);
+      if (!hw)
+        return module.emitError() << llvm::toString(hw.takeError());
+      ranksPerNode = hw->ranksPerNode;
+    }
+    if (options.nodes < 1 || ranksPerNode < 1)
       return module.emitError() << "a cluster needs nodes >= 1 and "
                                    "ranks-per-node >= 1, got "
-                                << options.nodes << " and "
-                                << options.ranksPerNode;
+                                << options.nodes << " and " << ranksPerNode;
     module->setAttr(BraidDialect::kClusterAttrName,
                     ClusterAttr::get(context, options.cluster, options.nodes,
-                                     options.ranksPerNode));
+                                     ranksPerNode));
   }
   StringRef planner = options.planner;
   // A plan file: its placements, kept and priced as they are.

@@ -14,7 +14,6 @@
 
 #include "CpuArtifact.h"
 
-#include "braid/Cluster/Hardware.h"
 #include "braid/Dialect/Braid/IR/Braid.h"
 #include "braid/Pipelines/Pipelines.h"
 #include "braid/Target/PlanReport.h"
@@ -167,14 +166,8 @@ int main(int argc, char **argv) {
   options.forceSharding = forceSharding;
   options.plan = planFile;
   options.optLevel = optLevel;
-  if (!ranksPerNode) {
-    llvm::Expected<cluster::HardwareDesc> hw =
-        cluster::loadHardware(clusterName);
-    if (!hw)
-      return fail(llvm::toString(hw.takeError()));
-    options.ranksPerNode = hw->ranksPerNode;
-  }
-  if (options.ranksPerNode < 1 || options.ranksPerNode > 1024)
+  // 0, the default, is the hardware's (braid-plan-sharding reads it).
+  if (ranksPerNode < 0 || ranksPerNode > 1024)
     return fail("--ranks-per-node must be between 1 and 1024");
   if (llvm::sys::fs::exists(outDir) && !llvm::sys::fs::is_directory(outDir))
     return fail("cannot create '" + outDir + "': a file of that name exists");

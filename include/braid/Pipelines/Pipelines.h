@@ -35,9 +35,10 @@ struct ShardOptionsBase : public PassPipelineOptions<Derived> {
                      "module's braid.cluster")};
   Option<int64_t> nodes{*this, "nodes", llvm::cl::desc("Nodes"),
                         llvm::cl::init(0)};
-  Option<int64_t> ranksPerNode{*this, "ranks-per-node",
-                               llvm::cl::desc("Ranks per node"),
-                               llvm::cl::init(0)};
+  Option<int64_t> ranksPerNode{
+      *this, "ranks-per-node",
+      llvm::cl::desc("Ranks per node (0: the hardware's)"),
+      llvm::cl::init(0)};
   Option<std::string> planner{
       *this, "planner",
       llvm::cl::desc("braid | greedy:KEY | keep (price and partition the "

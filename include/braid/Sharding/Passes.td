@@ -63,7 +63,7 @@ def BraidPlanShardingPass : Pass<"braid-plan-sharding", "::mlir::ModuleOp"> {
     Option<"nodes", "nodes", "int64_t", /*default=*/"0",
            "nodes of the cluster (with `cluster`)">,
     Option<"ranksPerNode", "ranks-per-node", "int64_t", /*default=*/"0",
-           "ranks per node (with `cluster`)">,
+           "ranks per node (with `cluster`; 0: the hardware's)">,
   ];
 }
 
