@@ -10,7 +10,6 @@
 #include "braid/Interp/Bindings.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "llvm/ADT/StringMap.h"
 
 #include <cmath>
 #include <limits>
@@ -19,31 +18,34 @@ using namespace mlir;
 using namespace mlir::braid;
 using namespace mlir::braid::interp;
 
-FailureOr<RankValues>
-mlir::braid::interp::splitGlobalArguments(func::FuncOp global,
-                                          ArrayRef<HostTensor> globalArgs,
-                                          func::FuncOp perRank,
-                                          ArrayRef<int64_t> batchSplit) {
-  llvm::StringMap<unsigned> globalIndex;
-  for (unsigned i = 0; i < global.getNumArguments(); ++i)
-    globalIndex[getArgumentName(global, i)] = i;
+static llvm::Error splitError(const Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+llvm::Expected<RankValues> mlir::braid::interp::splitGlobalArguments(
+    const Signature &global, ArrayRef<HostTensor> globalArgs,
+    const Signature &perRank, ArrayRef<int64_t> batchSplit) {
+  if (globalArgs.size() != global.arguments.size())
+    return splitError("the global program takes " +
+                      Twine(global.arguments.size()) + " arguments, got " +
+                      Twine(globalArgs.size()));
   int64_t batch = 0;
   SmallVector<int64_t> starts;
   for (int64_t samples : batchSplit) {
+    if (samples < 0)
+      return splitError("a rank's share of the batch is negative");
     starts.push_back(batch);
     batch += samples;
   }
   int64_t numRanks = batchSplit.size();
   RankValues args(numRanks);
-  for (unsigned i = 0; i < perRank.getNumArguments(); ++i) {
-    std::string name = getArgumentName(perRank, i);
-    auto found = globalIndex.find(name);
-    if (found == globalIndex.end())
-      return perRank.emitError() << "argument '" << name
-                                 << "' has no global counterpart";
-    const HostTensor &value = globalArgs[found->second];
-    StringRef nameRef(name);
-    if (isParameter(perRank, i) || value.getRank() == 0) {
+  for (const ArgumentSpec &spec : perRank.arguments) {
+    StringRef name(spec.name);
+    std::optional<unsigned> found = global.findArgument(name);
+    if (!found)
+      return splitError("argument '" + name + "' has no global counterpart");
+    const HostTensor &value = globalArgs[*found];
+    if (spec.parameter || value.getRank() == 0) {
       for (int64_t r = 0; r < numRanks; ++r)
         args[r].push_back(value);
       continue;
@@ -52,33 +54,39 @@ mlir::braid::interp::splitGlobalArguments(func::FuncOp global,
     StringRef table;
     bool isOffsets = false;
     for (StringRef suffix : {".offsets", ".indices", ".weights"})
-      if (nameRef.ends_with(suffix)) {
-        table = nameRef.drop_back(suffix.size());
+      if (name.ends_with(suffix)) {
+        table = name.drop_back(suffix.size());
         isOffsets = suffix == ".offsets";
       }
     if (!table.empty()) {
-      auto offsetsArg = globalIndex.find((table + ".offsets").str());
-      if (offsetsArg == globalIndex.end())
-        return perRank.emitError() << "argument '" << name
-                                   << "' has no '" << table << ".offsets'";
-      const HostTensor &offsets = globalArgs[offsetsArg->second];
+      std::optional<unsigned> offsetsArg =
+          global.findArgument((table + ".offsets").str());
+      if (!offsetsArg)
+        return splitError("argument '" + name + "' has no '" + table +
+                          ".offsets'");
+      const HostTensor &offsets = globalArgs[*offsetsArg];
       if (offsets.getNumElements() != batch + 1)
-        return perRank.emitError()
-               << "'" << table << ".offsets' has " << offsets.getNumElements()
-               << " entries but the batch split needs " << batch + 1;
+        return splitError("'" + table + ".offsets' has " +
+                          Twine(offsets.getNumElements()) +
+                          " entries but the batch split needs " +
+                          Twine(batch + 1));
       for (int64_t r = 0; r < numRanks; ++r) {
-        int64_t first = offsets.data[starts[r]];
-        int64_t last = offsets.data[starts[r] + batchSplit[r]];
+        double first = offsets.data[starts[r]];
+        double last = offsets.data[starts[r] + batchSplit[r]];
         if (isOffsets) {
           HostTensor local = offsets.slice(0, starts[r], batchSplit[r] + 1);
           for (double &offset : local.data)
             offset -= first;
           args[r].push_back(std::move(local));
         } else {
-          if (last > value.getNumElements() || first > last)
-            return perRank.emitError() << "'" << table << ".offsets' do not "
-                                          "fit '" << name << "'";
-          args[r].push_back(value.slice(0, first, last - first));
+          if (!(first >= 0 && first <= last &&
+                last <= double(value.getNumElements())))
+            return splitError("'" + table + ".offsets' do not fit '" + name +
+                              "': rank " + Twine(r) + "'s bags span entries " +
+                              Twine(int64_t(first)) + " to " + Twine(int64_t(last)) + " of its " +
+                              Twine(value.getNumElements()));
+          args[r].push_back(
+              value.slice(0, int64_t(first), int64_t(last - first)));
         }
       }
       continue;
@@ -92,6 +100,19 @@ mlir::braid::interp::splitGlobalArguments(func::FuncOp global,
       args[r].push_back(value.slice(0, starts[r], batchSplit[r]));
   }
   return args;
+}
+
+FailureOr<RankValues>
+mlir::braid::interp::splitGlobalArguments(func::FuncOp global,
+                                          ArrayRef<HostTensor> globalArgs,
+                                          func::FuncOp perRank,
+                                          ArrayRef<int64_t> batchSplit) {
+  llvm::Expected<RankValues> args =
+      splitGlobalArguments(describeFunction(global), globalArgs,
+                           describeFunction(perRank), batchSplit);
+  if (!args)
+    return perRank.emitError() << llvm::toString(args.takeError());
+  return std::move(*args);
 }
 
 std::vector<HostTensor>

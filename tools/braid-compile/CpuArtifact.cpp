@@ -12,6 +12,7 @@
 
 #include "braid/Dialect/Braid/IR/Braid.h"
 #include "braid/Conversion/Passes.h"
+#include "braid/Interp/Bindings.h"
 #include "braid/Pipelines/Pipelines.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -79,7 +80,8 @@ static llvm::json::Array tableSlices(TableOp table, bool whole,
 /// The host's view of `func` after convert-braid-to-cpu; `program` (before
 /// it) holds the tables' placements.
 static FailureOr<llvm::json::Object> manifestOf(func::FuncOp func,
-                                                ModuleOp program, int64_t ranks,
+                                                ModuleOp program,
+                                                ModuleOp model, int64_t ranks,
                                                 ArrayRef<int64_t> batchSplit) {
   llvm::json::Array arguments, results;
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
@@ -123,7 +125,18 @@ static FailureOr<llvm::json::Object> manifestOf(func::FuncOp func,
   llvm::json::Array split;
   for (int64_t samples : batchSplit)
     split.push_back(samples);
+  if (int64_t(batchSplit.size()) != ranks)
+    return program.emitError() << "--target cpu needs a per-rank program "
+                                  "whose braid.batch_split has one entry per "
+                                  "rank";
+  // The global program's signature: a host binds global inputs from it
+  // exactly as the reference semantics binds model.mlir's, then splits
+  // them by `batch_split`.
+  FailureOr<func::FuncOp> global = interp::findEntryFunction(model);
+  if (failed(global))
+    return failure();
   return llvm::json::Object{
+      {"global", interp::signatureToJson(interp::describeFunction(*global))},
       {"version", 1},
       {"ranks", ranks},
       {"batch_split", std::move(split)},
@@ -165,7 +178,7 @@ static LogicalResult run(Operation *at, StringRef program,
   return success();
 }
 
-LogicalResult mlir::braid::writeCpuArtifact(ModuleOp program,
+LogicalResult mlir::braid::writeCpuArtifact(ModuleOp program, ModuleOp model,
                                             StringRef outDir, int64_t ranks,
                                             StringRef targetCpu) {
   OwningOpRef<ModuleOp> module(cast<ModuleOp>(program->clone()));
@@ -183,7 +196,7 @@ LogicalResult mlir::braid::writeCpuArtifact(ModuleOp program,
                                   "found "
                                << funcs.size();
   FailureOr<llvm::json::Object> manifest = manifestOf(
-      funcs.front(), program, ranks,
+      funcs.front(), program, model, ranks,
       split ? split.asArrayRef() : ArrayRef<int64_t>{});
   if (failed(manifest))
     return failure();

@@ -17,7 +17,10 @@ namespace mlir::braid {
 /// LLVM IR and the shared library into `outDir`. The IR is optimized (opt
 /// -O3) and compiled (llc -O3) for `targetCpu` (an LLVM CPU name, or
 /// "native" for the host's CPU and features). Emits located errors.
-LogicalResult writeCpuArtifact(ModuleOp program, llvm::StringRef outDir,
+/// Writes OUT/libprogram.so for `program`, the per-rank program partitioned
+/// from `model` (whose signature the manifest carries), and manifest.json.
+LogicalResult writeCpuArtifact(ModuleOp program, ModuleOp model,
+                               llvm::StringRef outDir,
                                int64_t ranks, llvm::StringRef targetCpu);
 
 } // namespace mlir::braid

@@ -226,7 +226,9 @@ int main(int argc, char **argv) {
       return fail(llvm::toString(std::move(error)));
 
   if (target == "cpu" &&
-      failed(writeCpuArtifact(*module, outDir,
+      failed(writeCpuArtifact(*module,
+                              planned->planned ? *planned->planned : *module,
+                              outDir,
                               report->sharding.problem.ranks(), targetCpu)))
     return 1;
   printPlanReport(llvm::outs(), *report, maxTableRows);

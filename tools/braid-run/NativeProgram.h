@@ -1,16 +1,19 @@
 //===- NativeProgram.h - Running a compiled per-rank program ----*- C++ -*-===//
 //
-// This file declares how braid-run calls a `--target cpu` artifact: it
-// loads OUT/libprogram.so, reads the manifest the library carries
-// (`braid_manifest`), and calls the packed entry point with memref
-// descriptors built from host tensors.
+// This file declares braid-run's view of a `--target cpu` artifact, a thin
+// layer over the runtime's loader (braidrt/program.h): it converts host
+// tensors to and from the program's element types and reads the parts of
+// the manifest that concern a host, not the runtime (the global program's
+// signature, for binding inputs exactly as the reference semantics does).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef BRAID_TOOLS_BRAIDRUN_NATIVEPROGRAM_H
 #define BRAID_TOOLS_BRAIDRUN_NATIVEPROGRAM_H
 
-#include "braid/Interp/Interpreter.h"
+#include "braid/Interp/Signature.h"
+
+#include "braidrt/program.h"
 
 #include "llvm/Support/Error.h"
 
@@ -23,43 +26,33 @@ namespace mlir::braid {
 
 class NativeProgram {
 public:
-  /// A rank's part of a table: rows [rowOffset, rowOffset + rows) and
-  /// columns [colOffset, colOffset + cols).
-  struct Slice {
-    int64_t rowOffset = 0, rows = 0, colOffset = 0, cols = 0;
-  };
   struct Argument {
     std::string name, kind, dtype;
     std::vector<int64_t> shape; ///< -1 for dynamic sizes
-    /// Tables: each rank's slice, by rank (from the manifest).
-    std::vector<Slice> slices;
   };
 
   /// Loads `dir`/libprogram.so and reads the manifest inside it.
   static llvm::Expected<NativeProgram> load(llvm::StringRef dir);
 
   const std::vector<Argument> &getArguments() const { return arguments; }
-  int64_t getRanks() const { return ranks; }
+  int64_t getRanks() const { return braidrt_program_ranks(program.get()); }
   /// Whether the program calls collectives (needs one process per rank).
-  bool hasExchanges() const { return exchanges; }
-
-  /// Arguments staged once in the program's element types and memref
-  /// descriptors, so that repeated calls time the program alone.
-  class BoundCall {
-  public:
-    /// Calls the program; returns its results and the call's wall time.
-    llvm::Expected<std::vector<interp::HostTensor>>
-    run(double &milliseconds);
-
-  private:
-    friend class NativeProgram;
-    struct Free {
-      void operator()(uint8_t *data) const;
-    };
-    const NativeProgram *program = nullptr;
-    std::vector<std::unique_ptr<uint8_t[], Free>> storage;
-    std::vector<std::vector<int64_t>> descriptors;
-  };
+  bool hasExchanges() const {
+    return braidrt_program_has_exchanges(program.get());
+  }
+  llvm::ArrayRef<int64_t> getBatchSplit() const {
+    return {braidrt_program_batch_split(program.get()),
+            size_t(getRanks())};
+  }
+  /// The global program's signature, whose inputs are split by rank.
+  const interp::Signature &getGlobalSignature() const { return global; }
+  /// The name of the compiled function ("forward").
+  llvm::StringRef getFunctionName() const { return function; }
+  /// The per-rank program's inputs and parameters (its tables apart).
+  const interp::Signature &getRankSignature() const { return perRank; }
+  /// The slice of table argument `index` that `rank` passes.
+  llvm::Expected<braidrt_table_slice> getTableSlice(size_t index,
+                                                    int64_t rank) const;
 
   /// A table argument: rows [rowOffset, rowOffset + rows) and columns
   /// [colOffset, colOffset + cols) of `data`, written straight into the
@@ -70,14 +63,22 @@ public:
   };
   using ArgumentValue = std::variant<interp::HostTensor, TableSlice>;
 
-  /// Stages `args` (in manifest order) for calls of the program.
-  llvm::Expected<BoundCall> bind(llvm::ArrayRef<ArgumentValue> args) const;
+  /// Stages `args` (in manifest order) for the calls that follow.
+  llvm::Error bind(llvm::ArrayRef<ArgumentValue> args);
+  /// Calls the program on the staged arguments; returns its results and
+  /// the call's wall time.
+  llvm::Expected<std::vector<interp::HostTensor>> run(double &milliseconds);
 
 private:
-  std::vector<Argument> arguments, results;
-  int64_t ranks = 1;
-  bool exchanges = false;
-  void (*entry)(void **) = nullptr;
+  struct Free {
+    void operator()(braidrt_program *program) const {
+      braidrt_program_free(program);
+    }
+  };
+  std::unique_ptr<braidrt_program, Free> program;
+  std::vector<Argument> arguments;
+  interp::Signature global, perRank;
+  std::string function;
 };
 
 } // namespace mlir::braid

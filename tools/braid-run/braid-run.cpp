@@ -180,35 +180,34 @@ static bool isUnderMpirun() {
          std::getenv("PMIX_RANK");
 }
 
-/// The rows of table `argument` that `rank` passes to the compiled program:
-/// its slice in the library's manifest (the whole table, or the rank's
-/// shard, empty if none), checked against the table's data.
+/// The rows of table argument `index` that `rank` passes to the compiled
+/// program: its slice in the library's manifest (the whole table, or the
+/// rank's shard, empty if none), checked against the table's data.
 static llvm::Expected<NativeProgram::TableSlice>
-tableArgument(const TableMap &tables, const NativeProgram::Argument &argument,
-              int64_t rank) {
-  auto data = tables.find(argument.name);
+tableArgument(const NativeProgram &program, const TableMap &tables,
+              size_t index, int64_t rank) {
+  const std::string &name = program.getArguments()[index].name;
+  auto data = tables.find(name);
   if (data == tables.end())
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "no data for table '" + argument.name + "'");
+                                   "no data for table '" + name + "'");
   const TableData &table = data->second;
-  if (rank < 0 || rank >= int64_t(argument.slices.size()))
+  llvm::Expected<braidrt_table_slice> slice =
+      program.getTableSlice(index, rank);
+  if (!slice)
+    return slice.takeError();
+  if (slice->row_offset > table.getNumRows() ||
+      slice->rows > table.getNumRows() - slice->row_offset ||
+      slice->col_offset > table.getDim() ||
+      slice->cols > table.getDim() - slice->col_offset)
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(),
-        "the manifest has no slice of table '" + argument.name +
-            "' for rank " + llvm::Twine(rank));
-  const NativeProgram::Slice &slice = argument.slices[rank];
-  if (slice.rowOffset > table.getNumRows() ||
-      slice.rows > table.getNumRows() - slice.rowOffset ||
-      slice.colOffset > table.getDim() ||
-      slice.cols > table.getDim() - slice.colOffset)
-    return llvm::createStringError(
-        llvm::inconvertibleErrorCode(),
-        "the manifest's slice of table '" + argument.name + "' for rank " +
+        "the manifest's slice of table '" + name + "' for rank " +
             llvm::Twine(rank) + " lies outside its " +
             llvm::Twine(table.getNumRows()) + " x " +
             llvm::Twine(table.getDim()) + " rows and columns");
-  return NativeProgram::TableSlice{&table, slice.rowOffset, slice.rows,
-                                   slice.colOffset, slice.cols};
+  return NativeProgram::TableSlice{&table, slice->row_offset, slice->rows,
+                                   slice->col_offset, slice->cols};
 }
 
 /// Calls the compiled program for each rank of `rankIds` (all in this
@@ -216,31 +215,37 @@ tableArgument(const TableMap &tables, const NativeProgram::Argument &argument,
 /// times; `iterationMs` is the median over iterations of the slowest
 /// rank's call.
 static llvm::Expected<RankValues>
-runNative(const NativeProgram &program, const RankValues &rankArgs,
+runNative(NativeProgram &program, const RankValues &rankArgs,
           ArrayRef<int64_t> rankIds, const TableMap &tables,
           double &iterationMs) {
   std::vector<double> perIteration(iterations, 0);
   RankValues results(rankArgs.size());
   for (size_t local = 0; local < rankArgs.size(); ++local) {
     int64_t rank = rankIds[local];
-    std::vector<NativeProgram::ArgumentValue> args(rankArgs[local].begin(),
-                                                   rankArgs[local].end());
-    for (const NativeProgram::Argument &argument : program.getArguments()) {
-      if (argument.kind != "table")
+    // The manifest's order: inputs and parameters from `rankArgs`, tables
+    // as this rank's slices.
+    std::vector<NativeProgram::ArgumentValue> args;
+    size_t next = 0;
+    for (auto [index, argument] : llvm::enumerate(program.getArguments())) {
+      if (argument.kind != "table") {
+        if (next >= rankArgs[local].size())
+          return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                         "too few arguments for the program");
+        args.push_back(rankArgs[local][next++]);
         continue;
+      }
       llvm::Expected<NativeProgram::TableSlice> table =
-          tableArgument(tables, argument, rank);
+          tableArgument(program, tables, index, rank);
       if (!table)
         return table.takeError();
       args.push_back(*table);
     }
-    llvm::Expected<NativeProgram::BoundCall> call = program.bind(args);
-    if (!call)
-      return call.takeError();
+    if (llvm::Error error = program.bind(args))
+      return std::move(error);
     args.clear();
     for (int64_t i = 0; i < iterations; ++i) {
       double ms = 0;
-      llvm::Expected<std::vector<HostTensor>> outputs = call->run(ms);
+      llvm::Expected<std::vector<HostTensor>> outputs = program.run(ms);
       if (!outputs)
         return outputs.takeError();
       perIteration[i] = std::max(perIteration[i], ms);
@@ -292,112 +297,161 @@ gatherToRankZero(const std::vector<HostTensor> &results) {
   return all;
 }
 
-/// Runs OUT/program.mlir, the per-rank program braid-compile wrote, on the
-/// global inputs of OUT/model.mlir split by rank.
-static int runArtifact(StringRef dir, const BindingOptions &globalOptions) {
+/// The values a run of an artifact binds: the global program's tables and
+/// arguments (loaded or generated from its signature) and each rank's
+/// share of them.
+struct ArtifactBinding {
+  Signature global;
+  TableMap tables;
+  RankValues globalArgs, rankArgs;
+};
+
+static llvm::Expected<ArtifactBinding>
+bindArtifact(const Signature &global, const Signature &perRank,
+             ArrayRef<int64_t> split, const BindingOptions &options) {
+  ArtifactBinding binding;
+  binding.global = global;
+  llvm::Expected<TableMap> tables = bindTables(global, options);
+  if (!tables)
+    return tables.takeError();
+  binding.tables = std::move(*tables);
+  llvm::Expected<RankValues> globalArgs =
+      bindArguments(global, binding.tables, options);
+  if (!globalArgs)
+    return globalArgs.takeError();
+  binding.globalArgs = std::move(*globalArgs);
+  llvm::Expected<RankValues> rankArgs = splitGlobalArguments(
+      global, binding.globalArgs.front(), perRank, split);
+  if (!rankArgs)
+    return rankArgs.takeError();
+  binding.rankArgs = std::move(*rankArgs);
+  return binding;
+}
+
+/// Runs the compiled per-rank program of OUT on `binding` (every rank in
+/// this process, or this rank's share under mpirun); returns every rank's
+/// results on rank 0 and nothing on the others.
+static llvm::Expected<std::optional<RankValues>>
+runCompiled(NativeProgram &program, const ArtifactBinding &binding,
+            double &iterationMs) {
+  int64_t ranks = program.getRanks();
+  if (!isUnderMpirun()) {
+    if (ranks > 1 && program.hasExchanges())
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          "this program exchanges data between its " + llvm::Twine(ranks) +
+              " ranks; run it under mpirun -n " + llvm::Twine(ranks));
+    SmallVector<int64_t> all;
+    for (int64_t r = 0; r < ranks; ++r)
+      all.push_back(r);
+    llvm::Expected<RankValues> results = runNative(
+        program, binding.rankArgs, all, binding.tables, iterationMs);
+    if (!results)
+      return results.takeError();
+    return std::optional<RankValues>(std::move(*results));
+  }
+  // One process per rank: run this rank's share, gather to rank 0.
+  int64_t rank = braidrt_rank();
+  RankValues mine = {binding.rankArgs[rank]};
+  llvm::Expected<RankValues> native =
+      runNative(program, mine, {rank}, binding.tables, iterationMs);
+  if (!native)
+    braidrt_fail("%s", llvm::toString(native.takeError()).c_str());
+  return gatherToRankZero(native->front());
+}
+
+/// Runs OUT, a braid-compile output: its compiled library (needing no MLIR)
+/// or, with --reference, OUT/program.mlir under the reference semantics,
+/// on the global inputs split by rank. --check compares the gathered
+/// results with OUT/model.mlir, the global program.
+static int runArtifact(StringRef dir, const BindingOptions &options) {
+  std::optional<NativeProgram> program;
   ModuleLoader globalLoader, rankLoader;
-  OwningOpRef<ModuleOp> globalModule =
-      globalLoader.load(joinPath(dir, "model.mlir"));
-  if (!globalModule)
-    return 1;
-  OwningOpRef<ModuleOp> rankModule =
-      rankLoader.load(joinPath(dir, "program.mlir"));
-  if (!rankModule)
-    return 1;
-  auto split =
-      (*rankModule)->getAttrOfType<DenseI64ArrayAttr>("braid.batch_split");
-  if (!split)
-    return fail(joinPath(dir, "program.mlir") +
-                " is not a per-rank program (no braid.batch_split)");
-  FailureOr<func::FuncOp> globalFunc = findEntryFunction(*globalModule);
-  FailureOr<func::FuncOp> rankFunc = findEntryFunction(*rankModule);
-  if (failed(globalFunc) || failed(rankFunc))
-    return 1;
-  FailureOr<TableMap> tables = bindTables(*globalModule, globalOptions);
-  if (failed(tables))
-    return 1;
-  FailureOr<RankValues> globalArgs =
-      bindArguments(*globalFunc, *tables, globalOptions);
-  if (failed(globalArgs))
-    return 1;
-  FailureOr<RankValues> rankArgs = splitGlobalArguments(
-      *globalFunc, globalArgs->front(), *rankFunc, split.asArrayRef());
-  if (failed(rankArgs))
-    return 1;
-  int64_t ranks = split.size();
-  FailureOr<RankValues> rankResults = failure();
-  double iterationMs = 0;
+  OwningOpRef<ModuleOp> globalModule, rankModule;
+  func::FuncOp globalFunc, rankFunc;
+  Signature global, perRank;
+  SmallVector<int64_t> split;
+  if (check || reference) {
+    globalModule = globalLoader.load(joinPath(dir, "model.mlir"));
+    if (!globalModule)
+      return 1;
+    FailureOr<func::FuncOp> found = findEntryFunction(*globalModule);
+    if (failed(found))
+      return 1;
+    globalFunc = *found;
+    global = describeFunction(globalFunc);
+  }
   if (reference) {
-    rankResults = runFunction(*rankFunc, *rankArgs, *tables);
+    rankModule = rankLoader.load(joinPath(dir, "program.mlir"));
+    if (!rankModule)
+      return 1;
+    auto attr = (*rankModule)->getAttrOfType<DenseI64ArrayAttr>(
+        BraidDialect::kBatchSplitAttrName);
+    if (!attr)
+      return fail(joinPath(dir, "program.mlir") +
+                  " is not a per-rank program (no braid.batch_split)");
+    FailureOr<func::FuncOp> found = findEntryFunction(*rankModule);
+    if (failed(found))
+      return 1;
+    rankFunc = *found;
+    perRank = describeFunction(rankFunc);
+    split.assign(attr.asArrayRef().begin(), attr.asArrayRef().end());
   } else {
-    llvm::Expected<NativeProgram> program = NativeProgram::load(dir);
-    if (!program)
-      return fail(llvm::toString(program.takeError()));
-    if (program->getRanks() != ranks)
-      return fail("the manifest is for " + llvm::Twine(program->getRanks()) +
-                  " ranks but program.mlir for " + llvm::Twine(ranks));
-    // The library must take program.mlir's arguments, in order, then
-    // tables: a manifest that disagrees would call it with the wrong
-    // arity.
-    unsigned next = 0;
-    for (const NativeProgram::Argument &argument : program->getArguments()) {
-      if (argument.kind == "table") {
-        if (!rankModule->lookupSymbol<TableOp>(argument.name))
-          return fail("the manifest names table '" + argument.name +
-                      "', which program.mlir does not declare");
-        continue;
-      }
-      if (next >= rankFunc->getNumArguments() ||
-          getArgumentName(*rankFunc, next) != argument.name)
-        return fail("the manifest's argument '" + argument.name +
-                    "' does not match program.mlir's argument " +
-                    llvm::Twine(next));
-      ++next;
-    }
-    if (next != rankFunc->getNumArguments())
-      return fail("the manifest lists " + llvm::Twine(next) +
-                  " arguments but program.mlir has " +
-                  llvm::Twine(rankFunc->getNumArguments()));
+    llvm::Expected<NativeProgram> loaded = NativeProgram::load(dir);
+    if (!loaded)
+      return fail(llvm::toString(loaded.takeError()));
+    program.emplace(std::move(*loaded));
+    // The library carries everything a run needs; with --check it must also
+    // have been compiled from OUT/model.mlir.
+    if (check)
+      if (std::optional<std::string> why = compareSignatures(
+              global, program->getGlobalSignature()))
+        return fail(joinPath(dir, "libprogram.so") +
+                    " was not compiled from " + joinPath(dir, "model.mlir") +
+                    ": " + *why);
+    global = program->getGlobalSignature();
+    perRank = program->getRankSignature();
+    split.assign(program->getBatchSplit().begin(),
+                 program->getBatchSplit().end());
     if (isUnderMpirun()) {
-      // One process per rank: run this rank's share, gather to rank 0.
       braidrt_init(nullptr, nullptr);
-      int64_t rank = braidrt_rank();
-      if (braidrt_world_size() != ranks) {
+      if (braidrt_world_size() != program->getRanks()) {
         // Every rank sees the mismatch; rank 0 alone reports it.
-        int64_t started = braidrt_world_size();
+        int64_t rank = braidrt_rank(), started = braidrt_world_size();
         braidrt_finalize();
         if (rank != 0)
           return 1;
-        return fail("the artifact is for " + llvm::Twine(ranks) +
+        return fail("the artifact is for " +
+                    llvm::Twine(program->getRanks()) +
                     " ranks but mpirun started " + llvm::Twine(started));
       }
-      RankValues mine = {(*rankArgs)[rank]};
-      llvm::Expected<RankValues> native =
-          runNative(*program, mine, {rank}, *tables, iterationMs);
-      if (!native)
-        braidrt_fail("%s", llvm::toString(native.takeError()).c_str());
-      std::optional<RankValues> all = gatherToRankZero(native->front());
-      if (!all)
-        return 0; // other ranks are done; rank 0 reports
-      rankResults = std::move(*all);
-    } else {
-      if (ranks > 1 && program->hasExchanges())
-        return fail("this program exchanges data between its " +
-                    llvm::Twine(ranks) + " ranks; run it under mpirun -n " +
-                    llvm::Twine(ranks));
-      SmallVector<int64_t> all;
-      for (int64_t r = 0; r < ranks; ++r)
-        all.push_back(r);
-      llvm::Expected<RankValues> native = runNative(
-          *program, *rankArgs, all, *tables, iterationMs);
-      if (!native)
-        return fail(llvm::toString(native.takeError()));
-      rankResults = std::move(*native);
     }
   }
-  if (failed(rankResults))
-    return 1;
-  std::vector<HostTensor> gathered = gatherResults(*rankResults);
+  llvm::Expected<ArtifactBinding> binding =
+      bindArtifact(global, perRank, split, options);
+  if (!binding)
+    return fail(llvm::toString(binding.takeError()));
+  int64_t ranks = split.size();
+  RankValues rankResults;
+  double iterationMs = 0;
+  if (reference) {
+    FailureOr<RankValues> results =
+        runFunction(rankFunc, binding->rankArgs, binding->tables);
+    if (failed(results))
+      return 1;
+    rankResults = std::move(*results);
+  } else {
+    llvm::Expected<std::optional<RankValues>> results =
+        runCompiled(*program, *binding, iterationMs);
+    if (!results)
+      return fail(llvm::toString(results.takeError()));
+    if (!*results)
+      return 0; // other ranks are done; rank 0 reports
+    rankResults = std::move(**results);
+  }
+  std::vector<HostTensor> gathered = gatherResults(rankResults);
+  std::string function = rankFunc ? rankFunc.getSymName().str()
+                                  : program->getFunctionName().str();
   if (emitJson) {
     llvm::outs() << llvm::json::Value(llvm::json::Object{
                         {"iteration_ms", iterationMs},
@@ -405,7 +459,7 @@ static int runArtifact(StringRef dir, const BindingOptions &globalOptions) {
                         {"iterations", static_cast<int64_t>(iterations)}})
                  << "\n";
   } else {
-    llvm::outs() << "per-rank program of @" << rankFunc->getSymName() << " on "
+    llvm::outs() << "per-rank program of @" << function << " on "
                  << ranks << (ranks == 1 ? " rank" : " ranks") << " ("
                  << (reference ? "reference semantics" : "compiled")
                  << ", seed " << seed << "), results gathered\n";
@@ -429,7 +483,7 @@ static int runArtifact(StringRef dir, const BindingOptions &globalOptions) {
   if (!check)
     return 0;
   FailureOr<RankValues> expected =
-      runFunction(*globalFunc, *globalArgs, *tables);
+      runFunction(globalFunc, binding->globalArgs, binding->tables);
   if (failed(expected))
     return 1;
   if (expected->front().size() != gathered.size())
@@ -511,7 +565,7 @@ int main(int argc, char **argv) {
   FailureOr<func::FuncOp> func = findEntryFunction(*module);
   if (failed(func))
     return 1;
-  FailureOr<TableMap> tables = bindTables(*module, options);
+  FailureOr<TableMap> tables = bindTables(*func, options);
   if (failed(tables))
     return 1;
   FailureOr<RankValues> args = bindArguments(*func, *tables, options);

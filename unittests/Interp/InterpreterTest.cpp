@@ -15,6 +15,7 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #include "gtest/gtest.h"
 
@@ -62,7 +63,7 @@ TEST_F(InterpreterTest, GeneratedBindingsAreDeterministicAndShaped) {
   BindingOptions options;
   options.numRanks = 3;
   options.seed = 11;
-  FailureOr<TableMap> tables = bindTables(*module, options);
+  FailureOr<TableMap> tables = bindTables(*func, options);
   ASSERT_TRUE(succeeded(tables));
   FailureOr<RankValues> first = bindArguments(*func, *tables, options);
   FailureOr<RankValues> second = bindArguments(*func, *tables, options);
@@ -86,6 +87,57 @@ TEST_F(InterpreterTest, GeneratedBindingsAreDeterministicAndShaped) {
     EXPECT_LE(std::abs(w), 1 / std::sqrt(3.0) + 1e-7);
 }
 
+TEST_F(InterpreterTest, SignaturesRoundTripThroughJsonAndBindAlike) {
+  OwningOpRef<ModuleOp> module = parse(kModel);
+  ASSERT_TRUE(module);
+  func::FuncOp func = *findEntryFunction(*module);
+  Signature described = describeFunction(func);
+  ASSERT_EQ(described.arguments.size(), 5u);
+  EXPECT_EQ(described.arguments[1].shape, (SmallVector<int64_t, 4>{-1}));
+  EXPECT_TRUE(described.arguments[3].parameter);
+  ASSERT_EQ(described.tables.size(), 1u);
+  EXPECT_EQ(described.tables[0].rows, 30);
+  EXPECT_EQ(described.tables[0].poolingFactor, 3.0);
+
+  // Through text, as a manifest carries it.
+  std::string text =
+      llvm::formatv("{0}", llvm::json::Value(signatureToJson(described)));
+  llvm::Expected<llvm::json::Value> json = llvm::json::parse(text);
+  ASSERT_TRUE(bool(json));
+  llvm::Expected<Signature> read = signatureFromJson(*json, "global");
+  ASSERT_TRUE(bool(read)) << llvm::toString(read.takeError());
+  EXPECT_FALSE(compareSignatures(described, *read));
+
+  // Both bind the same values: a compiled artifact generates exactly the
+  // reference semantics' inputs.
+  BindingOptions options;
+  options.numRanks = 2;
+  options.seed = 7;
+  TableMap tables = *bindTables(func, options);
+  RankValues fromFunc = *bindArguments(func, tables, options);
+  llvm::Expected<RankValues> fromJson = bindArguments(*read, tables, options);
+  ASSERT_TRUE(bool(fromJson));
+  for (int64_t rank = 0; rank < 2; ++rank)
+    for (size_t i = 0; i < fromFunc[rank].size(); ++i)
+      EXPECT_EQ(fromFunc[rank][i].data, (*fromJson)[rank][i].data);
+
+  // A different signature is named, and bad JSON names its path.
+  Signature other = *read;
+  other.arguments[0].shape = {6, 3};
+  std::optional<std::string> why = compareSignatures(described, other);
+  ASSERT_TRUE(why);
+  EXPECT_EQ(*why, "its argument 0 is input 'dense' f32[6, 3], not input "
+                  "'dense' f32[5, 3]");
+  llvm::json::Object broken = signatureToJson(described);
+  (*broken.getArray("tables"))[0].getAsObject()->erase("rows");
+  llvm::Expected<Signature> bad =
+      signatureFromJson(llvm::json::Value(std::move(broken)), "global");
+  ASSERT_FALSE(bool(bad));
+  EXPECT_EQ(llvm::toString(bad.takeError()),
+            "global.tables[0]: needs a 'name', positive 'rows' and 'dim', a "
+            "float 'dtype' and a finite, non-negative 'pooling_factor'");
+}
+
 TEST_F(InterpreterTest, ResultsMatchAHandWrittenOracle) {
   OwningOpRef<ModuleOp> module = parse(kModel);
   ASSERT_TRUE(module);
@@ -94,7 +146,7 @@ TEST_F(InterpreterTest, ResultsMatchAHandWrittenOracle) {
     BindingOptions options;
     options.numRanks = 2;
     options.seed = seed;
-    TableMap tables = *bindTables(*module, options);
+    TableMap tables = *bindTables(func, options);
     RankValues args = *bindArguments(func, tables, options);
     FailureOr<RankValues> results = runFunction(func, args, tables);
     ASSERT_TRUE(succeeded(results));

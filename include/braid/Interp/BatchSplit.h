@@ -10,13 +10,12 @@
 #ifndef BRAID_INTERP_BATCHSPLIT_H
 #define BRAID_INTERP_BATCHSPLIT_H
 
-#include "braid/Interp/Interpreter.h"
+#include "braid/Interp/Signature.h"
 
 namespace mlir::braid::interp {
 
-/// Every rank's arguments of `perRank` from the arguments of the global
-/// function `global`, matched by name. Rank r gets samples
-/// [sum(split[0..r)), sum(split[0..r])) of the batch.
+/// splitGlobalArguments (Signature.h) of the two functions' signatures;
+/// errors are reported at `perRank`.
 FailureOr<RankValues> splitGlobalArguments(func::FuncOp global,
                                            ArrayRef<HostTensor> globalArgs,
                                            func::FuncOp perRank,
