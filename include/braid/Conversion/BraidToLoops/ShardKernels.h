@@ -1,7 +1,8 @@
 //===- ShardKernels.h - Kernels of sharded lookups --------------*- C++ -*-===//
 //
 // This file declares the target-neutral kernels of the sharded-lookup ops
-// that move no data between ranks, built on tensors for every target.
+// that move no data between ranks (bucketize, shard_embedding_bag,
+// combine_shards), built on tensors for every target.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,6 +25,13 @@ Value buildConstantVector(OpBuilder &b, Location loc, ArrayRef<int64_t> values,
 /// received row checked against the shard (`indexError` aborts).
 FailureOr<Value> buildShardLookupKernel(OpBuilder &b, ShardEmbeddingBagOp op,
                                         Value table, func::FuncOp indexError);
+
+/// bucketize: per destination and bag the number of indices it receives
+/// (lengths), the routed indices rebased to their shard (values), and per
+/// rank how many it is sent (send counts), in the op's result order; every
+/// index is checked against the table (`indexError` aborts).
+FailureOr<SmallVector<Value>> buildBucketizeKernel(OpBuilder &b, BucketizeOp op,
+                                                   func::FuncOp indexError);
 
 /// combine_shards: column parts concatenated in rank order, the rank's
 /// bags kept, mean divided by the bag size and empty mean and max bags 0.
