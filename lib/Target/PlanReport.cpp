@@ -104,13 +104,15 @@ llvm::json::Value mlir::braid::planReportToJson(const PlanReport &report) {
       ms.push_back(value * 1e-3);
     return ms;
   };
+  // Bytes of table shards each rank holds (with any optimizer state the
+  // plan charges), not the whole process's memory: "table_bytes".
   llvm::json::Array memory;
   for (double bytes : cost.memoryBytes)
     memory.push_back(static_cast<int64_t>(bytes));
 
   // The prediction: the simulated per-rank program; null where a module
   // with several functions leaves the entry point to the host.
-  llvm::json::Object predicted{{"peak_memory_bytes", std::move(memory)}};
+  llvm::json::Object predicted{{"table_bytes", std::move(memory)}};
   if (const std::optional<sim::ProgramPrediction> &p = report.prediction) {
     std::vector<double> perRank;
     double exposed = p->result.ranks[p->criticalRank].exposedCommUs;

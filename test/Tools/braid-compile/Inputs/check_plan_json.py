@@ -15,7 +15,7 @@ def main(path):
         assert key in plan, f"missing {key}"
     predicted = plan["predicted"]
     ranks = len(predicted["per_rank_ms"])
-    assert len(predicted["peak_memory_bytes"]) == ranks
+    assert len(predicted["table_bytes"]) == ranks
     # The iteration is the simulated program's makespan: the last rank's end.
     assert abs(predicted["iteration_ms"] - max(predicted["per_rank_ms"])) <= 1e-9
     assert predicted["per_rank_ms"][predicted["critical_rank"]] == max(predicted["per_rank_ms"])
