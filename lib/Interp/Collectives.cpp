@@ -19,9 +19,10 @@ using namespace mlir::braid::interp;
 using Groups = SmallVector<SmallVector<int64_t>>;
 
 /// The groups of `attr` over `numRanks` ranks, or all ranks when null.
-/// Every rank must be in exactly one group.
+/// A rank is in at most one group; `outside` gets the ranks in none.
 static FailureOr<Groups> resolveGroups(Operation *op, ReplicaGroupsAttr attr,
-                                       int64_t numRanks) {
+                                       int64_t numRanks,
+                                       SmallVectorImpl<int64_t> &outside) {
   Groups groups;
   if (!attr) {
     SmallVector<int64_t> all;
@@ -43,8 +44,7 @@ static FailureOr<Groups> resolveGroups(Operation *op, ReplicaGroupsAttr attr,
   }
   for (int64_t rank = 0; rank < numRanks; ++rank)
     if (!covered[rank])
-      return op->emitError() << "rank " << rank
-                             << " is in no replica group of this collective";
+      outside.push_back(rank);
   return groups;
 }
 
@@ -164,11 +164,15 @@ FailureOr<std::vector<HostTensor>>
 mlir::braid::interp::runCollective(CollectiveOpInterface op,
                                    ArrayRef<HostTensor> inputs) {
   int64_t numRanks = inputs.size();
+  SmallVector<int64_t> outside;
   FailureOr<Groups> groups =
-      resolveGroups(op, op.getReplicaGroupsAttr(), numRanks);
+      resolveGroups(op, op.getReplicaGroupsAttr(), numRanks, outside);
   if (failed(groups))
     return failure();
   std::vector<HostTensor> results(numRanks);
+  // A rank in no group takes no part: its result is its input.
+  for (int64_t rank : outside)
+    results[rank] = inputs[rank];
   for (ArrayRef<int64_t> group : *groups) {
     bool needSameShapes = !isa<AllGatherOp, AllGatherStartOp, AllToAllOp,
                                AllToAllStartOp>(op.getOperation());

@@ -209,7 +209,9 @@ LogicalResult ProgramShapes::bindOp(Operation &op) {
     int64_t groupSize;
     int64_t position = positionIn(collective.getReplicaGroupsAttr(), groupSize);
     double in = rows(collective.getInput()), out = in;
-    if (isa<AllToAllOp, AllToAllStartOp>(op)) {
+    if (position < 0) {
+      // In no group: the rank keeps its input.
+    } else if (isa<AllToAllOp, AllToAllStartOp>(op)) {
       auto sizes = op.getAttrOfType<DenseI64ArrayAttr>("split_sizes");
       if (sizes && position >= 0) {
         out = 0;

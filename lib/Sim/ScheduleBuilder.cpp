@@ -263,6 +263,13 @@ FailureOr<OpCost> ProgramCoster::costOf(Operation &op,
     StringRef category = known->second;
     ReplicaGroupsAttr groups = collective.getReplicaGroupsAttr();
     int64_t groupSize = collective.getStaticGroupSize().value_or(numRanks);
+    // A rank in no group takes no part: nothing to wait for or carry.
+    if (groups && llvm::none_of(llvm::seq<int64_t>(0, groups.getNumGroups()),
+                                [&](int64_t g) {
+                                  return llvm::is_contained(groups.getGroup(g),
+                                                            rank);
+                                }))
+      return comm(0, 0, collective.isAsync(), category);
     // An uneven all_to_all over every rank: its split_sizes are the matrix.
     auto sizes = op.getAttrOfType<DenseI64ArrayAttr>("split_sizes");
     if (kind == cost::CollectiveKind::all_to_all && sizes &&
@@ -376,9 +383,9 @@ mlir::braid::sim::buildSchedule(func::FuncOp func, const HardwareDesc &hw,
   }
   // The ranks of one replica group run one collective: they start together
   // and each takes as long as the group's slowest member. Groups run
-  // independently (a table-row-wise table's intra-node reduce_scatter costs
-  // only the owner node's group its bytes); a collective without groups
-  // spans every rank.
+  // independently (a table-row-wise table's intra-node reduce_scatter names
+  // only the owner node's ranks); a collective without groups spans every
+  // rank.
   int64_t collectiveId = 0;
   for (int64_t i = 0; i < stride; ++i) {
     if (ops[i].kind != OpKind::comm)
@@ -398,10 +405,16 @@ mlir::braid::sim::buildSchedule(func::FuncOp func, const HardwareDesc &hw,
           }
         groups.push_back(std::move(members));
       }
+    // Without groups every rank is in one; with them, a rank in none runs
+    // alone (and costs nothing).
     SmallVector<int64_t> rest;
     for (int64_t rank = 0; rank < numRanks; ++rank)
-      if (!grouped[rank])
-        rest.push_back(rank);
+      if (!grouped[rank]) {
+        if (attr)
+          groups.push_back({rank});
+        else
+          rest.push_back(rank);
+      }
     if (!rest.empty())
       groups.push_back(std::move(rest));
     for (ArrayRef<int64_t> members : groups) {

@@ -172,12 +172,17 @@ LogicalResult Partitioner::rewriteShardedBag(EmbeddingBagOp bag,
     received = ReduceScatterOp::create(
         b, loc, slotsType, reduction, partial.getResult(), /*dim=*/0, world);
   } else if (tableRowWise) {
-    // Two levels: reduce inside the nodes (only the owner's node holds
-    // partials), then node rank k sends each of its nodes() ranks' slots.
+    // Two levels: reduce inside the owner's node (the only one holding
+    // partials; the other nodes' ranks are in no group and take no part),
+    // then node rank k sends each of its nodes() ranks' slots.
+    int64_t node = tableRowWise.getNode(), nodes = layout.nodes();
+    SmallVector<int64_t> ownerNode;
+    for (int64_t r = node * g; r < (node + 1) * g; ++r)
+      ownerNode.push_back(r);
     auto nodeSlots = ReduceScatterOp::create(
         b, loc, RankedTensorType::get({kDynamic, width}, accumulation),
-        reduction, partial.getResult(), /*dim=*/0, groupsOf(g));
-    int64_t node = tableRowWise.getNode(), nodes = layout.nodes();
+        reduction, partial.getResult(), /*dim=*/0,
+        ReplicaGroupsAttr::get(context, g, ownerNode));
     received = AllToAllOp::create(
         b, loc, slotsType, nodeSlots.getResult(), 0, 0,
         exchangeMatrix([&](int64_t from, int64_t to) {

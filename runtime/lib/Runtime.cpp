@@ -396,29 +396,53 @@ void allToAllVRows(braidrt_unranked_memref *in, braidrt_unranked_memref *sendCou
                countsOf(sendCounts, what), countsOf(recvCounts, what), what);
 }
 
-/// Communicators of consecutive blocks of `groupSize` ranks, by size.
+/// The communicator of the calling rank's block of `groupSize` consecutive
+/// ranks. Only the block's members create it (MPI_Comm_create_group), so a
+/// collective over some blocks never waits for ranks outside them.
 MPI_Comm blockComm(int64_t groupSize) {
-  static std::vector<std::pair<int64_t, MPI_Comm>> cache;
-  for (auto &[size, comm] : cache)
-    if (size == groupSize)
-      return comm;
+  struct Entry {
+    int64_t size;
+    MPI_Comm comm;
+  };
+  static std::vector<Entry> cache;
+  for (const Entry &entry : cache)
+    if (entry.size == groupSize)
+      return entry.comm;
   if (groupSize < 1 || worldSize % groupSize != 0)
     braidrt_fail("reduce_scatter: groups of %lld do not tile %d ranks",
                  (long long)groupSize, worldSize);
+  int first = int(worldRank / groupSize * groupSize);
+  int range[1][3] = {{first, first + int(groupSize) - 1, 1}};
+  MPI_Group world, block;
+  MPI_Comm_group(MPI_COMM_WORLD, &world);
+  MPI_Group_range_incl(world, 1, range, &block);
   MPI_Comm comm;
-  MPI_Comm_split(MPI_COMM_WORLD, worldRank / groupSize, worldRank, &comm);
+  MPI_Comm_create_group(MPI_COMM_WORLD, block, /*tag=*/int(groupSize), &comm);
+  MPI_Group_free(&block);
+  MPI_Group_free(&world);
   cache.push_back({groupSize, comm});
   return comm;
 }
 
 PendingExchange *startReduceScatterRows(braidrt_unranked_memref *in,
                                         braidrt_unranked_memref *out,
-                                        int64_t groupSize, int32_t reduction,
-                                        braidrt_dtype dtype) {
+                                        int64_t groupSize, int32_t member,
+                                        int32_t reduction, braidrt_dtype dtype) {
   const char *what = "reduce_scatter";
   requireInitialized(what);
   size_t bytes = elementSize(dtype);
   Rows input = rowsOf(in, bytes, what), output = rowsOf(out, bytes, what);
+  if (!member) {
+    // A rank in no group takes no part: its result is its input.
+    if (input.rows != output.rows || input.rowBytes != output.rowBytes)
+      braidrt_fail("%s: a rank in no group keeps its %lld rows, not %lld",
+                   what, (long long)input.rows, (long long)output.rows);
+    if (input.rows > 0)
+      std::memcpy(output.data, input.data, size_t(input.rows) * input.rowBytes);
+    auto *done = new PendingExchange;
+    done->what = what;
+    return done;
+  }
   if (input.rows != output.rows * groupSize || input.rowBytes != output.rowBytes)
     braidrt_fail("%s: %lld rows do not scatter into %lld per rank of %lld",
                  what, (long long)input.rows, (long long)output.rows,
@@ -433,8 +457,9 @@ PendingExchange *startReduceScatterRows(braidrt_unranked_memref *in,
 }
 
 void reduceScatterRows(braidrt_unranked_memref *in, braidrt_unranked_memref *out,
-                       int64_t groupSize, int32_t reduction, braidrt_dtype dtype) {
-  finish(startReduceScatterRows(in, out, groupSize, reduction, dtype));
+                       int64_t groupSize, int32_t member, int32_t reduction,
+                       braidrt_dtype dtype) {
+  finish(startReduceScatterRows(in, out, groupSize, member, reduction, dtype));
 }
 } // namespace
 
@@ -466,16 +491,16 @@ int64_t _mlir_ciface_braidrt_all_to_all_start_f64(braidrt_unranked_memref *in,
 
 int64_t _mlir_ciface_braidrt_reduce_scatter_start_f32(
     braidrt_unranked_memref *in, braidrt_unranked_memref *out,
-    int64_t groupSize, int32_t reduction) {
-  return reinterpret_cast<int64_t>(
-      startReduceScatterRows(in, out, groupSize, reduction, BRAIDRT_F32));
+    int64_t groupSize, int32_t member, int32_t reduction) {
+  return reinterpret_cast<int64_t>(startReduceScatterRows(
+      in, out, groupSize, member, reduction, BRAIDRT_F32));
 }
 
 int64_t _mlir_ciface_braidrt_reduce_scatter_start_f64(
     braidrt_unranked_memref *in, braidrt_unranked_memref *out,
-    int64_t groupSize, int32_t reduction) {
-  return reinterpret_cast<int64_t>(
-      startReduceScatterRows(in, out, groupSize, reduction, BRAIDRT_F64));
+    int64_t groupSize, int32_t member, int32_t reduction) {
+  return reinterpret_cast<int64_t>(startReduceScatterRows(
+      in, out, groupSize, member, reduction, BRAIDRT_F64));
 }
 
 static void waitExchange(int64_t handle) {
@@ -514,16 +539,16 @@ BRAIDRT_TYPED_EXCHANGES(i64, int64_t)
 
 void _mlir_ciface_braidrt_reduce_scatter_f32(braidrt_unranked_memref *in,
                                              braidrt_unranked_memref *out,
-                                             int64_t groupSize,
+                                             int64_t groupSize, int32_t member,
                                              int32_t reduction) {
-  reduceScatterRows(in, out, groupSize, reduction, BRAIDRT_F32);
+  reduceScatterRows(in, out, groupSize, member, reduction, BRAIDRT_F32);
 }
 
 void _mlir_ciface_braidrt_reduce_scatter_f64(braidrt_unranked_memref *in,
                                              braidrt_unranked_memref *out,
-                                             int64_t groupSize,
+                                             int64_t groupSize, int32_t member,
                                              int32_t reduction) {
-  reduceScatterRows(in, out, groupSize, reduction, BRAIDRT_F64);
+  reduceScatterRows(in, out, groupSize, member, reduction, BRAIDRT_F64);
 }
 
 } // extern "C"

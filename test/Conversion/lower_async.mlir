@@ -4,12 +4,12 @@
 // RUN: braid-opt %s --braid-partition | braid-opt --pass-pipeline='builtin.module(func.func(braid-async-exchanges),braid-lower-cpu)' | FileCheck %s --check-prefix=CHECK-LLVM
 
 // CHECK-LABEL: func.func @forward
-// CHECK: %[[H:.*]] = call @braidrt_reduce_scatter_start_f32(%[[IN:[a-z_0-9]+]], %{{.*}}, %{{.*}}, %{{.*}}) : (memref<*xf32>, memref<*xf32>, i64, i32) -> i64
+// CHECK: %[[H:.*]] = call @braidrt_reduce_scatter_start_f32(%[[IN:[a-z_0-9]+]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (memref<*xf32>, memref<*xf32>, i64, i32, i32) -> i64
 // CHECK: call @braidrt_wait_exchange_f32(%[[H]], %[[IN]], %{{.*}}) : (i64, memref<*xf32>, memref<*xf32>) -> ()
 // CHECK: bufferization.to_tensor
 // CHECK-NOT: braid.wait
 // CHECK-NOT: braid.reduce_scatter_start
-// CHECK-LLVM-DAG: llvm.func @_mlir_ciface_braidrt_reduce_scatter_start_f32(!llvm.ptr, !llvm.ptr, i64, i32) -> i64
+// CHECK-LLVM-DAG: llvm.func @_mlir_ciface_braidrt_reduce_scatter_start_f32(!llvm.ptr, !llvm.ptr, i64, i32, i32) -> i64
 // CHECK-LLVM-DAG: llvm.func @_mlir_ciface_braidrt_wait_exchange_f32(i64, !llvm.ptr, !llvm.ptr)
 module attributes {braid.cluster = #braid.cluster<hardware = "dgx-h100", nodes = 1, ranks_per_node = 2>} {
   braid.table @t : tensor<100x8xf32> pooling_factor = 2.0 placement = #braid.row_wise<ranks = [0, 1], row_offsets = [0, 30, 100]>

@@ -32,11 +32,11 @@
 // CHECK: %[[MASK:.*]] = vector.create_mask %[[LEFT]] : vector<8xi1>
 // CHECK: arith.select %[[MASK]]
 // CHECK: tensor.parallel_insert_slice
-// CHECK: call @braidrt_reduce_scatter_f32({{.*}}) : (memref<*xf32>, memref<*xf32>, i64, i32) -> ()
+// CHECK: call @braidrt_reduce_scatter_f32({{.*}}) : (memref<*xf32>, memref<*xf32>, i64, i32, i32) -> ()
 // CHECK: tensor.generate
 // CHECK: arith.divf
 // CHECK-DAG: func.func private @braidrt_all_to_all_i64(memref<*xi64>, memref<*xi64>, memref<*xi64>) attributes {llvm.emit_c_interface}
-// CHECK-DAG: func.func private @braidrt_reduce_scatter_f32(memref<*xf32>, memref<*xf32>, i64, i32) attributes {llvm.emit_c_interface}
+// CHECK-DAG: func.func private @braidrt_reduce_scatter_f32(memref<*xf32>, memref<*xf32>, i64, i32, i32) attributes {llvm.emit_c_interface}
 
 // CHECK-LLVM-DAG: llvm.func @_mlir_ciface_braidrt_all_to_all_v_i64(!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr)
 // CHECK-LLVM-DAG: llvm.func @_mlir_ciface_braidrt_exchange_counts(!llvm.ptr, !llvm.ptr)

@@ -119,9 +119,9 @@ TEST_F(ProgramShapesTest, ShardLookupsArePricedOnTheRowsARankHolds) {
     EXPECT_EQ(durations.size(), 1u) << "collective " << id;
 }
 
-TEST_F(ProgramShapesTest, ReplicaGroupsRunTheirCollectivesIndependently) {
+TEST_F(ProgramShapesTest, RanksInNoGroupTakeNoPartInACollective) {
   // A table-row-wise table on node 1 of 2: its partials are reduced inside
-  // each node's group, and only node 1's group has bytes to reduce.
+  // node 1's group alone; node 0's ranks are in no group and take no part.
   module = parseSourceString<ModuleOp>(R"mlir(
 module attributes {braid.cluster = #braid.cluster<hardware = "dgx-h100", nodes = 2, ranks_per_node = 2>} {
   braid.table @t : tensor<4000x64xf32> pooling_factor = 8.0 placement = #braid.table_row_wise<node = 1, ranks = [2, 3], row_offsets = [0, 2000, 4000]>
@@ -144,11 +144,14 @@ module attributes {braid.cluster = #braid.cluster<hardware = "dgx-h100", nodes =
     if (op.name == "reduce_scatter")
       reduceScatter[op.rank] = {op.collectiveId, op.durationUs};
   ASSERT_EQ(reduceScatter.size(), 4u);
-  // One collective per node's group, node 1's the longer.
-  EXPECT_EQ(reduceScatter[0].first, reduceScatter[1].first);
+  // One collective for node 1's group; node 0's ranks each run alone, in
+  // no time, waiting for nobody.
   EXPECT_EQ(reduceScatter[2].first, reduceScatter[3].first);
+  EXPECT_GT(reduceScatter[2].second, 0);
+  EXPECT_NE(reduceScatter[0].first, reduceScatter[1].first);
   EXPECT_NE(reduceScatter[0].first, reduceScatter[2].first);
-  EXPECT_GT(reduceScatter[2].second, reduceScatter[0].second);
+  EXPECT_EQ(reduceScatter[0].second, 0);
+  EXPECT_EQ(reduceScatter[1].second, 0);
 }
 
 TEST_F(ProgramShapesTest, AGlobalProgramHasOnlyIndicesDynamic) {

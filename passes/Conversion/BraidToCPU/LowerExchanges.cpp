@@ -235,27 +235,58 @@ FailureOr<Value> ExchangeLowering::reduceScatter(OpTy op,
   if (!groups)
     return op.emitError() << "the CPU backend needs explicit groups";
   int64_t size = groups.getGroupSize();
-  for (int64_t g = 0; g < groups.getNumGroups(); ++g)
-    for (auto [position, member] : llvm::enumerate(groups.getGroup(g)))
-      if (member != g * size + int64_t(position))
+  SmallVector<int64_t> firsts;
+  for (int64_t g = 0; g < groups.getNumGroups(); ++g) {
+    ArrayRef<int64_t> members = groups.getGroup(g);
+    for (auto [position, member] : llvm::enumerate(members))
+      if (member != members.front() + int64_t(position) ||
+          members.front() % size != 0)
         return op.emitError() << "the CPU backend lowers reduce_scatter over "
                                  "blocks of consecutive ranks";
+    firsts.push_back(members.front());
+  }
   if (op.getReduction() == ReductionKind::avg)
     return op.emitError() << "the CPU backend does not lower avg reductions";
   auto type = cast<RankedTensorType>(op.getResultTensorType());
   FailureOr<std::string> kind = suffix(op, type.getElementType());
   if (failed(kind) || *kind == "i64")
     return op.emitError() << "the CPU backend reduce-scatters f32 and f64";
-  Value rows = arith::DivUIOp::create(
-      b, loc, tensor::DimOp::create(b, loc, op.getInput(), 0), index(size));
+  // Whether this rank's block is one of the groups; a rank in none keeps
+  // its input. Groups that tile the cluster's ranks make it a constant.
+  Value member;
+  auto cluster =
+      module->getAttrOfType<ClusterAttr>(BraidDialect::kClusterAttrName);
+  llvm::sort(firsts);
+  bool tiles =
+      cluster && int64_t(firsts.size()) * size == cluster.getWorldSize();
+  for (auto [g, first] : llvm::enumerate(firsts))
+    tiles = tiles && first == int64_t(g) * size;
+  if (tiles) {
+    member = arith::ConstantIntOp::create(b, loc, 1, 1);
+  } else {
+    Value first = arith::MulIOp::create(
+        b, loc, arith::DivUIOp::create(b, loc, rank(), index(size)),
+        index(size));
+    member = arith::ConstantIntOp::create(b, loc, 0, 1);
+    for (int64_t groupFirst : firsts)
+      member = arith::OrIOp::create(
+          b, loc, member,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, first,
+                                index(groupFirst)));
+  }
+  Value inputRows = tensor::DimOp::create(b, loc, op.getInput(), 0);
+  Value rows = arith::SelectOp::create(
+      b, loc, member, arith::DivUIOp::create(b, loc, inputRows, index(size)),
+      inputRows);
   Value out = allocate(type, rows);
   Value input = toUnrankedBuffer(b, loc, op.getInput());
-  SmallVector<Value> args = {input, unranked(out),
-                             arith::ConstantIntOp::create(b, loc, size, 64),
-                             arith::ConstantIntOp::create(
-                                 b, loc, static_cast<int64_t>(op.getReduction()), 32)};
+  SmallVector<Value> args = {
+      input, unranked(out), arith::ConstantIntOp::create(b, loc, size, 64),
+      arith::ExtUIOp::create(b, loc, b.getI32Type(), member),
+      arith::ConstantIntOp::create(b, loc,
+                                   static_cast<int64_t>(op.getReduction()), 32)};
   SmallVector<Type> argTypes = {input.getType(), input.getType(),
-                                b.getI64Type(), b.getI32Type()};
+                                b.getI64Type(), b.getI32Type(), b.getI32Type()};
   if (pending) {
     func::FuncOp fn = declareRuntimeFunction(
         module, (runtime::kReduceScatterStart + *kind).str(), argTypes,

@@ -39,10 +39,13 @@ inline constexpr llvm::StringLiteral kAllToAllStart =
     "braidrt_all_to_all_start_";
 /// (memref in, memref send counts, memref out, memref receive counts).
 inline constexpr llvm::StringLiteral kAllToAllV = "braidrt_all_to_all_v_";
-/// (memref in, memref out, i64 group size, i32 reduction).
+/// (memref in, memref out, i64 group size, i32 member, i32 reduction): over
+/// blocks of consecutive ranks; a rank whose block is no group of the op
+/// passes member 0 and gets its input back.
 inline constexpr llvm::StringLiteral kReduceScatter =
     "braidrt_reduce_scatter_";
-/// i64 (memref in, memref out, i64 group size, i32 reduction): started.
+/// i64 (memref in, memref out, i64 group size, i32 member, i32 reduction):
+/// started.
 inline constexpr llvm::StringLiteral kReduceScatterStart =
     "braidrt_reduce_scatter_start_";
 /// (i64 handle, memref in, memref out): completes a started exchange.

@@ -36,7 +36,8 @@ void _mlir_ciface_braidrt_linear_f32(braidrt_unranked_memref *input,
  * all_to_all_v: `send_counts` and `recv_counts` (R entries) count rows;
  * exchange_counts fills `recv` from every rank's `send`.
  * reduce_scatter: over consecutive blocks of `group_size` ranks;
- * `reduction` as braidrt_reduction. */
+ * `reduction` as braidrt_reduction; a rank whose block is not one of the
+ * op's groups passes `member` 0 and keeps its input (out = in). */
 void _mlir_ciface_braidrt_exchange_counts(braidrt_unranked_memref *send,
                                           braidrt_unranked_memref *recv);
 #define BRAIDRT_DECLARE_EXCHANGES(SUFFIX)                                      \
@@ -52,11 +53,11 @@ BRAIDRT_DECLARE_EXCHANGES(i64)
 #undef BRAIDRT_DECLARE_EXCHANGES
 void _mlir_ciface_braidrt_reduce_scatter_f32(braidrt_unranked_memref *in,
                                              braidrt_unranked_memref *out,
-                                             int64_t group_size,
+                                             int64_t group_size, int32_t member,
                                              int32_t reduction);
 void _mlir_ciface_braidrt_reduce_scatter_f64(braidrt_unranked_memref *in,
                                              braidrt_unranked_memref *out,
-                                             int64_t group_size,
+                                             int64_t group_size, int32_t member,
                                              int32_t reduction);
 
 /* The asynchronous forms: a start returns a handle; the wait completes it.
@@ -70,10 +71,10 @@ int64_t _mlir_ciface_braidrt_all_to_all_start_f64(braidrt_unranked_memref *in,
                                                   braidrt_unranked_memref *split);
 int64_t _mlir_ciface_braidrt_reduce_scatter_start_f32(
     braidrt_unranked_memref *in, braidrt_unranked_memref *out,
-    int64_t group_size, int32_t reduction);
+    int64_t group_size, int32_t member, int32_t reduction);
 int64_t _mlir_ciface_braidrt_reduce_scatter_start_f64(
     braidrt_unranked_memref *in, braidrt_unranked_memref *out,
-    int64_t group_size, int32_t reduction);
+    int64_t group_size, int32_t member, int32_t reduction);
 void _mlir_ciface_braidrt_wait_exchange_f32(int64_t handle,
                                             braidrt_unranked_memref *in,
                                             braidrt_unranked_memref *out);

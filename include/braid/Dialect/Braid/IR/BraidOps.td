@@ -224,7 +224,9 @@ multiclass Braid_Collective<string opMnemonic, dag args, string operandFormat,
 
 The collective runs independently in each replica group; without
 `groups` it spans all ranks. A group of one rank makes it the identity,
-which the folder uses. The `_start` form takes the same operands and
+which the folder uses, and so does being in no group: a rank that no
+group names takes no part and its result is its input (a table-row-wise
+table's intra-node reduce_scatter names only its owner node's ranks). The `_start` form takes the same operands and
 attributes and returns a `!braid.token` of the result type for
 `braid.wait`.
 
