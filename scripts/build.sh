@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Configures Braid with CMake + Ninja into ${BRAID_BUILD_DIR:-build} and builds
-# it. Every tool lands in $BRAID_BUILD_DIR/bin.
+# it. Every tool lands in $BRAID_BUILD_DIR/bin. BRAID_SANITIZE=ON builds with
+# ASan and UBSan (use another BRAID_BUILD_DIR).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,6 +21,7 @@ if [ ! -f "$BUILD_DIR/build.ninja" ]; then
     -DLLVM_DIR="$LLVM_PREFIX/lib/cmake/llvm" \
     -DLLVM_EXTERNAL_LIT="$LLVM_PREFIX/bin/lit" \
     -DPython3_EXECUTABLE="$(command -v python3)" \
+    -DBRAID_SANITIZE=${BRAID_SANITIZE:-OFF} \
     "${launcher[@]}"
 fi
 cmake --build "$BUILD_DIR" "$@"

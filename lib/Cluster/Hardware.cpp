@@ -7,9 +7,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "braid/Cluster/Hardware.h"
+#include "braid/Support/BoundedInput.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
@@ -142,7 +144,7 @@ std::vector<std::string> mlir::braid::cluster::getPresetNames() {
 
 Expected<HardwareDesc> mlir::braid::cluster::parseHardware(StringRef text,
                                                            StringRef name) {
-  Expected<json::Value> root = json::parse(text);
+  Expected<json::Value> root = parseBoundedJson(text);
   if (!root)
     return createStringError(inconvertibleErrorCode(),
                              name + ": invalid JSON: " +
@@ -255,13 +257,15 @@ Expected<HardwareDesc> mlir::braid::cluster::loadHardware(StringRef presetOrPath
       return parseHardware(preset.json, preset.name);
   if (presetOrPath == kLocalCpuName)
     return loadLocalMachine();
-  ErrorOr<std::unique_ptr<MemoryBuffer>> buffer =
-      MemoryBuffer::getFile(presetOrPath);
-  if (!buffer)
+  if (!sys::fs::exists(presetOrPath))
     return createStringError(
         inconvertibleErrorCode(),
         "'" + presetOrPath + "' is neither a preset (" +
-            join(getPresetNames(), ", ") + ", " + kLocalCpuName + ") nor a readable file: " +
-            buffer.getError().message());
+            join(getPresetNames(), ", ") + ", " + kLocalCpuName +
+            ") nor a readable file");
+  Expected<std::unique_ptr<MemoryBuffer>> buffer =
+      readBoundedFile(presetOrPath, kMaxJsonFileBytes, "a cluster file");
+  if (!buffer)
+    return buffer.takeError();
   return parseHardware((*buffer)->getBuffer(), presetOrPath);
 }

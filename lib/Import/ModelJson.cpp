@@ -12,6 +12,7 @@
 #include "braid/Import/ModelJson.h"
 
 #include "braid/Dialect/Braid/IR/Braid.h"
+#include "braid/Support/BoundedInput.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -419,7 +420,7 @@ OwningOpRef<ModuleOp> mlir::braid::importModelJson(StringRef jsonText,
                                                    MLIRContext *context) {
   context->loadDialect<BraidDialect, func::FuncDialect, arith::ArithDialect>();
   Location loc = FileLineColLoc::get(context, fileName, 1, 1);
-  llvm::Expected<json::Value> root = json::parse(jsonText);
+  llvm::Expected<json::Value> root = parseBoundedJson(jsonText);
   if (!root) {
     emitError(loc) << "invalid JSON: " << llvm::toString(root.takeError());
     return nullptr;

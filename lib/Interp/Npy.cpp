@@ -9,6 +9,8 @@
 
 #include "braid/Interp/Npy.h"
 
+#include "braid/Support/BoundedInput.h"
+
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -179,11 +181,12 @@ Expected<HostTensor> mlir::braid::interp::parseNpy(StringRef bytes,
 }
 
 Expected<HostTensor> mlir::braid::interp::readNpy(StringRef path) {
-  ErrorOr<std::unique_ptr<MemoryBuffer>> buffer =
-      MemoryBuffer::getFile(path, /*IsText=*/false,
-                            /*RequiresNullTerminator=*/false);
+  // The header and at most kMaxTensorElements 8-byte elements.
+  Expected<std::unique_ptr<MemoryBuffer>> buffer = readBoundedFile(
+      path, (uint64_t(1) << 20) + uint64_t(kMaxTensorElements) * 8,
+      "a .npy file");
   if (!buffer)
-    return npyError(path, "cannot read: " + buffer.getError().message());
+    return buffer.takeError();
   return parseNpy((*buffer)->getBuffer(), path);
 }
 

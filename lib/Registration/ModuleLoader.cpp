@@ -8,6 +8,7 @@
 
 #include "braid/InitAll.h"
 #include "braid/Import/ModelJson.h"
+#include "braid/Support/BoundedInput.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/Verifier.h"
@@ -26,9 +27,22 @@ static DialectRegistry makeRegistry() {
 ModuleLoader::ModuleLoader()
     : context(makeRegistry()), diagnostics(sourceMgr, &context) {}
 
+/// The most a textual program may be.
+static constexpr uint64_t kMaxProgramBytes = uint64_t(1) << 30;
+
 OwningOpRef<ModuleOp> ModuleLoader::load(llvm::StringRef path) {
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> file =
+      readBoundedFile(path, kMaxProgramBytes, "");
+  if (!file) {
+    emitError(UnknownLoc::get(&context)) << llvm::toString(file.takeError());
+    return nullptr;
+  }
+  // The source manager owns the text, so diagnostics can quote it.
+  sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(
+                                   (*file)->getBuffer(), path),
+                               llvm::SMLoc());
   OwningOpRef<ModuleOp> module =
-      parseSourceFile<ModuleOp>(path, sourceMgr, &context);
+      parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module || failed(verify(*module)))
     return nullptr;
   return module;
@@ -37,11 +51,10 @@ OwningOpRef<ModuleOp> ModuleLoader::load(llvm::StringRef path) {
 OwningOpRef<ModuleOp> ModuleLoader::loadModel(llvm::StringRef path) {
   if (!path.ends_with(".json"))
     return load(path);
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
-      llvm::MemoryBuffer::getFile(path);
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> file =
+      readBoundedFile(path, kMaxJsonFileBytes, "a model");
   if (!file) {
-    emitError(UnknownLoc::get(&context))
-        << "cannot read '" << path << "': " << file.getError().message();
+    emitError(UnknownLoc::get(&context)) << llvm::toString(file.takeError());
     return nullptr;
   }
   OwningOpRef<ModuleOp> module =

@@ -10,6 +10,7 @@
 
 #include "braid/Dialect/Braid/IR/Braid.h"
 #include "braid/Sharding/Passes.h"
+#include "braid/Support/BoundedInput.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -209,13 +210,12 @@ static FailureOr<std::string> applyPlanFile(ModuleOp module, StringRef path,
                                             int64_t ranks,
                                             int64_t ranksPerNode) {
   MLIRContext *context = module.getContext();
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
-      llvm::MemoryBuffer::getFile(path);
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      readBoundedFile(path, kMaxJsonFileBytes, "the plan");
   if (!buffer)
-    return module.emitError() << "cannot read the plan '" << path
-                              << "': " << buffer.getError().message();
+    return module.emitError() << llvm::toString(buffer.takeError());
   llvm::Expected<llvm::json::Value> parsed =
-      llvm::json::parse((*buffer)->getBuffer());
+      parseBoundedJson((*buffer)->getBuffer());
   if (!parsed)
     return module.emitError() << path << ": "
                               << llvm::toString(parsed.takeError());

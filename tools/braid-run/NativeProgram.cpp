@@ -8,6 +8,8 @@
 
 #include "NativeProgram.h"
 
+#include "braid/Support/BoundedInput.h"
+
 #include "llvm/ADT/APFloat.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -50,7 +52,7 @@ llvm::Expected<NativeProgram> NativeProgram::load(llvm::StringRef dir) {
   std::string where =
       (dir + "/libprogram.so: its manifest").str();
   llvm::Expected<llvm::json::Value> json =
-      llvm::json::parse(braidrt_program_manifest(program));
+      parseBoundedJson(braidrt_program_manifest(program));
   if (!json)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    where + ": " +

@@ -1,0 +1,40 @@
+//===- BoundedInput.h - Reading untrusted files and JSON --------*- C++ -*-===//
+//
+// This file declares how Braid's tools read what a user hands them: a file
+// must be a regular file no larger than a bound (so `/dev/zero` or a FIFO
+// is an error, not a read that never ends), and JSON may nest only so deep
+// (so a hostile document cannot exhaust the stack of LLVM's recursive
+// parser).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BRAID_SUPPORT_BOUNDEDINPUT_H
+#define BRAID_SUPPORT_BOUNDEDINPUT_H
+
+#include "llvm/Support/Error.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <memory>
+
+namespace mlir::braid {
+
+/// The most a JSON document (model, cluster, plan) may be.
+constexpr uint64_t kMaxJsonFileBytes = uint64_t(64) << 20;
+/// The most arrays and objects JSON may nest.
+constexpr unsigned kMaxJsonDepth = 64;
+
+/// Reads `path`, a regular file of at most `maxBytes` bytes, or standard
+/// input for "-"; `what` names it in errors ("a model", "a cluster file",
+/// or nothing).
+llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
+readBoundedFile(llvm::StringRef path, uint64_t maxBytes, llvm::StringRef what);
+
+/// Parses `text` as JSON after checking, without recursion, that arrays and
+/// objects nest at most `maxDepth` deep.
+llvm::Expected<llvm::json::Value>
+parseBoundedJson(llvm::StringRef text, unsigned maxDepth = kMaxJsonDepth);
+
+} // namespace mlir::braid
+
+#endif // BRAID_SUPPORT_BOUNDEDINPUT_H
