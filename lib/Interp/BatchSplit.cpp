@@ -22,6 +22,31 @@ static llvm::Error splitError(const Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
+/// The reference semantics' rule for the global batch, checked before any
+/// split: `<table>.offsets` start at 0, never decrease and end at the
+/// length of `name` (the indices or per-sample weights they cut).
+static llvm::Error checkOffsets(StringRef table, const HostTensor &offsets,
+                                StringRef name, const HostTensor &cut) {
+  int64_t count = offsets.getNumElements();
+  auto bad = [&](int64_t entry, const Twine &rule) {
+    return splitError("'" + table + ".offsets' entry " + Twine(entry) +
+                      " is " + Twine(int64_t(offsets.data[entry])) + ": " +
+                      rule);
+  };
+  if (count == 0)
+    return splitError("'" + table + ".offsets' is empty");
+  if (offsets.data[0] != 0)
+    return bad(0, "offsets must start at 0");
+  for (int64_t i = 1; i < count; ++i)
+    if (offsets.data[i] < offsets.data[i - 1])
+      return bad(i, "offsets must never decrease");
+  if (offsets.data[count - 1] != double(cut.getNumElements()))
+    return bad(count - 1, "the last offset must be the " +
+                              Twine(cut.getNumElements()) + " entries of '" +
+                              name + "'");
+  return llvm::Error::success();
+}
+
 llvm::Expected<RankValues> mlir::braid::interp::splitGlobalArguments(
     const Signature &global, ArrayRef<HostTensor> globalArgs,
     const Signature &perRank, ArrayRef<int64_t> batchSplit) {
@@ -65,6 +90,9 @@ llvm::Expected<RankValues> mlir::braid::interp::splitGlobalArguments(
         return splitError("argument '" + name + "' has no '" + table +
                           ".offsets'");
       const HostTensor &offsets = globalArgs[*offsetsArg];
+      if (!isOffsets)
+        if (llvm::Error error = checkOffsets(table, offsets, name, value))
+          return std::move(error);
       if (offsets.getNumElements() != batch + 1)
         return splitError("'" + table + ".offsets' has " +
                           Twine(offsets.getNumElements()) +

@@ -51,11 +51,6 @@ public:
 
 private:
   func::FuncOp indexErrorFn();
-  /// Aborts through the runtime unless `offsets` start at 0, never
-  /// decrease and end at the number of `indices` (the reference
-  /// semantics' rule), so that no bag reads outside the indices.
-  void emitOffsetsCheck(OpBuilder &b, Location loc, Value offsets,
-                        Value indices);
 
   ModuleOp module;
 };
@@ -72,46 +67,14 @@ func::FuncOp CpuLoweringState::indexError() const {
   return declareIndexError(module);
 }
 
-func::FuncOp ComputeLowering::indexErrorFn() {
-  return declareIndexError(module);
+func::FuncOp mlir::braid::declareOffsetsError(ModuleOp module) {
+  Type i64 = IntegerType::get(module.getContext(), 64);
+  return declareRuntimeFunction(module, runtime::kOffsetsError, {i64, i64}, {},
+                                false);
 }
 
-void ComputeLowering::emitOffsetsCheck(OpBuilder &b, Location loc,
-                                       Value offsets, Value indices) {
-  func::FuncOp offsetsError = declareRuntimeFunction(
-      module, runtime::kOffsetsError, {b.getI64Type(), b.getI64Type()}, {}, false);
-  Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
-  Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
-  auto offsetAt = [&](OpBuilder &ob, Location oloc, Value at) -> Value {
-    return arith::IndexCastOp::create(
-        ob, oloc, ob.getIndexType(),
-        tensor::ExtractOp::create(ob, oloc, offsets, at));
-  };
-  Value count = tensor::DimOp::create(b, loc, offsets, c0);
-  Value last = arith::SubIOp::create(b, loc, count, c1);
-  // Entry 0 must be 0 and the last the number of indices (the verifier
-  // guarantees at least one entry).
-  Value first = offsetAt(b, loc, c0);
-  emitAbortIf(b, loc, offsetsError,
-              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, first, c0),
-              c0, first);
-  Value end = offsetAt(b, loc, last);
-  emitAbortIf(b, loc, offsetsError,
-              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, end,
-                                    tensor::DimOp::create(b, loc, indices, c0)),
-              last, end);
-  scf::ForOp::create(
-      b, loc, c1, count, c1, ValueRange{},
-      [&](OpBuilder &lb, Location lloc, Value i, ValueRange) {
-        Value previous =
-            offsetAt(lb, lloc, arith::SubIOp::create(lb, lloc, i, c1));
-        Value current = offsetAt(lb, lloc, i);
-        emitAbortIf(lb, lloc, offsetsError,
-                    arith::CmpIOp::create(lb, lloc, arith::CmpIPredicate::slt,
-                                          current, previous),
-                    i, current);
-        scf::YieldOp::create(lb, lloc);
-      });
+func::FuncOp ComputeLowering::indexErrorFn() {
+  return declareIndexError(module);
 }
 
 FailureOr<Value> ComputeLowering::lowerEmbeddingBag(OpBuilder &b,
@@ -125,7 +88,8 @@ FailureOr<Value> ComputeLowering::lowerEmbeddingBag(OpBuilder &b,
   // index outside aborts the job through the runtime).
   emitIndicesCheck(b, loc, indexErrorFn(), bag.getIndices(),
                    arith::ConstantIndexOp::create(b, loc, rows));
-  emitOffsetsCheck(b, loc, bag.getOffsets(), bag.getIndices());
+  emitOffsetsCheck(b, loc, declareOffsetsError(module), bag.getOffsets(),
+                   bag.getIndices());
   BagPooling pooling;
   if (Value weights = bag.getPerSampleWeights()) {
     // One weight per index, checked at run time when a size is dynamic.

@@ -63,8 +63,9 @@ namespace {
 class ExchangeLowering {
 public:
   ExchangeLowering(OpBuilder &b, Location loc, ModuleOp module,
-                   func::FuncOp indexError)
-      : b(b), loc(loc), module(module), indexError(indexError) {}
+                   func::FuncOp indexError, func::FuncOp offsetsError)
+      : b(b), loc(loc), module(module), indexError(indexError),
+        offsetsError(offsetsError) {}
 
   template <typename OpTy>
   FailureOr<Value> allToAll(OpTy op, PendingExchanges *pending = nullptr);
@@ -99,7 +100,7 @@ private:
   OpBuilder &b;
   Location loc;
   ModuleOp module;
-  func::FuncOp indexError;
+  func::FuncOp indexError, offsetsError;
 };
 } // namespace
 
@@ -302,7 +303,7 @@ FailureOr<Value> ExchangeLowering::reduceScatter(OpTy op,
 }
 
 FailureOr<SmallVector<Value>> ExchangeLowering::bucketize(BucketizeOp op) {
-  return buildBucketizeKernel(b, op, indexError);
+  return buildBucketizeKernel(b, op, indexError, offsetsError);
 }
 
 namespace {
@@ -324,7 +325,8 @@ struct ExchangeOpLowering : CpuExchangePattern<OpTy> {
   matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     ExchangeLowering lowering(rewriter, op.getLoc(), this->state.module,
-                              this->state.indexError());
+                              this->state.indexError(),
+                              this->state.offsetsError());
     FailureOr<SmallVector<Value>> results;
     auto single = [](FailureOr<Value> value) -> FailureOr<SmallVector<Value>> {
       if (failed(value))
@@ -361,7 +363,7 @@ struct StartLowering : CpuExchangePattern<OpTy> {
   matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     ExchangeLowering lowering(rewriter, op.getLoc(), this->state.module,
-                              func::FuncOp());
+                              func::FuncOp(), func::FuncOp());
     FailureOr<Value> started;
     if constexpr (std::is_same_v<OpTy, AllToAllStartOp>)
       started = lowering.allToAll(op, &this->state.pending);
@@ -382,7 +384,7 @@ struct WaitLowering : CpuExchangePattern<WaitOp> {
   matchAndRewrite(WaitOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     ExchangeLowering lowering(rewriter, op.getLoc(), state.module,
-                              func::FuncOp());
+                              func::FuncOp(), func::FuncOp());
     FailureOr<Value> result = lowering.wait(op, state.pending);
     if (failed(result))
       return failure();

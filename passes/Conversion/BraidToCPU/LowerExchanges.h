@@ -28,6 +28,9 @@ func::FuncOp declareRuntimeFunction(ModuleOp module, StringRef name,
                                     TypeRange arguments, TypeRange results,
                                     bool cInterface);
 
+/// The runtime's abort for inconsistent bag offsets: (entry, value).
+func::FuncOp declareOffsetsError(ModuleOp module);
+
 /// The buffer of `tensor` as an unranked memref (for C-interface calls).
 Value toUnrankedBuffer(OpBuilder &b, Location loc, Value tensor);
 
@@ -54,6 +57,8 @@ struct CpuLoweringState {
   }
   /// The runtime's abort for an index outside a table: (index, rows).
   func::FuncOp indexError() const;
+  /// The runtime's abort for inconsistent bag offsets: (entry, value).
+  func::FuncOp offsetsError() const { return declareOffsetsError(module); }
 };
 
 /// Patterns for the ops of partitioned programs: the exchanges (sync and

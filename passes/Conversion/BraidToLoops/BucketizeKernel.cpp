@@ -4,7 +4,7 @@
 // rank's bags, the first counting per destination and bag how many indices
 // fall in the destination's rows (the lengths and send counts), the second
 // writing the routed indices, rebased to their shard, destination by
-// destination. Every index is checked against the table first. The
+// destination. Every index and the offsets are checked first. The
 // placement fixes the row ranges at compile time.
 //
 //===----------------------------------------------------------------------===//
@@ -21,7 +21,8 @@ using namespace mlir::braid;
 
 FailureOr<SmallVector<Value>>
 mlir::braid::buildBucketizeKernel(OpBuilder &b, BucketizeOp op,
-                                  func::FuncOp indexError) {
+                                  func::FuncOp indexError,
+                                  func::FuncOp offsetsError) {
   Location loc = op.getLoc();
   auto index = [&](int64_t value) -> Value {
     return arith::ConstantIndexOp::create(b, loc, value);
@@ -37,8 +38,11 @@ mlir::braid::buildBucketizeKernel(OpBuilder &b, BucketizeOp op,
   Value numBags = arith::SubIOp::create(
       b, loc, tensor::DimOp::create(b, loc, offsets, 0), index(1));
   Value numIndices = tensor::DimOp::create(b, loc, indices, 0);
-  // Every index must be a row of the table.
+  // Every index must be a row of the table, and the offsets a valid bag
+  // layout of the indices (the reference semantics' rules), before any
+  // bag is read.
   emitIndicesCheck(b, loc, indexError, indices, index(table.getNumRows()));
+  emitOffsetsCheck(b, loc, offsetsError, offsets, indices);
   auto offsetAt = [&](OpBuilder &ob, Location oloc, Value bag) -> Value {
     Value raw = tensor::ExtractOp::create(ob, oloc, offsets, bag);
     return arith::IndexCastOp::create(ob, oloc, ob.getIndexType(), raw);

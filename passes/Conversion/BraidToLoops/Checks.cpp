@@ -53,3 +53,39 @@ void mlir::braid::emitIndicesCheck(OpBuilder &b, Location loc,
       });
 }
 
+void mlir::braid::emitOffsetsCheck(OpBuilder &b, Location loc,
+                                   func::FuncOp offsetsError, Value offsets,
+                                   Value indices) {
+  Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
+  Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
+  auto offsetAt = [&](OpBuilder &ob, Location oloc, Value at) -> Value {
+    return arith::IndexCastOp::create(
+        ob, oloc, ob.getIndexType(),
+        tensor::ExtractOp::create(ob, oloc, offsets, at));
+  };
+  Value count = tensor::DimOp::create(b, loc, offsets, c0);
+  Value last = arith::SubIOp::create(b, loc, count, c1);
+  // Entry 0 must be 0 and the last the number of indices (the verifier
+  // guarantees at least one entry).
+  Value first = offsetAt(b, loc, c0);
+  emitAbortIf(b, loc, offsetsError,
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, first, c0),
+              c0, first);
+  Value end = offsetAt(b, loc, last);
+  emitAbortIf(b, loc, offsetsError,
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, end,
+                                    tensor::DimOp::create(b, loc, indices, c0)),
+              last, end);
+  scf::ForOp::create(
+      b, loc, c1, count, c1, ValueRange{},
+      [&](OpBuilder &lb, Location lloc, Value i, ValueRange) {
+        Value previous =
+            offsetAt(lb, lloc, arith::SubIOp::create(lb, lloc, i, c1));
+        Value current = offsetAt(lb, lloc, i);
+        emitAbortIf(lb, lloc, offsetsError,
+                    arith::CmpIOp::create(lb, lloc, arith::CmpIPredicate::slt,
+                                          current, previous),
+                    i, current);
+        scf::YieldOp::create(lb, lloc);
+      });
+}

@@ -28,6 +28,12 @@ void emitIndexCheck(OpBuilder &b, Location loc, func::FuncOp indexError,
 void emitIndicesCheck(OpBuilder &b, Location loc, func::FuncOp indexError,
                       Value indices, Value rows);
 
+/// Aborts through `offsetsError` (entry, value) unless `offsets` start at
+/// 0, never decrease and end at the number of `indices` (the reference
+/// semantics' rule), so that no bag reads outside the indices.
+void emitOffsetsCheck(OpBuilder &b, Location loc, func::FuncOp offsetsError,
+                      Value offsets, Value indices);
+
 } // namespace mlir::braid
 
 #endif // BRAID_CONVERSION_BRAIDTOLOOPS_CHECKS_H

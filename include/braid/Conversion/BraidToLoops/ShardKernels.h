@@ -29,9 +29,11 @@ FailureOr<Value> buildShardLookupKernel(OpBuilder &b, ShardEmbeddingBagOp op,
 /// bucketize: per destination and bag the number of indices it receives
 /// (lengths), the routed indices rebased to their shard (values), and per
 /// rank how many it is sent (send counts), in the op's result order; every
-/// index is checked against the table (`indexError` aborts).
+/// index is checked against the table (`indexError` aborts) and the offsets
+/// for a valid bag layout (`offsetsError` aborts).
 FailureOr<SmallVector<Value>> buildBucketizeKernel(OpBuilder &b, BucketizeOp op,
-                                                   func::FuncOp indexError);
+                                                   func::FuncOp indexError,
+                                                   func::FuncOp offsetsError);
 
 /// combine_shards: column parts concatenated in rank order, the rank's
 /// bags kept, mean divided by the bag size and empty mean and max bags 0.
