@@ -88,10 +88,10 @@ static HostTensor reduce(ReductionKind kind, ArrayRef<int64_t> group,
         acc += other[i];
         break;
       case ReductionKind::max:
-        acc = std::max(acc, other[i]);
+        acc = maxPropagatingNaN(acc, other[i]);
         break;
       case ReductionKind::min:
-        acc = std::min(acc, other[i]);
+        acc = minPropagatingNaN(acc, other[i]);
         break;
       }
     }

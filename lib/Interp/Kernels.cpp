@@ -161,7 +161,7 @@ FailureOr<HostTensor> mlir::braid::interp::runEmbeddingBag(
       for (int64_t c = 0; c < dim; ++c) {
         double value = table.get(row, c);
         if (isMax)
-          accumulator[c] = std::max(accumulator[c], value);
+          accumulator[c] = maxPropagatingNaN(accumulator[c], value);
         else
           accumulator[c] += scale * value;
       }
@@ -203,7 +203,7 @@ FailureOr<HostTensor> mlir::braid::interp::runLinear(LinearOp op,
       case Activation::none:
         break;
       case Activation::relu:
-        sum = std::max(sum, 0.0);
+        sum = maxPropagatingNaN(sum, 0.0);
         break;
       case Activation::sigmoid:
         sum = 1.0 / (1.0 + std::exp(-sum));

@@ -17,6 +17,16 @@
 
 namespace mlir::braid::interp {
 
+/// max and min that propagate NaN, as PyTorch's relu, max pooling and
+/// max/min reductions do (and IEEE 754-2019 maximum/minimum, which the
+/// compiled kernels use): NaN when either is NaN.
+inline double maxPropagatingNaN(double a, double b) {
+  return a != a || b != b ? a + b : (a < b ? b : a);
+}
+inline double minPropagatingNaN(double a, double b) {
+  return a != a || b != b ? a + b : (b < a ? b : a);
+}
+
 /// A 64-bit mix of `x` (SplitMix64's finalizer).
 uint64_t mixBits(uint64_t x);
 /// A uniform double in [0, 1) from 64 random bits.

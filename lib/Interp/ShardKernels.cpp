@@ -188,7 +188,7 @@ FailureOr<HostTensor> mlir::braid::interp::runShardEmbeddingBag(
                               << " rows)";
       for (int64_t c = 0; c < local.cols; ++c) {
         double element = data.get(local.rowOffset + value, local.colOffset + c);
-        row[c] = isMax ? std::max(row[c], element) : row[c] + element;
+        row[c] = isMax ? maxPropagatingNaN(row[c], element) : row[c] + element;
       }
     }
   }

@@ -69,7 +69,7 @@ extern "C" void _mlir_ciface_braidrt_linear_f32(braidrt_unranked_memref *input,
     float *row = out.data + r * out.strides[0];
     for (int64_t o = 0; o < outFeatures; ++o) {
       if (activation == BRAIDRT_ACT_RELU)
-        row[o] = row[o] > 0 ? row[o] : 0.0f;
+        row[o] = row[o] < 0 ? 0.0f : row[o]; // relu(NaN) is NaN
       else if (activation == BRAIDRT_ACT_SIGMOID)
         row[o] = 1.0f / (1.0f + __builtin_expf(-row[o]));
     }

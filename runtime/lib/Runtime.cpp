@@ -47,14 +47,43 @@ MPI_Datatype mpiType(braidrt_dtype dtype) {
   braidrt_fail("unknown element type %d", int(dtype));
 }
 
+/// max or min of `in` into `inout`, element-wise, NaN when either is NaN
+/// (PyTorch's max pooling and the reference semantics; MPI_MAX leaves NaN to
+/// the operand order).
+template <bool isMax, typename T> void reduceExtremum(void *in, void *inout, int count) {
+  const T *a = static_cast<const T *>(in);
+  T *b = static_cast<T *>(inout);
+  for (int i = 0; i < count; ++i) {
+    if (a[i] != a[i] || b[i] != b[i])
+      b[i] = a[i] + b[i];
+    else if (isMax ? a[i] > b[i] : a[i] < b[i])
+      b[i] = a[i];
+  }
+}
+
+template <bool isMax>
+void extremumOp(void *in, void *inout, int *count, MPI_Datatype *type) {
+  if (*type == MPI_FLOAT)
+    reduceExtremum<isMax, float>(in, inout, *count);
+  else if (*type == MPI_DOUBLE)
+    reduceExtremum<isMax, double>(in, inout, *count);
+  else
+    reduceExtremum<isMax, int64_t>(in, inout, *count);
+}
+
 MPI_Op mpiOp(braidrt_reduction reduction) {
+  static MPI_Op maxOp = MPI_OP_NULL, minOp = MPI_OP_NULL;
   switch (reduction) {
   case BRAIDRT_SUM:
     return MPI_SUM;
   case BRAIDRT_MAX:
-    return MPI_MAX;
+    if (maxOp == MPI_OP_NULL)
+      MPI_Op_create(extremumOp<true>, /*commute=*/1, &maxOp);
+    return maxOp;
   case BRAIDRT_MIN:
-    return MPI_MIN;
+    if (minOp == MPI_OP_NULL)
+      MPI_Op_create(extremumOp<false>, /*commute=*/1, &minOp);
+    return minOp;
   }
   braidrt_fail("unknown reduction %d", int(reduction));
 }
@@ -243,7 +272,7 @@ void braidrt_linear(const float *input, const float *weight, const float *bias,
   int64_t n = batch * out_features;
   if (activation == BRAIDRT_ACT_RELU)
     for (int64_t i = 0; i < n; ++i)
-      output[i] = std::max(output[i], 0.0f);
+      output[i] = output[i] < 0 ? 0.0f : output[i]; // relu(NaN) is NaN
   else if (activation == BRAIDRT_ACT_SIGMOID)
     for (int64_t i = 0; i < n; ++i)
       output[i] = 1.0f / (1.0f + std::exp(-output[i]));
