@@ -141,9 +141,11 @@ void braidrt_init(int *argc, char ***argv) {
   if (const char *timeout = std::getenv("BRAIDRT_TIMEOUT_S")) {
     char *end = nullptr;
     double value = std::strtod(timeout, &end);
-    if (end == timeout || *end != '\0' || !(value > 0))
-      braidrt_fail("BRAIDRT_TIMEOUT_S must be a positive number of seconds, "
-                   "got '%s'",
+    // A week at most: an infinite or NaN timeout would let a stopped rank
+    // hang the job.
+    if (end == timeout || *end != '\0' || !(value > 0) || !(value <= 604800))
+      braidrt_fail("BRAIDRT_TIMEOUT_S must be a number of seconds in (0, "
+                   "604800], got '%s'",
                    timeout);
     timeoutSeconds = value;
   }

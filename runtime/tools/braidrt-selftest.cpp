@@ -4,11 +4,15 @@
 // drives each runtime entry point with inputs whose results it can compute
 // itself, and fails the job on a mismatch. `--bad-index` makes the last
 // rank look up a row outside its table; `--stall` makes the last rank miss
-// a collective, which the others must report after BRAIDRT_TIMEOUT_S.
+// a collective, which the others must report after BRAIDRT_TIMEOUT_S;
+// `--kill` and `--stop` make the last rank send itself SIGKILL or SIGSTOP
+// there, and the job must still end (through mpirun, or the timeout).
 //
 //===----------------------------------------------------------------------===//
 
 #include "braidrt/braidrt.h"
+
+#include <csignal>
 
 #include <chrono>
 #include <cmath>
@@ -32,13 +36,19 @@ bool near(double a, double b) { return std::abs(a - b) <= 1e-5 * (1 + std::abs(b
 int main(int argc, char **argv) {
   braidrt_init(&argc, &argv);
   bool badIndex = false, stall = false;
+  int selfSignal = 0;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--bad-index"))
       badIndex = true;
     else if (!std::strcmp(argv[i], "--stall"))
       stall = true;
+    else if (!std::strcmp(argv[i], "--kill"))
+      selfSignal = SIGKILL;
+    else if (!std::strcmp(argv[i], "--stop"))
+      selfSignal = SIGSTOP;
     else
-      braidrt_fail("unknown argument '%s' (expected --bad-index or --stall)",
+      braidrt_fail("unknown argument '%s' (expected --bad-index, --stall, "
+                   "--kill or --stop)",
                    argv[i]);
   }
   int64_t rank = braidrt_rank(), ranks = braidrt_world_size();
@@ -108,6 +118,8 @@ int main(int argc, char **argv) {
     braidrt_index_error(3, 3);
   if (stall && last)
     std::this_thread::sleep_for(std::chrono::seconds(30));
+  if (selfSignal && last)
+    raise(selfSignal);
   // Every rank meets here; a failed or stalled rank leaves the others
   // waiting, and the wait must end the job.
   braidrt_all_reduce(&value, &sum, 1, BRAIDRT_F64, BRAIDRT_SUM);
