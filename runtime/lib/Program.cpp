@@ -18,6 +18,8 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -71,6 +73,63 @@ void *allocateArgument(size_t bytes) {
   if (data && bytes >= kHugePageBytes)
     madvise(data, rounded, MADV_HUGEPAGE); // advice only; failure is harmless
   return data;
+}
+
+/// The most a program library may be.
+constexpr uint64_t kMaxLibraryBytes = uint64_t(1) << 30;
+constexpr size_t kMagicBytes = 16, kHashBytes = 8;
+
+/// FNV-1a over `data`, the `kHashBytes` at `skip` taken as zero.
+uint64_t contentHash(const std::vector<char> &data, size_t skip) {
+  uint64_t hash = 1469598103934665603ull;
+  for (size_t i = 0; i < data.size(); ++i) {
+    unsigned char byte =
+        i >= skip && i < skip + kHashBytes ? 0 : (unsigned char)data[i];
+    hash = (hash ^ byte) * 1099511628211ull;
+  }
+  return hash;
+}
+
+/// Reads `path` (a regular file of at most kMaxLibraryBytes) and finds its
+/// one hash slot; returns the slot's offset, or an error message.
+bool readLibrary(const std::string &path, std::vector<char> &data,
+                 size_t &slot, std::string &error) {
+  struct stat info;
+  if (stat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) {
+    error = path + ": cannot load: no such file";
+    return false;
+  }
+  if (uint64_t(info.st_size) > kMaxLibraryBytes) {
+    error = path + ": cannot load: larger than 1 GiB";
+    return false;
+  }
+  FILE *file = std::fopen(path.c_str(), "rb");
+  if (!file) {
+    error = path + ": cannot load: " + std::strerror(errno);
+    return false;
+  }
+  data.resize(info.st_size);
+  size_t read = std::fread(data.data(), 1, data.size(), file);
+  std::fclose(file);
+  if (read != data.size()) {
+    error = path + ": cannot load: short read";
+    return false;
+  }
+  static const char magic[] = BRAIDRT_HASH_MAGIC;
+  auto found = std::search(data.begin(), data.end(), magic,
+                           magic + kMagicBytes);
+  if (found == data.end() || size_t(data.end() - found) < kMagicBytes + kHashBytes) {
+    error = path + ": has no content hash: it was not written by "
+                   "braid-compile --target cpu, or it is truncated";
+    return false;
+  }
+  if (std::search(found + 1, data.end(), magic, magic + kMagicBytes) !=
+      data.end()) {
+    error = path + ": holds more than one content hash";
+    return false;
+  }
+  slot = size_t(found - data.begin()) + kMagicBytes;
+  return true;
 }
 } // namespace
 
@@ -184,16 +243,50 @@ extern "C" {
 
 const char *braidrt_program_last_error(void) { return lastError.c_str(); }
 
+int braidrt_program_seal(const char *library_path) {
+  if (!library_path)
+    return failWith(-1, "no library");
+  std::vector<char> data;
+  size_t slot = 0;
+  std::string error;
+  if (!readLibrary(library_path, data, slot, error))
+    return failWith(-1, error);
+  uint64_t hash = contentHash(data, slot);
+  FILE *file = std::fopen(library_path, "r+b");
+  if (!file || std::fseek(file, long(slot), SEEK_SET) != 0 ||
+      std::fwrite(&hash, 1, kHashBytes, file) != kHashBytes) {
+    if (file)
+      std::fclose(file);
+    return failWith(-1, std::string(library_path) + ": cannot write its "
+                                                    "content hash");
+  }
+  if (std::fclose(file) != 0)
+    return failWith(-1, std::string(library_path) + ": cannot write its "
+                                                    "content hash");
+  return 0;
+}
+
 braidrt_program *braidrt_program_load(const char *dir) {
   if (!dir)
     return failWith<braidrt_program *>(nullptr, "no artifact directory");
   auto program = std::make_unique<braidrt_program>();
   program->libraryPath = std::string(dir) + "/libprogram.so";
   const std::string &path = program->libraryPath;
-  struct stat info;
-  if (stat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode))
+  // A truncated or modified library is refused before it is mapped.
+  std::vector<char> data;
+  size_t slot = 0;
+  std::string error;
+  if (!readLibrary(path, data, slot, error))
+    return failWith<braidrt_program *>(nullptr, error);
+  uint64_t stored = 0;
+  std::memcpy(&stored, data.data() + slot, kHashBytes);
+  if (stored != contentHash(data, slot))
     return failWith<braidrt_program *>(
-        nullptr, path + ": cannot load: no such file");
+        nullptr, path + ": is damaged: its content hash does not match (it "
+                        "was truncated or modified after braid-compile "
+                        "wrote it)");
+  data.clear();
+  data.shrink_to_fit();
   // Never unloaded: the library's OpenMP threads may outlive this handle.
   void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
   if (!handle) {
@@ -207,7 +300,7 @@ braidrt_program *braidrt_program_load(const char *dir) {
         nullptr, path + ": has no embedded manifest (braid_manifest): it was "
                         "not written by braid-compile --target cpu");
   program->manifestText = text;
-  std::string where = path + ": its manifest: ", error;
+  std::string where = path + ": its manifest: ";
   std::optional<Value> root = braidrt::json::parse(program->manifestText, error);
   if (!root)
     return failWith<braidrt_program *>(nullptr, where + error);

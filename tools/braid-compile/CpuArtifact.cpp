@@ -14,6 +14,7 @@
 #include "braid/Conversion/Passes.h"
 #include "braid/Interp/Bindings.h"
 #include "braid/Pipelines/Pipelines.h"
+#include "braidrt/program.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassManager.h"
@@ -228,6 +229,17 @@ LogicalResult mlir::braid::writeCpuArtifact(ModuleOp program, ModuleOp model,
                            /*isConstant=*/true,
                            llvm::GlobalValue::ExternalLinkage, manifestData,
                            "braid_manifest");
+  // The slot of the library's content hash, which braidrt_program_seal
+  // fills once the library is linked; the loader refuses a library whose
+  // bytes no longer match it.
+  llvm::Constant *hashSlot = llvm::ConstantDataArray::getString(
+      llvmContext,
+      llvm::StringRef(BRAIDRT_HASH_MAGIC "\0\0\0\0\0\0\0\0", 24),
+      /*AddNull=*/false);
+  new llvm::GlobalVariable(*llvmModule, hashSlot->getType(),
+                           /*isConstant=*/true,
+                           llvm::GlobalValue::ExternalLinkage, hashSlot,
+                           "braid_content_hash");
 
   std::string irPath = joinPath(outDir, "program.ll");
   std::string objectPath = joinPath(outDir, "program.o");
@@ -267,6 +279,8 @@ LogicalResult mlir::braid::writeCpuArtifact(ModuleOp program, ModuleOp model,
                   runtimeLink, "-lbraidrt", llvmLink, "-lomp",
                   "-lmlir_c_runner_utils", runtimeRpath, llvmRpath})))
     return failure();
+  if (braidrt_program_seal(libraryPath.c_str()) != 0)
+    return module->emitError() << braidrt_program_last_error();
   std::error_code ec;
   llvm::raw_fd_ostream os(manifestPath, ec);
   if (ec)

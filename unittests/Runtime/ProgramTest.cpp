@@ -9,9 +9,21 @@
 
 #include "gtest/gtest.h"
 
+#include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 namespace {
+
+/// The hand-written program, sealed (its content hash written) as
+/// braid-compile seals what it links.
+const char *sealedProgram() {
+  static bool sealed =
+      braidrt_program_seal(BRAID_FAKE_PROGRAM_DIR "/libprogram.so") == 0;
+  EXPECT_TRUE(sealed) << braidrt_program_last_error();
+  return BRAID_FAKE_PROGRAM_DIR;
+}
 
 struct ProgramDeleter {
   void operator()(braidrt_program *program) const {
@@ -21,7 +33,7 @@ struct ProgramDeleter {
 using ProgramPtr = std::unique_ptr<braidrt_program, ProgramDeleter>;
 
 TEST(RuntimeProgram, ReadsTheManifest) {
-  ProgramPtr program(braidrt_program_load(BRAID_FAKE_PROGRAM_DIR));
+  ProgramPtr program(braidrt_program_load(sealedProgram()));
   ASSERT_TRUE(program) << braidrt_program_last_error();
   EXPECT_EQ(braidrt_program_ranks(program.get()), 2);
   EXPECT_EQ(braidrt_program_has_exchanges(program.get()), 0);
@@ -50,7 +62,7 @@ TEST(RuntimeProgram, ReadsTheManifest) {
 }
 
 TEST(RuntimeProgram, StagesCallsAndReturnsResults) {
-  ProgramPtr program(braidrt_program_load(BRAID_FAKE_PROGRAM_DIR));
+  ProgramPtr program(braidrt_program_load(sealedProgram()));
   ASSERT_TRUE(program) << braidrt_program_last_error();
   // Unstaged arguments and results before a call are errors.
   EXPECT_EQ(braidrt_program_call(program.get(), nullptr), -1);
@@ -93,6 +105,41 @@ TEST(RuntimeProgram, StagesCallsAndReturnsResults) {
   int64_t huge[] = {INT64_MAX};
   EXPECT_FALSE(braidrt_program_stage(program.get(), 0, huge, 1));
   EXPECT_STREQ(braidrt_program_last_error(), "argument 'x' is too large");
+}
+
+/// A copy of the sealed library in `dir`, passed through `damage`.
+void copyDamaged(const std::string &dir,
+                 void (*damage)(std::string &bytes)) {
+  std::ifstream in(std::string(sealedProgram()) + "/libprogram.so",
+                   std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)),
+                    std::istreambuf_iterator<char>());
+  damage(bytes);
+  std::string command = "mkdir -p " + dir;
+  ASSERT_EQ(std::system(command.c_str()), 0);
+  std::ofstream out(dir + "/libprogram.so", std::ios::binary);
+  out << bytes;
+}
+
+TEST(RuntimeProgram, RefusesADamagedLibraryBeforeMappingIt) {
+  std::string base = ::testing::TempDir() + "/braid-damaged";
+  copyDamaged(base + "/flipped",
+              [](std::string &bytes) { bytes[bytes.size() / 2] ^= 0x20; });
+  EXPECT_FALSE(braidrt_program_load((base + "/flipped").c_str()));
+  EXPECT_NE(std::string(braidrt_program_last_error())
+                .find("is damaged: its content hash does not match"),
+            std::string::npos);
+  copyDamaged(base + "/truncated",
+              [](std::string &bytes) { bytes.resize(bytes.size() / 3); });
+  EXPECT_FALSE(braidrt_program_load((base + "/truncated").c_str()));
+  std::string message = braidrt_program_last_error();
+  EXPECT_TRUE(message.find("has no content hash") != std::string::npos ||
+              message.find("is damaged") != std::string::npos)
+      << message;
+  copyDamaged(base + "/intact", [](std::string &) {});
+  braidrt_program *intact = braidrt_program_load((base + "/intact").c_str());
+  EXPECT_TRUE(intact) << braidrt_program_last_error();
+  braidrt_program_free(intact);
 }
 
 TEST(RuntimeProgram, RefusesWhatIsNotAProgram) {

@@ -58,7 +58,17 @@ typedef struct {
 /* The message of this thread's last failed braidrt_program_* call. */
 const char *braidrt_program_last_error(void);
 
-/* Loads `dir`/libprogram.so and checks its manifest. */
+/* An artifact's library carries a content hash, so that a truncated or
+ * modified library is refused before it is mapped and run: the 16 bytes
+ * BRAIDRT_HASH_MAGIC followed by 8 bytes, the FNV-1a hash of the whole file
+ * with those 8 bytes taken as zero. A compiler emits the magic and 8 zero
+ * bytes as an exported constant; braidrt_program_seal writes the hash into
+ * the linked library. */
+#define BRAIDRT_HASH_MAGIC "\x7f" "BRAID-HASH-v1\n"
+int braidrt_program_seal(const char *library_path);
+
+/* Loads `dir`/libprogram.so, after checking its size and content hash, and
+ * checks its manifest. */
 braidrt_program *braidrt_program_load(const char *dir);
 void braidrt_program_free(braidrt_program *program);
 
