@@ -39,3 +39,12 @@ if shutil.which("mpirun"):
     config.environment["OMPI_ALLOW_RUN_AS_ROOT"] = "1"
     config.environment["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
     config.environment["OMPI_MCA_rmaps_base_oversubscribe"] = "1"
+
+# A small filesystem of our own (a tmpfs in a private mount namespace) lets
+# tests fill a disk; it needs root or user namespaces.
+import subprocess
+if shutil.which("unshare") and subprocess.run(
+        ["unshare", "--mount", "--map-root-user", "sh", "-c",
+         "mount -t tmpfs -o size=64k none /tmp 2>/dev/null"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0:
+    config.available_features.add("tmpfs")

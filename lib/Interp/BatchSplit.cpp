@@ -29,9 +29,8 @@ static llvm::Error checkOffsets(StringRef table, const HostTensor &offsets,
                                 StringRef name, const HostTensor &cut) {
   int64_t count = offsets.getNumElements();
   auto bad = [&](int64_t entry, const Twine &rule) {
-    return splitError("'" + table + ".offsets' entry " + Twine(entry) +
-                      " is " + Twine(int64_t(offsets.data[entry])) + ": " +
-                      rule);
+    return splitError("'" + table + ".offsets' entry " + Twine(entry) + " is " +
+                      Twine(int64_t(offsets.data[entry])) + ": " + rule);
   };
   if (count == 0)
     return splitError("'" + table + ".offsets' is empty");
@@ -94,10 +93,9 @@ llvm::Expected<RankValues> mlir::braid::interp::splitGlobalArguments(
         if (llvm::Error error = checkOffsets(table, offsets, name, value))
           return std::move(error);
       if (offsets.getNumElements() != batch + 1)
-        return splitError("'" + table + ".offsets' has " +
-                          Twine(offsets.getNumElements()) +
-                          " entries but the batch split needs " +
-                          Twine(batch + 1));
+        return splitError(
+            "'" + table + ".offsets' has " + Twine(offsets.getNumElements()) +
+            " entries but the batch split needs " + Twine(batch + 1));
       for (int64_t r = 0; r < numRanks; ++r) {
         double first = offsets.data[starts[r]];
         double last = offsets.data[starts[r] + batchSplit[r]];
@@ -111,7 +109,8 @@ llvm::Expected<RankValues> mlir::braid::interp::splitGlobalArguments(
                 last <= double(value.getNumElements())))
             return splitError("'" + table + ".offsets' do not fit '" + name +
                               "': rank " + Twine(r) + "'s bags span entries " +
-                              Twine(int64_t(first)) + " to " + Twine(int64_t(last)) + " of its " +
+                              Twine(int64_t(first)) + " to " +
+                              Twine(int64_t(last)) + " of its " +
                               Twine(value.getNumElements()));
           args[r].push_back(
               value.slice(0, int64_t(first), int64_t(last - first)));
@@ -130,11 +129,9 @@ llvm::Expected<RankValues> mlir::braid::interp::splitGlobalArguments(
   return args;
 }
 
-FailureOr<RankValues>
-mlir::braid::interp::splitGlobalArguments(func::FuncOp global,
-                                          ArrayRef<HostTensor> globalArgs,
-                                          func::FuncOp perRank,
-                                          ArrayRef<int64_t> batchSplit) {
+FailureOr<RankValues> mlir::braid::interp::splitGlobalArguments(
+    func::FuncOp global, ArrayRef<HostTensor> globalArgs, func::FuncOp perRank,
+    ArrayRef<int64_t> batchSplit) {
   llvm::Expected<RankValues> args =
       splitGlobalArguments(describeFunction(global), globalArgs,
                            describeFunction(perRank), batchSplit);

@@ -34,9 +34,8 @@ static llvm::Error bindingError(const Twine &message) {
 
 /// Fits `tensor`, read from `file`, to `spec`: same rank, static sizes and
 /// a compatible element kind (floats to floats, integers to integers).
-static llvm::Expected<HostTensor> fitToSpec(HostTensor tensor,
-                                            const ArgumentSpec &spec,
-                                            StringRef file) {
+static llvm::Expected<HostTensor>
+fitToSpec(HostTensor tensor, const ArgumentSpec &spec, StringRef file) {
   bool shapeOk = static_cast<int64_t>(spec.shape.size()) == tensor.getRank();
   for (size_t d = 0; shapeOk && d < spec.shape.size(); ++d)
     shapeOk = spec.shape[d] < 0 || spec.shape[d] == tensor.shape[d];
@@ -61,9 +60,8 @@ mlir::braid::interp::bindTables(const Signature &signature,
   TableMap tables;
   for (const TableSpec &table : signature.tables) {
     if (!options.weightsDir) {
-      tables[table.name] = TableData::generated(table.name, table.rows,
-                                                table.dim, table.kind,
-                                                options.seed);
+      tables[table.name] = TableData::generated(
+          table.name, table.rows, table.dim, table.kind, options.seed);
       continue;
     }
     std::string path = joinPath(*options.weightsDir, table.name + ".npy");
@@ -80,7 +78,8 @@ mlir::braid::interp::bindTables(const Signature &signature,
     spec.type = ("tensor<" + Twine(table.rows) + "x" + Twine(table.dim) + "x" +
                  stringifyElementKind(table.kind) + ">")
                     .str();
-    llvm::Expected<HostTensor> fitted = fitToSpec(std::move(*tensor), spec, path);
+    llvm::Expected<HostTensor> fitted =
+        fitToSpec(std::move(*tensor), spec, path);
     if (!fitted)
       return fitted.takeError();
     tables[table.name] = TableData::loaded(std::move(*fitted));
@@ -231,7 +230,8 @@ llvm::Expected<HostTensor> ArgumentGenerator::generate(unsigned index) {
   HostTensor tensor(*spec.kind, shape);
   uint64_t stream = streamFor(name, /*perRank=*/!spec.parameter);
   for (int64_t i = 0; i < tensor.getNumElements(); ++i)
-    tensor.data[i] = low + (high - low) * unitInterval(mixBits(stream ^ mixBits(i)));
+    tensor.data[i] =
+        low + (high - low) * unitInterval(mixBits(stream ^ mixBits(i)));
   tensor.round();
   return tensor;
 }
@@ -257,8 +257,8 @@ mlir::braid::interp::bindArguments(const Signature &signature,
         continue;
       }
       std::string path = joinPath(*dir, spec.name + ".npy");
-      std::string rankPath = joinPath(
-          *dir, "rank" + std::to_string(rank) + "/" + spec.name + ".npy");
+      std::string rankPath = joinPath(*dir, "rank" + std::to_string(rank) +
+                                                "/" + spec.name + ".npy");
       if (!spec.parameter && llvm::sys::fs::exists(rankPath))
         path = rankPath;
       if (!llvm::sys::fs::exists(path))
@@ -294,7 +294,8 @@ bool mlir::braid::interp::isParameter(func::FuncOp func, unsigned index) {
   return func.getArgAttr(index, BraidDialect::kParamAttrName) != nullptr;
 }
 
-FailureOr<func::FuncOp> mlir::braid::interp::findEntryFunction(ModuleOp module) {
+FailureOr<func::FuncOp>
+mlir::braid::interp::findEntryFunction(ModuleOp module) {
   if (auto forward = module.lookupSymbol<func::FuncOp>("forward"))
     return forward;
   func::FuncOp found;
@@ -343,16 +344,17 @@ Signature mlir::braid::interp::describeFunction(func::FuncOp func) {
       spec.rows = table.getNumRows();
       spec.dim = table.getDim();
       // The verifier admits float tables only; f32 stands in otherwise.
-      spec.kind = getElementKind(table.getElementType())
-                      .value_or(ElementKind::f32);
+      spec.kind =
+          getElementKind(table.getElementType()).value_or(ElementKind::f32);
       spec.poolingFactor = table.getPoolingFactor().convertToDouble();
       signature.tables.push_back(std::move(spec));
     }
   return signature;
 }
 
-FailureOr<TableMap> mlir::braid::interp::bindTables(func::FuncOp func,
-                                                    const BindingOptions &options) {
+FailureOr<TableMap>
+mlir::braid::interp::bindTables(func::FuncOp func,
+                                const BindingOptions &options) {
   llvm::Expected<TableMap> tables = bindTables(describeFunction(func), options);
   if (!tables)
     return func.emitError() << llvm::toString(tables.takeError());

@@ -1,7 +1,8 @@
 //===- Npy.cpp - Reading and writing NumPy .npy files ---------------------===//
 //
 // This file implements a strict reader and a writer for the NumPy .npy
-// format (https://numpy.org/doc/stable/reference/generated/numpy.lib.format.html).
+// format
+// (https://numpy.org/doc/stable/reference/generated/numpy.lib.format.html).
 // Malformed headers, unsupported dtypes, Fortran order and truncated data are
 // errors naming the file; nothing is read past the buffer.
 //
@@ -9,6 +10,7 @@
 
 #include "braid/Interp/Npy.h"
 
+#include "braid/Support/AtomicOutput.h"
 #include "braid/Support/BoundedInput.h"
 
 #include "llvm/ADT/APFloat.h"
@@ -24,8 +26,7 @@ using namespace llvm;
 using namespace mlir::braid::interp;
 
 static Error npyError(StringRef name, const Twine &message) {
-  return createStringError(inconvertibleErrorCode(),
-                           name + ": " + message);
+  return createStringError(inconvertibleErrorCode(), name + ": " + message);
 }
 
 /// Returns the text after `'key':` in a header dict, trimmed.
@@ -121,8 +122,8 @@ Expected<HostTensor> mlir::braid::interp::parseNpy(StringRef bytes,
       continue;
     int64_t size;
     if (piece.getAsInteger(10, size) || size < 0)
-      return npyError(name, "malformed dimension '" + piece +
-                                "' in the .npy shape");
+      return npyError(name,
+                      "malformed dimension '" + piece + "' in the .npy shape");
     dims.push_back(size);
   }
   std::optional<int64_t> count = getNumElements(dims);
@@ -236,52 +237,46 @@ Error mlir::braid::interp::writeNpy(StringRef path, const HostTensor &tensor) {
   header.append((64 - total % 64) % 64, ' ');
   header.push_back('\n');
 
-  std::error_code ec;
-  raw_fd_ostream out(path, ec, sys::fs::OF_None);
-  if (ec)
-    return npyError(path, "cannot write: " + ec.message());
-  out << "\x93NUMPY" << char(1) << char(0) << char(header.size() & 0xff)
-      << char(header.size() >> 8) << header;
-  for (double value : tensor.data) {
-    char bytes[8];
-    switch (tensor.kind) {
-    case ElementKind::f16: {
-      APFloat half(value);
-      bool losesInfo;
-      half.convert(APFloat::IEEEhalf(), APFloat::rmNearestTiesToEven,
-                   &losesInfo);
-      uint16_t bits = half.bitcastToAPInt().getZExtValue();
-      std::memcpy(bytes, &bits, 2);
-      break;
+  return writeFileAtomically(path, [&](raw_ostream &out) {
+    out << "\x93NUMPY" << char(1) << char(0) << char(header.size() & 0xff)
+        << char(header.size() >> 8) << header;
+    for (double value : tensor.data) {
+      char bytes[8];
+      switch (tensor.kind) {
+      case ElementKind::f16: {
+        APFloat half(value);
+        bool losesInfo;
+        half.convert(APFloat::IEEEhalf(), APFloat::rmNearestTiesToEven,
+                     &losesInfo);
+        uint16_t bits = half.bitcastToAPInt().getZExtValue();
+        std::memcpy(bytes, &bits, 2);
+        break;
+      }
+      case ElementKind::bf16:
+      case ElementKind::f32: {
+        float v = static_cast<float>(value);
+        std::memcpy(bytes, &v, 4);
+        break;
+      }
+      case ElementKind::f64:
+        std::memcpy(bytes, &value, 8);
+        break;
+      case ElementKind::i1:
+        bytes[0] = value != 0;
+        break;
+      case ElementKind::i32: {
+        int32_t v = static_cast<int32_t>(value);
+        std::memcpy(bytes, &v, 4);
+        break;
+      }
+      case ElementKind::i64:
+      case ElementKind::index: {
+        int64_t v = static_cast<int64_t>(value);
+        std::memcpy(bytes, &v, 8);
+        break;
+      }
+      }
+      out.write(bytes, elementBytes);
     }
-    case ElementKind::bf16:
-    case ElementKind::f32: {
-      float v = static_cast<float>(value);
-      std::memcpy(bytes, &v, 4);
-      break;
-    }
-    case ElementKind::f64:
-      std::memcpy(bytes, &value, 8);
-      break;
-    case ElementKind::i1:
-      bytes[0] = value != 0;
-      break;
-    case ElementKind::i32: {
-      int32_t v = static_cast<int32_t>(value);
-      std::memcpy(bytes, &v, 4);
-      break;
-    }
-    case ElementKind::i64:
-    case ElementKind::index: {
-      int64_t v = static_cast<int64_t>(value);
-      std::memcpy(bytes, &v, 8);
-      break;
-    }
-    }
-    out.write(bytes, elementBytes);
-  }
-  out.close();
-  if (out.has_error())
-    return npyError(path, "write failed: " + out.error().message());
-  return Error::success();
+  });
 }

@@ -30,8 +30,8 @@ const TableSpec *Signature::findTable(llvm::StringRef name) const {
 std::optional<ElementKind>
 mlir::braid::interp::parseElementKind(llvm::StringRef name) {
   for (ElementKind kind :
-       {ElementKind::f16, ElementKind::bf16, ElementKind::f32,
-        ElementKind::f64, ElementKind::i1, ElementKind::i32, ElementKind::i64,
+       {ElementKind::f16, ElementKind::bf16, ElementKind::f32, ElementKind::f64,
+        ElementKind::i1, ElementKind::i32, ElementKind::i64,
         ElementKind::index})
     if (stringifyElementKind(kind) == name)
       return kind;
@@ -56,12 +56,12 @@ mlir::braid::interp::signatureToJson(const Signature &signature) {
     arguments.push_back(std::move(entry));
   }
   for (const TableSpec &table : signature.tables)
-    tables.push_back(llvm::json::Object{
-        {"name", table.name},
-        {"rows", table.rows},
-        {"dim", table.dim},
-        {"dtype", stringifyElementKind(table.kind)},
-        {"pooling_factor", table.poolingFactor}});
+    tables.push_back(
+        llvm::json::Object{{"name", table.name},
+                           {"rows", table.rows},
+                           {"dim", table.dim},
+                           {"dtype", stringifyElementKind(table.kind)},
+                           {"pooling_factor", table.poolingFactor}});
   return llvm::json::Object{{"arguments", std::move(arguments)},
                             {"tables", std::move(tables)}};
 }
@@ -86,7 +86,8 @@ mlir::braid::interp::signatureFromJson(const llvm::json::Value &value,
     const llvm::json::Object *object = entry.getAsObject();
     std::optional<llvm::StringRef> name =
         object ? object->getString("name") : std::nullopt;
-    const llvm::json::Array *shape = object ? object->getArray("shape") : nullptr;
+    const llvm::json::Array *shape =
+        object ? object->getArray("shape") : nullptr;
     if (!name || !shape)
       return signatureError(at + ": needs a 'name' and a 'shape'");
     ArgumentSpec spec;
@@ -119,8 +120,8 @@ mlir::braid::interp::signatureFromJson(const llvm::json::Value &value,
     spec.dim = object ? object->getInteger("dim").value_or(0) : 0;
     spec.poolingFactor =
         object ? object->getNumber("pooling_factor").value_or(-1) : -1;
-    std::optional<ElementKind> kind = parseElementKind(
-        object ? object->getString("dtype").value_or("") : "");
+    std::optional<ElementKind> kind =
+        parseElementKind(object ? object->getString("dtype").value_or("") : "");
     if (!name || spec.rows < 1 || spec.dim < 1 || !kind ||
         !isFloatKind(*kind) || !std::isfinite(spec.poolingFactor) ||
         spec.poolingFactor < 0)
@@ -136,11 +137,9 @@ mlir::braid::interp::signatureFromJson(const llvm::json::Value &value,
 
 /// "parameter 'w' f32[4, 3]" or "input 'x' i64[?]".
 static std::string describeSpec(const ArgumentSpec &spec) {
-  std::string text = (spec.parameter ? "parameter '" : "input '") + spec.name +
-                     "' " +
-                     (spec.kind ? stringifyElementKind(*spec.kind).str()
-                                : spec.type) +
-                     "[";
+  std::string text =
+      (spec.parameter ? "parameter '" : "input '") + spec.name + "' " +
+      (spec.kind ? stringifyElementKind(*spec.kind).str() : spec.type) + "[";
   for (auto [d, size] : llvm::enumerate(spec.shape))
     text += (d ? ", " : "") + (size < 0 ? "?" : std::to_string(size));
   return text + "]";
@@ -157,12 +156,12 @@ mlir::braid::interp::compareSignatures(const Signature &expected,
     auto &[want, have] = pair;
     if (want.name != have.name || want.kind != have.kind ||
         want.shape != have.shape || want.parameter != have.parameter)
-      return "its argument " + std::to_string(i) + " is " +
-             describeSpec(have) + ", not " + describeSpec(want);
+      return "its argument " + std::to_string(i) + " is " + describeSpec(have) +
+             ", not " + describeSpec(want);
   }
   if (expected.tables.size() != actual.tables.size())
-    return "it has " + std::to_string(actual.tables.size()) +
-           " tables, not " + std::to_string(expected.tables.size());
+    return "it has " + std::to_string(actual.tables.size()) + " tables, not " +
+           std::to_string(expected.tables.size());
   for (auto [want, have] : llvm::zip(expected.tables, actual.tables))
     if (want.name != have.name || want.rows != have.rows ||
         want.dim != have.dim || want.kind != have.kind ||

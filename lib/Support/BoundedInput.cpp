@@ -78,8 +78,10 @@ Expected<json::Value> mlir::braid::parseBoundedJson(StringRef text,
     } else if (c == '[' || c == '{') {
       if (++depth > maxDepth)
         return createStringError(inconvertibleErrorCode(),
-                                 "[offset " + Twine(i) + "]: nested deeper "
-                                 "than " + Twine(maxDepth) + " levels");
+                                 "[offset " + Twine(i) +
+                                     "]: nested deeper "
+                                     "than " +
+                                     Twine(maxDepth) + " levels");
     } else if ((c == ']' || c == '}') && depth > 0) {
       --depth;
     }

@@ -250,7 +250,8 @@ private:
         uint32_t code;
         if (!parseHex4(code))
           return false;
-        if (code >= 0xD800 && code < 0xDC00 && text.compare(at, 2, "\\u") == 0) {
+        if (code >= 0xD800 && code < 0xDC00 &&
+            text.compare(at, 2, "\\u") == 0) {
           at += 2;
           uint32_t low;
           if (!parseHex4(low))

@@ -19,8 +19,8 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdio>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -92,8 +92,8 @@ uint64_t contentHash(const std::vector<char> &data, size_t skip) {
 
 /// Reads `path` (a regular file of at most kMaxLibraryBytes) and finds its
 /// one hash slot; returns the slot's offset, or an error message.
-bool readLibrary(const std::string &path, std::vector<char> &data,
-                 size_t &slot, std::string &error) {
+bool readLibrary(const std::string &path, std::vector<char> &data, size_t &slot,
+                 std::string &error) {
   struct stat info;
   if (stat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) {
     error = path + ": cannot load: no such file";
@@ -116,9 +116,10 @@ bool readLibrary(const std::string &path, std::vector<char> &data,
     return false;
   }
   static const char magic[] = BRAIDRT_HASH_MAGIC;
-  auto found = std::search(data.begin(), data.end(), magic,
-                           magic + kMagicBytes);
-  if (found == data.end() || size_t(data.end() - found) < kMagicBytes + kHashBytes) {
+  auto found =
+      std::search(data.begin(), data.end(), magic, magic + kMagicBytes);
+  if (found == data.end() ||
+      size_t(data.end() - found) < kMagicBytes + kHashBytes) {
     error = path + ": has no content hash: it was not written by "
                    "braid-compile --target cpu, or it is truncated";
     return false;
@@ -209,8 +210,8 @@ bool readTensors(const Value &root, const char *key, int64_t ranks,
             slice.getInteger("col_offset"), slice.getInteger("cols")};
         for (const std::optional<int64_t> &field : fields)
           if (!field || *field < 0) {
-            error = at + ": a slice of table '" + tensor.name +
-                    "' is malformed";
+            error =
+                at + ": a slice of table '" + tensor.name + "' is malformed";
             return false;
           }
         parsed = {*fields[0], *fields[1], *fields[2], *fields[3]};
@@ -301,12 +302,13 @@ braidrt_program *braidrt_program_load(const char *dir) {
                         "not written by braid-compile --target cpu");
   program->manifestText = text;
   std::string where = path + ": its manifest: ";
-  std::optional<Value> root = braidrt::json::parse(program->manifestText, error);
+  std::optional<Value> root =
+      braidrt::json::parse(program->manifestText, error);
   if (!root)
     return failWith<braidrt_program *>(nullptr, where + error);
   if (root->getInteger("version") != 1)
-    return failWith<braidrt_program *>(nullptr,
-                                       where + "not a version 1 Braid manifest");
+    return failWith<braidrt_program *>(
+        nullptr, where + "not a version 1 Braid manifest");
   program->ranks = root->getInteger("ranks").value_or(0);
   if (program->ranks < 1 || program->ranks > (int64_t(1) << 20))
     return failWith<braidrt_program *>(
@@ -374,8 +376,8 @@ int braidrt_program_table_slice(const braidrt_program *program, int64_t index,
   if (!program || !slice || index < 0 ||
       index >= int64_t(program->arguments.size()) ||
       program->arguments[index].kind != "table")
-    return failWith(-1, "argument " + std::to_string(index) +
-                            " is not a table");
+    return failWith(-1,
+                    "argument " + std::to_string(index) + " is not a table");
   const Tensor &table = program->arguments[index];
   if (rank < 0 || rank >= int64_t(table.slices.size()))
     return failWith(-1, "the manifest has no slice of table '" + table.name +
@@ -402,17 +404,18 @@ void *braidrt_program_stage(braidrt_program *program, int64_t index,
   const Tensor &argument = program->arguments[index];
   std::string what = "argument '" + argument.name + "'";
   if (rank != int64_t(argument.shape.size()) || (rank > 0 && !shape))
-    return failWith<void *>(nullptr,
-                            what + " has rank " + std::to_string(rank) +
-                                ", the program expects " +
-                                std::to_string(argument.shape.size()));
+    return failWith<void *>(nullptr, what + " has rank " +
+                                         std::to_string(rank) +
+                                         ", the program expects " +
+                                         std::to_string(argument.shape.size()));
   size_t bytes = elementBytes(argument.dtype);
   for (int64_t d = 0; d < rank; ++d) {
-    if (shape[d] < 0 || (argument.shape[d] >= 0 && argument.shape[d] != shape[d]))
-      return failWith<void *>(
-          nullptr, what + ": size " + std::to_string(shape[d]) +
-                       " of dimension " + std::to_string(d) +
-                       " does not fit the program's shape");
+    if (shape[d] < 0 ||
+        (argument.shape[d] >= 0 && argument.shape[d] != shape[d]))
+      return failWith<void *>(nullptr,
+                              what + ": size " + std::to_string(shape[d]) +
+                                  " of dimension " + std::to_string(d) +
+                                  " does not fit the program's shape");
     if (shape[d] != 0 &&
         bytes > std::numeric_limits<size_t>::max() / 2 / size_t(shape[d]))
       return failWith<void *>(nullptr, what + " is too large");
@@ -421,8 +424,8 @@ void *braidrt_program_stage(braidrt_program *program, int64_t index,
   void *data = allocateArgument(bytes);
   if (!data)
     return failWith<void *>(nullptr, "cannot allocate " +
-                                         std::to_string(bytes) +
-                                         " bytes for " + what);
+                                         std::to_string(bytes) + " bytes for " +
+                                         what);
   program->storage[index].reset(data);
   std::vector<int64_t> &descriptor = program->descriptors[index];
   descriptor.assign(3 + 2 * rank, 0);
@@ -484,8 +487,12 @@ int braidrt_program_result(const braidrt_program *program, int64_t index,
   const int64_t *descriptor =
       program->resultDescriptors.data() + program->resultAt[index];
   int64_t rank = result.shape.size();
-  *view = {reinterpret_cast<const void *>(descriptor[1]), result.dtype.c_str(),
-           rank, descriptor[2], descriptor + 3, descriptor + 3 + rank};
+  *view = {reinterpret_cast<const void *>(descriptor[1]),
+           result.dtype.c_str(),
+           rank,
+           descriptor[2],
+           descriptor + 3,
+           descriptor + 3 + rank};
   return 0;
 }
 

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "braid/Cluster/Hardware.h"
+#include "braid/Support/AtomicOutput.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -313,14 +314,13 @@ int main(int argc, char **argv) {
     // Only write what the cost model can read back.
     if (llvm::Expected<mlir::braid::cluster::HardwareDesc> check =
             mlir::braid::cluster::parseHardware(text, outputPath)) {
-      std::error_code ec;
-      llvm::raw_fd_ostream out(outputPath, ec);
-      if (ec) {
-        llvm::errs() << "braid-calibrate: error: cannot write '" << outputPath
-                     << "': " << ec.message() << "\n";
+      if (llvm::Error error = mlir::braid::writeFileAtomically(
+              outputPath,
+              [&](llvm::raw_ostream &out) { out << text << "\n"; })) {
+        llvm::errs() << "braid-calibrate: error: "
+                     << llvm::toString(std::move(error)) << "\n";
         status = 1;
       } else {
-        out << text << "\n";
         llvm::outs() << llvm::formatv(
             "braid-calibrate: {0} ranks: triad {1:f1} GB/s, row gather {6:f1} "
             "GB/s ({7:f2} of triad), sgemm {2:f1} GFLOP/s, all_reduce step "

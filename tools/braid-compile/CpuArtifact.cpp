@@ -13,6 +13,7 @@
 #include "braid/Dialect/Braid/IR/Braid.h"
 #include "braid/Conversion/Passes.h"
 #include "braid/Interp/Bindings.h"
+#include "braid/Support/AtomicOutput.h"
 #include "braid/Pipelines/Pipelines.h"
 #include "braidrt/program.h"
 
@@ -245,14 +246,9 @@ LogicalResult mlir::braid::writeCpuArtifact(ModuleOp program, ModuleOp model,
   std::string objectPath = joinPath(outDir, "program.o");
   std::string libraryPath = joinPath(outDir, "libprogram.so");
   std::string manifestPath = joinPath(outDir, "manifest.json");
-  {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(irPath, ec);
-    if (ec)
-      return module->emitError() << "cannot write " << irPath << ": "
-                                 << ec.message();
-    llvmModule->print(os, nullptr);
-  }
+  if (llvm::Error error = writeFileAtomically(
+          irPath, [&](llvm::raw_ostream &os) { llvmModule->print(os, nullptr); }))
+    return module->emitError() << llvm::toString(std::move(error));
   // MLIR's LLVM IR is unoptimized: opt runs the middle end (inlining,
   // LICM, GVN, vectorization), llc the back end, both for the target CPU.
   std::string cpu = ("-mcpu=" + targetCpu).str();
@@ -281,11 +277,9 @@ LogicalResult mlir::braid::writeCpuArtifact(ModuleOp program, ModuleOp model,
     return failure();
   if (braidrt_program_seal(libraryPath.c_str()) != 0)
     return module->emitError() << braidrt_program_last_error();
-  std::error_code ec;
-  llvm::raw_fd_ostream os(manifestPath, ec);
-  if (ec)
-    return module->emitError() << "cannot write " << manifestPath << ": "
-                               << ec.message();
-  os << manifestText << "\n";
+  if (llvm::Error error = writeFileAtomically(
+          manifestPath,
+          [&](llvm::raw_ostream &os) { os << manifestText << "\n"; }))
+    return module->emitError() << llvm::toString(std::move(error));
   return success();
 }

@@ -15,6 +15,7 @@
 #include "CpuArtifact.h"
 
 #include "braid/Dialect/Braid/IR/Braid.h"
+#include "braid/Support/AtomicOutput.h"
 #include "braid/Pipelines/Pipelines.h"
 #include "braid/Target/PlanReport.h"
 #include "braid/Tools/ModuleLoader.h"
@@ -98,13 +99,7 @@ static std::string joinPath(StringRef dir, StringRef name) {
 
 static llvm::Error
 writeFile(StringRef path, llvm::function_ref<void(llvm::raw_ostream &)> write) {
-  std::error_code ec;
-  llvm::raw_fd_ostream os(path, ec);
-  if (ec)
-    return llvm::createStringError(ec, "cannot write '%s': %s",
-                                   path.str().c_str(), ec.message().c_str());
-  write(os);
-  return llvm::Error::success();
+  return writeFileAtomically(path, write);
 }
 
 namespace {

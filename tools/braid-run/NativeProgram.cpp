@@ -49,8 +49,7 @@ llvm::Expected<NativeProgram> NativeProgram::load(llvm::StringRef dir) {
     native.perRank.arguments.push_back(std::move(spec));
   }
   // The global signature is a host's concern, so braid-run reads it.
-  std::string where =
-      (dir + "/libprogram.so: its manifest").str();
+  std::string where = (dir + "/libprogram.so: its manifest").str();
   llvm::Expected<llvm::json::Value> json =
       parseBoundedJson(braidrt_program_manifest(program));
   if (!json)

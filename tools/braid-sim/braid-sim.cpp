@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "braid/Cost/CostModel.h"
+#include "braid/Support/AtomicOutput.h"
 #include "braid/Dialect/Braid/IR/Braid.h"
 #include "braid/Interp/Bindings.h"
 #include "braid/Sim/ScheduleBuilder.h"
@@ -150,11 +151,11 @@ static int runProgram() {
     return 1;
   const sim::SimResult *result = &prediction->result;
   if (!tracePath.empty()) {
-    std::error_code ec;
-    llvm::raw_fd_ostream os(tracePath, ec);
-    if (ec)
-      return fail("cannot write '" + tracePath + "': " + ec.message());
-    sim::writeChromeTrace(os, prediction->schedule, *result);
+    if (llvm::Error error = writeFileAtomically(
+            tracePath, [&](llvm::raw_ostream &os) {
+              sim::writeChromeTrace(os, prediction->schedule, *result);
+            }))
+      return fail(llvm::toString(std::move(error)));
   }
   llvm::json::Array perRank;
   sim::RankBreakdown total;

@@ -27,9 +27,10 @@ mlir::braid::buildBucketizeKernel(OpBuilder &b, BucketizeOp op,
   auto index = [&](int64_t value) -> Value {
     return arith::ConstantIndexOp::create(b, loc, value);
   };
-  auto table = SymbolTable::lookupNearestSymbolFrom<TableOp>(op, op.getTableAttr());
-  SmallVector<TableShard> shards = table.getPlacementAttr().getShards(
-      table.getNumRows(), table.getDim());
+  auto table =
+      SymbolTable::lookupNearestSymbolFrom<TableOp>(op, op.getTableAttr());
+  SmallVector<TableShard> shards =
+      table.getPlacementAttr().getShards(table.getNumRows(), table.getDim());
   ArrayRef<int64_t> destinations = op.getDestinations();
   int64_t slots = op.getBagsPerRank();
   int64_t ranks = op.getSendCounts().getType().getDimSize(0);
@@ -57,15 +58,19 @@ mlir::braid::buildBucketizeKernel(OpBuilder &b, BucketizeOp op,
   auto inRange = [&](OpBuilder &ob, Location oloc, Value raw, int64_t lo,
                      int64_t hi) -> Value {
     Value row = arith::IndexCastOp::create(ob, oloc, ob.getIndexType(), raw);
-    Value geLo = arith::CmpIOp::create(ob, oloc, arith::CmpIPredicate::sge, row,
-                                       arith::ConstantIndexOp::create(ob, oloc, lo));
-    Value ltHi = arith::CmpIOp::create(ob, oloc, arith::CmpIPredicate::slt, row,
-                                       arith::ConstantIndexOp::create(ob, oloc, hi));
+    Value geLo =
+        arith::CmpIOp::create(ob, oloc, arith::CmpIPredicate::sge, row,
+                              arith::ConstantIndexOp::create(ob, oloc, lo));
+    Value ltHi =
+        arith::CmpIOp::create(ob, oloc, arith::CmpIPredicate::slt, row,
+                              arith::ConstantIndexOp::create(ob, oloc, hi));
     return arith::AndIOp::create(ob, oloc, geLo, ltHi);
   };
   Type i64 = b.getI64Type();
-  Value lengths = buildConstantVector(b, loc, SmallVector<int64_t>(destinations.size() * slots, 0), i64);
-  Value counts = buildConstantVector(b, loc, SmallVector<int64_t>(ranks, 0), i64);
+  Value lengths = buildConstantVector(
+      b, loc, SmallVector<int64_t>(destinations.size() * slots, 0), i64);
+  Value counts =
+      buildConstantVector(b, loc, SmallVector<int64_t>(ranks, 0), i64);
   Value total = index(0);
   // Pass 1: per destination and bag, how many indices it receives.
   for (auto [d, destination] : llvm::enumerate(destinations)) {
@@ -74,8 +79,10 @@ mlir::braid::buildBucketizeKernel(OpBuilder &b, BucketizeOp op,
         b, loc, index(0), numBags, index(1), ValueRange{lengths, index(0)},
         [&](OpBuilder &lb, Location lloc, Value bag, ValueRange acc) {
           Value begin = offsetAt(lb, lloc, bag);
-          Value end = offsetAt(lb, lloc, arith::AddIOp::create(lb, lloc, bag,
-                                                               arith::ConstantIndexOp::create(lb, lloc, 1)));
+          Value end = offsetAt(
+              lb, lloc,
+              arith::AddIOp::create(
+                  lb, lloc, bag, arith::ConstantIndexOp::create(lb, lloc, 1)));
           auto count = scf::ForOp::create(
               lb, lloc, begin, end, arith::ConstantIndexOp::create(lb, lloc, 1),
               ValueRange{arith::ConstantIndexOp::create(lb, lloc, 0)},
@@ -85,22 +92,26 @@ mlir::braid::buildBucketizeKernel(OpBuilder &b, BucketizeOp op,
                     cb, cloc, inRange(cb, cloc, raw, lo, hi),
                     arith::ConstantIndexOp::create(cb, cloc, 1),
                     arith::ConstantIndexOp::create(cb, cloc, 0));
-                scf::YieldOp::create(cb, cloc,
-                                     arith::AddIOp::create(cb, cloc, n[0], one).getResult());
+                scf::YieldOp::create(
+                    cb, cloc,
+                    arith::AddIOp::create(cb, cloc, n[0], one).getResult());
               });
           Value n = count.getResult(0);
           Value slot = arith::AddIOp::create(
-              lb, lloc, bag, arith::ConstantIndexOp::create(lb, lloc, int64_t(d) * slots));
+              lb, lloc, bag,
+              arith::ConstantIndexOp::create(lb, lloc, int64_t(d) * slots));
           Value updated = tensor::InsertOp::create(
-              lb, lloc, arith::IndexCastOp::create(lb, lloc, i64, n), acc[0], slot);
-          scf::YieldOp::create(lb, lloc,
-                               ValueRange{updated, arith::AddIOp::create(lb, lloc, acc[1], n)});
+              lb, lloc, arith::IndexCastOp::create(lb, lloc, i64, n), acc[0],
+              slot);
+          scf::YieldOp::create(
+              lb, lloc,
+              ValueRange{updated, arith::AddIOp::create(lb, lloc, acc[1], n)});
         });
     lengths = perBag.getResult(0);
     Value sent = perBag.getResult(1);
-    counts = tensor::InsertOp::create(b, loc,
-                                      arith::IndexCastOp::create(b, loc, i64, sent),
-                                      counts, index(destination));
+    counts = tensor::InsertOp::create(
+        b, loc, arith::IndexCastOp::create(b, loc, i64, sent), counts,
+        index(destination));
     total = arith::AddIOp::create(b, loc, total, sent);
   }
   // Pass 2: the routed indices, rebased to their shard, destination by
@@ -123,12 +134,14 @@ mlir::braid::buildBucketizeKernel(OpBuilder &b, BucketizeOp op,
               tb, lloc, raw,
               arith::ConstantOp::create(tb, lloc, element,
                                         tb.getIntegerAttr(element, lo)));
-          Value inserted = tensor::InsertOp::create(tb, lloc, rebased, acc[0], acc[1]);
+          Value inserted =
+              tensor::InsertOp::create(tb, lloc, rebased, acc[0], acc[1]);
           scf::YieldOp::create(
               tb, lloc,
               ValueRange{inserted,
-                         arith::AddIOp::create(tb, lloc, acc[1],
-                                               arith::ConstantIndexOp::create(tb, lloc, 1))});
+                         arith::AddIOp::create(
+                             tb, lloc, acc[1],
+                             arith::ConstantIndexOp::create(tb, lloc, 1))});
           OpBuilder eb = branch.getElseBodyBuilder();
           scf::YieldOp::create(eb, lloc, ValueRange{acc[0], acc[1]});
           scf::YieldOp::create(lb, lloc, branch.getResults());
