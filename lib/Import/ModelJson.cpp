@@ -62,7 +62,9 @@ private:
   FailureOr<const json::Value *> field(const json::Object &object,
                                        StringRef path, StringRef key,
                                        bool required = true);
-  FailureOr<int64_t> positiveInt(const json::Value &value, StringRef path);
+  /// A positive integer of at most `max`.
+  FailureOr<int64_t> positiveInt(const json::Value &value, StringRef path,
+                                 int64_t max);
   FailureOr<std::string> string(const json::Value &value, StringRef path);
   FailureOr<SmallVector<int64_t>> sizes(const json::Value &value,
                                         StringRef path, bool allowEmpty);
@@ -107,11 +109,23 @@ FailureOr<const json::Value *> SpecReader::field(const json::Object &object,
   return value;
 }
 
+/// The largest sizes a model may have: far beyond any real DLRM (MLPerf's
+/// largest table has 40M rows; its batch is 65,536), small enough that no
+/// product of sizes the compiler forms overflows int64.
+static constexpr int64_t kMaxRows = int64_t(1) << 40;
+static constexpr int64_t kMaxWidth = int64_t(1) << 20;
+static constexpr int64_t kMaxBatch = int64_t(1) << 30;
+static constexpr int64_t kMaxTables = 100000;
+static constexpr int64_t kMaxElements = int64_t(1) << 50;
+static constexpr double kMaxPoolingFactor = 1e6;
+
 FailureOr<int64_t> SpecReader::positiveInt(const json::Value &value,
-                                           StringRef path) {
+                                           StringRef path, int64_t max) {
   std::optional<int64_t> number = value.getAsInteger();
   if (!number || *number <= 0)
     return error(path) << "expected a positive integer, got " << render(value);
+  if (*number > max)
+    return error(path) << "expected at most " << max << ", got " << *number;
   return *number;
 }
 
@@ -133,7 +147,8 @@ SpecReader::sizes(const json::Value &value, StringRef path, bool allowEmpty) {
   SmallVector<int64_t> result;
   for (auto [index, element] : llvm::enumerate(*array)) {
     FailureOr<int64_t> size =
-        positiveInt(element, (path + "[" + Twine(index) + "]").str());
+        positiveInt(element, (path + "[" + Twine(index) + "]").str(),
+                    kMaxWidth);
     if (failed(size))
       return failure();
     result.push_back(*size);
@@ -174,16 +189,26 @@ FailureOr<TableSpec> SpecReader::table(const json::Value &value,
                               << "' is not a valid table name (letters, "
                                  "digits and '_', not starting with a digit)";
   spec.name = *nameText;
-  FailureOr<int64_t> rowCount = positiveInt(**rows, sub("num_embeddings"));
-  FailureOr<int64_t> dimSize = positiveInt(**dim, sub("embedding_dim"));
+  FailureOr<int64_t> rowCount =
+      positiveInt(**rows, sub("num_embeddings"), kMaxRows);
+  FailureOr<int64_t> dimSize =
+      positiveInt(**dim, sub("embedding_dim"), kMaxWidth);
   if (failed(rowCount) || failed(dimSize))
     return failure();
+  if (*rowCount > kMaxElements / *dimSize)
+    return error(sub("num_embeddings"))
+           << "a table of " << *rowCount << " x " << *dimSize
+           << " has more than 2^50 elements";
   spec.rows = *rowCount;
   spec.dim = *dimSize;
   std::optional<double> factor = (*pooling)->getAsNumber();
   if (!factor || !std::isfinite(*factor) || *factor < 0)
     return error(sub("pooling_factor"))
            << "expected a non-negative number, got " << render(**pooling);
+  if (*factor > kMaxPoolingFactor)
+    return error(sub("pooling_factor"))
+           << "expected at most " << int64_t(kMaxPoolingFactor)
+           << " lookups per bag, got " << render(**pooling);
   spec.poolingFactor = *factor;
   if (const json::Value *mode = object->get("pooling")) {
     std::optional<StringRef> text = mode->getAsString();
@@ -238,8 +263,9 @@ FailureOr<ModelSpec> SpecReader::read(const json::Value &root) {
       failed(top) || failed(interaction) || failed(tables))
     return failure();
   FailureOr<std::string> nameText = string(**name, "name");
-  FailureOr<int64_t> batchSize = positiveInt(**batch, "batch_size");
-  FailureOr<int64_t> denseFeatures = positiveInt(**dense, "dense_features");
+  FailureOr<int64_t> batchSize = positiveInt(**batch, "batch_size", kMaxBatch);
+  FailureOr<int64_t> denseFeatures =
+      positiveInt(**dense, "dense_features", kMaxWidth);
   FailureOr<SmallVector<int64_t>> bottomSizes =
       sizes(**bottom, "bottom_mlp", /*allowEmpty=*/true);
   FailureOr<SmallVector<int64_t>> topSizes =
@@ -274,6 +300,24 @@ FailureOr<ModelSpec> SpecReader::read(const json::Value &root) {
                                    << "'";
     spec.tables.push_back(std::move(*table));
   }
+  if (spec.tables.size() > size_t(kMaxTables))
+    return error("tables") << "expected at most " << kMaxTables
+                           << " tables, got " << spec.tables.size();
+  // The interaction's width, summed without overflow (each part is at most
+  // kMaxWidth): the top MLP's input, and with the batch an activation.
+  int64_t width =
+      spec.bottomMlp.empty() ? spec.denseFeatures : spec.bottomMlp.back();
+  int64_t numTables = spec.tables.size();
+  if (spec.interaction == InteractionKind::dot)
+    width += numTables * (numTables + 1) / 2;
+  else
+    for (const TableSpec &table : spec.tables)
+      width += table.dim;
+  if (spec.batchSize > kMaxElements / width)
+    return error("batch_size") << "a batch of " << spec.batchSize << " x "
+                               << width
+                               << " interaction features has more than "
+                                  "2^50 elements";
   if (spec.interaction == InteractionKind::dot) {
     int64_t denseDim =
         spec.bottomMlp.empty() ? spec.denseFeatures : spec.bottomMlp.back();
