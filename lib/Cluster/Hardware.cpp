@@ -55,7 +55,10 @@ public:
                   .str();
   }
 
-  /// A positive number (or, with `allowZero`, a non-negative one).
+  /// A positive number (or, with `allowZero`, a non-negative one). Every
+  /// rate, size, latency and efficiency of a machine lies in [1e-6, 1e9] in
+  /// the units the fields name: outside it a cost would overflow or
+  /// vanish, and the planner would chase absurd times.
   double number(StringRef key, bool allowZero = false) {
     std::optional<double> value =
         object ? object->getNumber(key) : std::nullopt;
@@ -65,6 +68,11 @@ public:
                             Twine(allowZero ? "non-negative" : "positive") +
                             " number, got " + formatNumber(*value)
                       : Twine("expected a number"));
+      return 0;
+    }
+    if (*value != 0 && (*value < 1e-6 || *value > 1e9)) {
+      fail(key, "expected a number in [1e-6, 1e9], got " +
+                    formatNumber(*value));
       return 0;
     }
     return *value;
@@ -79,8 +87,8 @@ public:
   int64_t integer(StringRef key) {
     std::optional<int64_t> value =
         object ? object->getInteger(key) : std::nullopt;
-    if (!value || *value <= 0) {
-      fail(key, "expected a positive integer");
+    if (!value || *value <= 0 || *value > (int64_t(1) << 20)) {
+      fail(key, "expected a positive integer of at most 1048576");
       return 0;
     }
     return *value;

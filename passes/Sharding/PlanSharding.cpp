@@ -204,6 +204,9 @@ FailureOr<ShardingResult> mlir::braid::readModuleSharding(ModuleOp module) {
   return result;
 }
 
+/// The most ranks a cluster may have.
+static constexpr int64_t kMaxWorldSize = 4096;
+
 /// Reads `plan.json`'s tables into placements on `module`'s tables; each
 /// error names the file and the JSON path. Returns the file's planner.
 static FailureOr<std::string> applyPlanFile(ModuleOp module, StringRef path,
@@ -373,6 +376,14 @@ mlir::braid::planModuleSharding(ModuleOp module,
       return module.emitError() << "a cluster needs nodes >= 1 and "
                                    "ranks-per-node >= 1, got "
                                 << options.nodes << " and " << ranksPerNode;
+    // Every rank's program is planned and simulated (exchanges as R x R
+    // matrices): bound the world so that a compile ends in seconds.
+    if (options.nodes * ranksPerNode > kMaxWorldSize)
+      return module.emitError()
+             << "a cluster of " << options.nodes << " x " << ranksPerNode
+             << " = " << options.nodes * ranksPerNode
+             << " ranks is more than the " << kMaxWorldSize
+             << " Braid plans and simulates";
     module->setAttr(BraidDialect::kClusterAttrName,
                     ClusterAttr::get(context, options.cluster, options.nodes,
                                      ranksPerNode));

@@ -54,7 +54,8 @@ TEST(HardwareTest, MalformedDescriptionsNameThePath) {
     return errorOf(text);
   };
   EXPECT_EQ(broken("\"sms\": 10", "\"sms\": -1"),
-            "hw.json: device.sms: expected a positive integer");
+            "hw.json: device.sms: expected a positive integer of at most "
+            "1048576");
   EXPECT_EQ(broken("\"memory_efficiency\": 0.9", "\"memory_efficiency\": 1.5"),
             "hw.json: device.memory_efficiency: expected a fraction in (0, 1], got 1.5");
   EXPECT_EQ(broken("\"f32\": 1", "\"f32\": \"fast\""),
@@ -64,7 +65,12 @@ TEST(HardwareTest, MalformedDescriptionsNameThePath) {
   EXPECT_EQ(broken("\"nvls\": false", "\"nvls\": true"),
             "hw.json: intra_node.nvls_efficiency: expected a number");
   EXPECT_EQ(broken("\"nodes\": 1", "\"nodes\": 0"),
-            "hw.json: topology.nodes: expected a positive integer");
+            "hw.json: topology.nodes: expected a positive integer of at most "
+            "1048576");
+  // Rates that would make every cost overflow or vanish.
+  EXPECT_EQ(broken("\"f32\": 1", "\"f32\": 1e-300"),
+            "hw.json: device.peak_tflops.f32: expected a number in [1e-6, "
+            "1e9], got 1e-300");
   EXPECT_EQ(broken("\"comm_channels\": 4", "\"comm_channels\": 40"),
             "hw.json: comm_channels: a collective cannot use more channels (40) than SMs (10)");
   EXPECT_EQ(broken("\"links\": 2", "\"links\": 2, \"lanes\": 4"),
