@@ -2,56 +2,84 @@
 # Runs every Braid test: lit, ctest (gtest) and pytest. Installs what is
 # missing and builds first. Ends with one line "N passed, N failed" and exits
 # non-zero on any failure.
+#
+# --sanitize also builds the project with ASan and UBSan into
+# ${BRAID_SANITIZE_BUILD_DIR:-build-san} and runs the lit suite and the
+# gtests there, any sanitizer report failing its test.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+
+sanitize=0
+for arg in "$@"; do
+  case "$arg" in
+    --sanitize) sanitize=1 ;;
+    *) echo "test.sh: unknown argument '$arg' (expected --sanitize)" >&2; exit 2 ;;
+  esac
+done
 
 bash scripts/setup.sh || exit 1
 bash scripts/build.sh || exit 1
 BUILD_DIR=${BRAID_BUILD_DIR:-build}
+SAN_DIR=${BRAID_SANITIZE_BUILD_DIR:-build-san}
+ORIGINAL_PATH=$PATH
 export PATH="$PWD/$BUILD_DIR/bin:$PATH"
 
 passed=0
 failed=0
 status=0
 
-# lit: count from its summary.
-lit_out=$(mktemp)
-# Each runner's status is taken straight from it, never through a pipeline:
-# under pipefail, `runner | tee | grep || true` leaves PIPESTATUS as true's.
-/usr/lib/llvm-22/bin/lit -sv "$BUILD_DIR/test" >"$lit_out" 2>&1
-lit_rc=$?
-grep -E "^(FAIL|XPASS|UNRESOLVED|TIMEOUT):|Failed Tests|Testing Time" "$lit_out"
-lit_pass=$(grep -E "^ *Passed *: *[0-9]+" "$lit_out" | grep -oE "Passed *: *[0-9]+" | grep -oE "[0-9]+$" || echo 0)
-lit_fail=$(grep -E "^ *(Failed|Unresolved|Timed Out|Unexpectedly Passed) *: *[0-9]+" "$lit_out" | grep -oE ": *[0-9]+" | grep -oE "[0-9]+$" | awk '{s+=$1} END {print s+0}')
-# The output of every failing test, so that a CI log explains itself.
-if [ "${lit_fail:-0}" != 0 ]; then
-  sed -nE '/^\*+ TEST /,/^\*+$/p' "$lit_out" | tail -n 400
-fi
-echo "lit: ${lit_pass:-0} passed, ${lit_fail:-0} failed"
-passed=$((passed + ${lit_pass:-0}))
-failed=$((failed + ${lit_fail:-0}))
-if [ "$lit_rc" != 0 ]; then
-  status=1
-  echo "lit: exited with status $lit_rc"
-fi
-rm -f "$lit_out"
+# run_lit BUILD_DIR LABEL: the lit suite of one build.
+run_lit() {
+  local dir=$1 label=$2
+  local lit_out
+  lit_out=$(mktemp)
+  # Each runner's status is taken straight from it, never through a
+  # pipeline: under pipefail, `runner | tee | grep || true` leaves
+  # PIPESTATUS as true's.
+  /usr/lib/llvm-22/bin/lit -sv "$dir/test" >"$lit_out" 2>&1
+  local lit_rc=$?
+  grep -E "^(FAIL|XPASS|UNRESOLVED|TIMEOUT):|Failed Tests|Testing Time" "$lit_out"
+  local lit_pass lit_fail
+  lit_pass=$(grep -E "^ *Passed *: *[0-9]+" "$lit_out" | grep -oE "Passed *: *[0-9]+" | grep -oE "[0-9]+$" || echo 0)
+  lit_fail=$(grep -E "^ *(Failed|Unresolved|Timed Out|Unexpectedly Passed) *: *[0-9]+" "$lit_out" | grep -oE ": *[0-9]+" | grep -oE "[0-9]+$" | awk '{s+=$1} END {print s+0}')
+  # The output of every failing test, so that a CI log explains itself.
+  if [ "${lit_fail:-0}" != 0 ]; then
+    sed -nE '/^\*+ TEST /,/^\*+$/p' "$lit_out" | tail -n 400
+  fi
+  echo "$label: ${lit_pass:-0} passed, ${lit_fail:-0} failed"
+  passed=$((passed + ${lit_pass:-0}))
+  failed=$((failed + ${lit_fail:-0}))
+  if [ "$lit_rc" != 0 ]; then
+    status=1
+    echo "$label: exited with status $lit_rc"
+  fi
+  rm -f "$lit_out"
+}
 
-# ctest
-ctest_out=$(mktemp)
-(cd "$BUILD_DIR" && ctest --output-on-failure) >"$ctest_out" 2>&1
-ctest_rc=$?
-grep -E "tests passed|tests failed|\*\*\*Failed|Test +#" "$ctest_out" | tail -n 40
-ctest_total=$(grep -oE "out of [0-9]+" "$ctest_out" | grep -oE "[0-9]+" || echo 0)
-ctest_fail=$(grep -oE "[0-9]+ tests failed" "$ctest_out" | grep -oE "^[0-9]+" || echo 0)
-ctest_pass=$(( ${ctest_total:-0} - ${ctest_fail:-0} ))
-echo "ctest: ${ctest_pass} passed, ${ctest_fail:-0} failed"
-passed=$((passed + ctest_pass))
-failed=$((failed + ${ctest_fail:-0}))
-if [ "$ctest_rc" != 0 ]; then
-  status=1
-  echo "ctest: exited with status $ctest_rc"
-fi
-rm -f "$ctest_out"
+# run_ctest BUILD_DIR LABEL: the gtests of one build.
+run_ctest() {
+  local dir=$1 label=$2
+  local ctest_out
+  ctest_out=$(mktemp)
+  (cd "$dir" && ctest --output-on-failure) >"$ctest_out" 2>&1
+  local ctest_rc=$?
+  grep -E "tests passed|tests failed|\*\*\*Failed|Test +#" "$ctest_out" | tail -n 40
+  local ctest_total ctest_fail ctest_pass
+  ctest_total=$(grep -oE "out of [0-9]+" "$ctest_out" | grep -oE "[0-9]+" || echo 0)
+  ctest_fail=$(grep -oE "[0-9]+ tests failed" "$ctest_out" | grep -oE "^[0-9]+" || echo 0)
+  ctest_pass=$(( ${ctest_total:-0} - ${ctest_fail:-0} ))
+  echo "$label: ${ctest_pass} passed, ${ctest_fail:-0} failed"
+  passed=$((passed + ctest_pass))
+  failed=$((failed + ${ctest_fail:-0}))
+  if [ "$ctest_rc" != 0 ]; then
+    status=1
+    echo "$label: exited with status $ctest_rc"
+  fi
+  rm -f "$ctest_out"
+}
+
+run_lit "$BUILD_DIR" lit
+run_ctest "$BUILD_DIR" ctest
 
 # pytest
 py_out=$(mktemp)
@@ -69,6 +97,20 @@ if [ "$py_rc" != 0 ]; then
   echo "pytest: exited with status $py_rc"
 fi
 rm -f "$py_out"
+
+if [ "$sanitize" = 1 ]; then
+  # Every report is an error; leaks are not checked (MLIR's global
+  # registries live until exit).
+  export ASAN_OPTIONS=detect_leaks=0:abort_on_error=0:halt_on_error=1
+  export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+  if BRAID_BUILD_DIR="$SAN_DIR" BRAID_SANITIZE=ON bash scripts/build.sh; then
+    PATH="$PWD/$SAN_DIR/bin:$ORIGINAL_PATH" run_lit "$SAN_DIR" "lit (asan+ubsan)"
+    run_ctest "$SAN_DIR" "ctest (asan+ubsan)"
+  else
+    echo "the ASan+UBSan build failed"
+    status=1
+  fi
+fi
 
 if [ "$status" != 0 ] && [ "$failed" = 0 ]; then
   failed=1 # a runner failed without reporting a count (crash, config error)

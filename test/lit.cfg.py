@@ -48,3 +48,14 @@ if shutil.which("unshare") and subprocess.run(
          "mount -t tmpfs -o size=64k none /tmp 2>/dev/null"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0:
     config.available_features.add("tmpfs")
+
+# An ASan+UBSan build (scripts/test.sh --sanitize): its reports fail tests,
+# and tests that load the instrumented runtime into an uninstrumented
+# process (Python's ctypes) cannot run.
+import os
+cache = os.path.join(config.braid_obj_root, "CMakeCache.txt")
+if os.path.exists(cache) and "BRAID_SANITIZE:BOOL=ON" in open(cache).read():
+    config.available_features.add("asan")
+for var in ("ASAN_OPTIONS", "UBSAN_OPTIONS"):
+    if var in os.environ:
+        config.environment[var] = os.environ[var]

@@ -176,9 +176,13 @@ HostTensor HostTensor::slice(int64_t dim, int64_t offset, int64_t size) const {
   HostTensor result(kind, resultShape);
   int64_t outer, inner;
   splitAround(shape, dim, outer, inner);
+  // No copy of zero elements: an empty vector's data() may be null, which
+  // memcpy must not be given.
+  if (size * inner == 0)
+    return result;
   for (int64_t o = 0; o < outer; ++o)
-    std::memcpy(&result.data[o * size * inner],
-                &data[(o * shape[dim] + offset) * inner],
+    std::memcpy(result.data.data() + o * size * inner,
+                data.data() + (o * shape[dim] + offset) * inner,
                 sizeof(double) * size * inner);
   return result;
 }
@@ -196,8 +200,10 @@ HostTensor HostTensor::concat(llvm::ArrayRef<HostTensor> parts, int64_t dim) {
     int64_t position = 0;
     for (const HostTensor &part : parts) {
       int64_t chunk = part.shape[dim] * inner;
-      std::memcpy(&result.data[(o * resultShape[dim] * inner) + position],
-                  &part.data[o * chunk], sizeof(double) * chunk);
+      if (chunk > 0)
+        std::memcpy(result.data.data() + o * resultShape[dim] * inner +
+                        position,
+                    part.data.data() + o * chunk, sizeof(double) * chunk);
       position += chunk;
     }
   }
