@@ -13,6 +13,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cassert>
+#include <cmath>
 #include <cstring>
 #include <functional>
 
@@ -86,10 +87,17 @@ double mlir::braid::interp::roundToKind(double value, ElementKind kind) {
   case ElementKind::i1:
     return value != 0 ? 1 : 0;
   case ElementKind::i32:
-    return static_cast<double>(static_cast<int32_t>(static_cast<int64_t>(value)));
   case ElementKind::i64:
-  case ElementKind::index:
-    return static_cast<double>(static_cast<int64_t>(value));
+  case ElementKind::index: {
+    // Truncation toward zero; a value outside the type's range (or NaN)
+    // stays as it is rather than passing through a cast that is undefined
+    // there, so that a check can report it as given.
+    double truncated = std::trunc(value);
+    double limit = kind == ElementKind::i32 ? 2147483648.0 : 9223372036854775808.0;
+    if (!(truncated >= -limit && truncated < limit))
+      return value;
+    return truncated;
+  }
   }
   return value;
 }

@@ -8,12 +8,20 @@
 
 #include "Kernels.h"
 
+#include "llvm/Support/FormatVariadic.h"
+
 #include <algorithm>
 #include <cmath>
 
 using namespace mlir;
 using namespace mlir::braid;
 using namespace mlir::braid::interp;
+
+std::string mlir::braid::interp::formatIndex(double index) {
+  if (std::abs(index) < 9007199254740992.0) // 2^53
+    return std::to_string(static_cast<int64_t>(index));
+  return llvm::formatv("{0:F0}", index).str();
+}
 
 uint64_t mlir::braid::interp::mixBits(uint64_t x) {
   x += 0x9e3779b97f4a7c15ULL;
@@ -131,7 +139,7 @@ FailureOr<HostTensor> mlir::braid::interp::runEmbeddingBag(
   for (int64_t i = 0; i < numIndices; ++i) {
     double index = indices.data[i];
     if (index < 0 || index >= table.getNumRows())
-      return op.emitError() << "index " << static_cast<int64_t>(index)
+      return op.emitError() << "index " << formatIndex(index)
                             << " at position " << i
                             << " is out of range for table '" << op.getTable()
                             << "' with " << table.getNumRows() << " rows";

@@ -27,6 +27,10 @@ inline double minPropagatingNaN(double a, double b) {
   return a != a || b != b ? a + b : (b < a ? b : a);
 }
 
+/// An index value (held as a double) as text: exact below 2^53, else the
+/// double's own digits; never a cast that wraps or overflows.
+std::string formatIndex(double index);
+
 /// A 64-bit mix of `x` (SplitMix64's finalizer).
 uint64_t mixBits(uint64_t x);
 /// A uniform double in [0, 1) from 64 random bits.

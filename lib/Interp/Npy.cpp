@@ -85,7 +85,7 @@ Expected<HostTensor> mlir::braid::interp::parseNpy(StringRef bytes,
                    (uint32_t(uint8_t(bytes[11])) << 24);
     headerStart = 12;
   } else {
-    return npyError(name, "unsupported .npy format version " + Twine(major));
+    return npyError(name, "unsupported .npy format version " + Twine(unsigned(major)));
   }
   if (headerStart + headerLength > bytes.size())
     return npyError(name, "truncated .npy header");

@@ -66,7 +66,7 @@ mlir::braid::interp::runBucketize(BucketizeOp op, TableOp table,
   for (int64_t i = 0; i < indices.getNumElements(); ++i)
     if (indices.data[i] < 0 || indices.data[i] >= rows)
       return op.emitError() << "rank " << rank << ": index "
-                            << static_cast<int64_t>(indices.data[i])
+                            << formatIndex(indices.data[i])
                             << " at position " << i << " is outside table '"
                             << table.getSymName() << "' (" << rows << " rows)";
 
