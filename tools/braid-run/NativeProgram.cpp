@@ -45,6 +45,11 @@ llvm::Expected<NativeProgram> NativeProgram::load(llvm::StringRef dir) {
     spec.name = info.name;
     spec.kind = interp::parseElementKind(info.dtype);
     spec.shape.assign(info.shape, info.shape + info.rank);
+    // The type as MLIR prints it, for messages ("tensor<?x13xf32>").
+    spec.type = "tensor<";
+    for (int64_t size : spec.shape)
+      spec.type += (size < 0 ? std::string("?") : std::to_string(size)) + "x";
+    spec.type += std::string(info.dtype) + ">";
     spec.parameter = native.arguments.back().kind == "param";
     native.perRank.arguments.push_back(std::move(spec));
   }
