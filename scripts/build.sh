@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Configures Braid with CMake + Ninja into ${BRAID_BUILD_DIR:-build} and builds
 # it. Every tool lands in $BRAID_BUILD_DIR/bin. BRAID_SANITIZE=ON builds with
-# ASan and UBSan (use another BRAID_BUILD_DIR).
+# ASan and UBSan, BRAID_FUZZ=ON (with CC=clang-22 CXX=clang++-22) the
+# libFuzzer harnesses (use another BRAID_BUILD_DIR for either).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,6 +23,7 @@ if [ ! -f "$BUILD_DIR/build.ninja" ]; then
     -DLLVM_EXTERNAL_LIT="$LLVM_PREFIX/bin/lit" \
     -DPython3_EXECUTABLE="$(command -v python3)" \
     -DBRAID_SANITIZE=${BRAID_SANITIZE:-OFF} \
+    -DBRAID_FUZZ=${BRAID_FUZZ:-OFF} \
     "${launcher[@]}"
 fi
 cmake --build "$BUILD_DIR" "$@"

@@ -9,6 +9,7 @@ APT_PACKAGES=(
   cmake ninja-build ccache gcc g++ pkg-config
   "libmlir-${LLVM_VERSION}-dev" "mlir-${LLVM_VERSION}-tools"
   "llvm-${LLVM_VERSION}-dev" "llvm-${LLVM_VERSION}-tools" "libomp-${LLVM_VERSION}-dev"
+  "clang-${LLVM_VERSION}" "libclang-rt-${LLVM_VERSION}-dev"
   libopenmpi-dev openmpi-bin
   libopenblas-dev
   libgtest-dev googletest

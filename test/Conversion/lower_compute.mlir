@@ -79,24 +79,34 @@ func.func @dense_f64(%x: tensor<?x3xf64>, %w: tensor<2x3xf64>, %b: tensor<2xf64>
 // -----
 
 // Interactions are a forall over the samples that reads each feature row
-// as a vector once: cat writes them side by side; dot writes the dense
-// vector, then the pairwise dot products (i > k, row-major) as one vector.
+// as a vector once, from the features' buffers, and writes its result row
+// into a fresh buffer that the result tensor wraps: cat writes the vectors
+// side by side; dot writes the dense vector, then the pairwise dot products
+// (i > k, row-major) as one vector. No chain of tensor writes, so a
+// thousand-table cat stays cheap to bufferize.
 // CHECK-LABEL: func.func @interactions
 // CHECK-SAME: (%[[D:[a-z0-9]+]]: {{.*}}, %[[E0:[a-z0-9]+]]: {{.*}}, %[[E1:[a-z0-9]+]]: {{.*}})
-// CHECK: scf.forall
-// CHECK: %[[CD:.*]] = vector.transfer_read %[[D]]
-// CHECK: %[[C0:.*]] = vector.transfer_read %[[E0]]
-// CHECK: %[[C1:.*]] = vector.transfer_read %[[E1]]
-// CHECK: vector.transfer_write %[[CD]], %{{.*}}[%{{.*}}, %{{.*}}] {{.*}} : vector<4xf32>, tensor<1x12xf32>
+// CHECK: %[[OUT:.*]] = memref.alloc(%{{.*}}) : memref<?x12xf32>
+// CHECK: %[[BD:.*]] = bufferization.to_buffer %[[D]] read_only
+// CHECK: %[[B0:.*]] = bufferization.to_buffer %[[E0]] read_only
+// CHECK: %[[B1:.*]] = bufferization.to_buffer %[[E1]] read_only
+// CHECK: scf.forall (%[[ROW:.*]]) in
+// CHECK: %[[CD:.*]] = vector.transfer_read %[[BD]][%[[ROW]],
+// CHECK: %[[C0:.*]] = vector.transfer_read %[[B0]][%[[ROW]],
+// CHECK: %[[C1:.*]] = vector.transfer_read %[[B1]][%[[ROW]],
+// CHECK: vector.transfer_write %[[CD]], %[[OUT]][%[[ROW]], %{{.*}}] {{.*}} : vector<4xf32>, memref<?x12xf32>
 // CHECK: %[[C4:.*]] = arith.constant 4 : index
-// CHECK: vector.transfer_write %[[C0]], %{{.*}}[%{{.*}}, %[[C4]]]
+// CHECK: vector.transfer_write %[[C0]], %[[OUT]][%[[ROW]], %[[C4]]]
 // CHECK: %[[C8:.*]] = arith.constant 8 : index
-// CHECK: vector.transfer_write %[[C1]], %{{.*}}[%{{.*}}, %[[C8]]]
-// CHECK: tensor.parallel_insert_slice {{.*}} : tensor<1x12xf32> into tensor<?x12xf32>
-// CHECK: scf.forall
-// CHECK: %[[DD:.*]] = vector.transfer_read %[[D]]
-// CHECK: %[[D0:.*]] = vector.transfer_read %[[E0]]
-// CHECK: %[[D1:.*]] = vector.transfer_read %[[E1]]
+// CHECK: vector.transfer_write %[[C1]], %[[OUT]][%[[ROW]], %[[C8]]]
+// CHECK-NEXT: {{^ *}}}
+// CHECK: bufferization.to_tensor %[[OUT]] restrict writable : memref<?x12xf32> to tensor<?x12xf32>
+// CHECK: %[[DOUT:.*]] = memref.alloc(%{{.*}}) : memref<?x7xf32>
+// CHECK: scf.forall (%[[DROW:.*]]) in
+// CHECK: %[[DD:.*]] = vector.transfer_read
+// CHECK: %[[D0:.*]] = vector.transfer_read
+// CHECK: %[[D1:.*]] = vector.transfer_read
+// CHECK: vector.transfer_write %[[DD]], %[[DOUT]][%[[DROW]], %{{.*}}]
 // CHECK: %[[P10:.*]] = arith.mulf %[[D0]], %[[DD]]
 // CHECK: %[[R10:.*]] = vector.reduction <add>, %[[P10]]
 // CHECK: %[[P20:.*]] = arith.mulf %[[D1]], %[[DD]]
@@ -104,8 +114,8 @@ func.func @dense_f64(%x: tensor<?x3xf64>, %w: tensor<2x3xf64>, %b: tensor<2xf64>
 // CHECK: %[[P21:.*]] = arith.mulf %[[D1]], %[[D0]]
 // CHECK: %[[R21:.*]] = vector.reduction <add>, %[[P21]]
 // CHECK: %[[PAIRS:.*]] = vector.from_elements %[[R10]], %[[R20]], %[[R21]] : vector<3xf32>
-// CHECK: vector.transfer_write %[[PAIRS]]
-// CHECK: tensor.parallel_insert_slice {{.*}} : tensor<1x7xf32> into tensor<?x7xf32>
+// CHECK: vector.transfer_write %[[PAIRS]], %[[DOUT]][%[[DROW]], %{{.*}}] {{.*}} : vector<3xf32>, memref<?x7xf32>
+// CHECK: bufferization.to_tensor %[[DOUT]] restrict writable : memref<?x7xf32> to tensor<?x7xf32>
 func.func @interactions(%d: tensor<?x4xf32>, %e0: tensor<?x4xf32>, %e1: tensor<?x4xf32>) -> (tensor<?x12xf32>, tensor<?x7xf32>) {
   %c = braid.interaction cat %d, %e0, %e1 : (tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x12xf32>
   %z = braid.interaction dot %d, %e0, %e1 : (tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x7xf32>

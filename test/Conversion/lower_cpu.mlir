@@ -9,11 +9,17 @@
 // CHECK-MAP: vector.transfer_read
 // CHECK-MAP: } {mapping = [#gpu.loop_dim_map<processor = block_x, map = (d0) -> (d0), bound = (d0) -> (d0)>]}
 
+// The lookup is an internal, noinline function of its own that @forward
+// calls; the interaction is an OpenMP loop in @forward.
 // CHECK: llvm.func @forward(
-// CHECK: llvm.call @braidrt_index_error
+// CHECK: llvm.call @__braid_forward_embedding_bag_t(
 // CHECK: omp.parallel
 // CHECK: omp.wsloop
 // CHECK: llvm.func @_mlir_ciface_forward(
+// CHECK: llvm.func internal @__braid_forward_embedding_bag_t({{.*}} attributes {passthrough = ["noinline"]
+// CHECK: llvm.call @braidrt_index_error
+// CHECK: omp.parallel
+// CHECK: omp.wsloop
 // CHECK: llvm.func @braidrt_index_error(i64, i64)
 // CHECK-NOT: braid.
 braid.table @t : tensor<40x4xf32> pooling_factor = 2.0

@@ -6,33 +6,42 @@
 
 // CHECK-LABEL: func.func @forward
 // CHECK-SAME: %[[SHARD:[a-z0-9]+]]: tensor<?x?xf32> {braid.table = "t", bufferization.writable = false}
-// Bucketize: a bounds check over all indices, then count and route.
-// CHECK: scf.for
-// CHECK: func.call @braidrt_index_error
-// CHECK: tensor.insert
-// The lengths: a static all_to_all, received rows picked by rank.
+// Each generated kernel moves to an internal, noinline function of its own
+// (the exchanges between them stay): bucketize, then the lengths (a static
+// all_to_all, received rows picked by rank) and the indices (counts first,
+// then the data), the shard lookup, the reduce_scatter and the combine.
+// CHECK: call @__braid_forward_bucketize_t(
 // CHECK: call @braidrt_rank() : () -> i64
 // CHECK: memref.alloc
 // CHECK: call @braidrt_all_to_all_i64(
-// The indices: counts first, then the data.
 // CHECK: call @braidrt_exchange_counts(
 // CHECK: call @braidrt_all_to_all_v_i64(
+// CHECK: call @__braid_forward_shard_embedding_bag_t({{.*}}, %[[SHARD]])
+// CHECK: call @braidrt_reduce_scatter_f32({{.*}}) : (memref<*xf32>, memref<*xf32>, i64, i32, i32) -> ()
+// CHECK: %[[OUT:.*]] = call @__braid_forward_combine_shards_t(
+// CHECK: return %[[OUT]]
+// Bucketize: a bounds check over all indices, then count and route.
+// CHECK: func.func private @__braid_forward_bucketize_t({{.*}}) -> (tensor<6xi64>, tensor<?xi64>, tensor<2xi64>) attributes {llvm.linkage = #llvm.linkage<internal>, passthrough = ["noinline"]}
+// CHECK: scf.for
+// CHECK: func.call @braidrt_index_error
+// CHECK: tensor.insert
 // The owner's partial over its shard: the pooling kernel, each received
 // row checked as it is read, masked reads (the shard's columns are only
-// known at run time) and zero past the shard's columns. Then the
-// reduce_scatter and the mean.
+// known at run time) and zero past the shard's columns.
+// CHECK: func.func private @__braid_forward_shard_embedding_bag_t({{.*}}, %[[ROWS:[a-z0-9]+]]: tensor<?x?xf32> {bufferization.writable = false}) -> tensor<6x8xf32>
 // CHECK: scf.forall
 // CHECK: scf.for {{.*}} -> (vector<8xf32>)
 // CHECK: func.call @braidrt_index_error
 // CHECK: memref.prefetch
-// CHECK: vector.transfer_read %[[SHARD]]{{.*}} : tensor<?x?xf32>, vector<8xf32>
+// CHECK: vector.transfer_read %[[ROWS]]{{.*}} : tensor<?x?xf32>, vector<8xf32>
 // CHECK: arith.addf {{.*}} : vector<8xf32>
-// CHECK: %[[COLS:.*]] = tensor.dim %[[SHARD]], %c1
+// CHECK: %[[COLS:.*]] = tensor.dim %[[ROWS]], %c1
 // CHECK: %[[LEFT:.*]] = arith.subi %[[COLS]]
 // CHECK: %[[MASK:.*]] = vector.create_mask %[[LEFT]] : vector<8xi1>
 // CHECK: arith.select %[[MASK]]
 // CHECK: tensor.parallel_insert_slice
-// CHECK: call @braidrt_reduce_scatter_f32({{.*}}) : (memref<*xf32>, memref<*xf32>, i64, i32, i32) -> ()
+// The mean, after the reduce_scatter.
+// CHECK: func.func private @__braid_forward_combine_shards_t(
 // CHECK: tensor.generate
 // CHECK: arith.divf
 // CHECK-DAG: func.func private @braidrt_all_to_all_i64(memref<*xi64>, memref<*xi64>, memref<*xi64>) attributes {llvm.emit_c_interface}

@@ -60,13 +60,20 @@ def ConvertBraidToCPUPass : Pass<"convert-braid-to-cpu", "::mlir::ModuleOp"> {
     It is a dialect conversion (`populateBraidComputeToCPUPatterns`,
     `populateBraidExchangeToCPUPatterns`); the runtime functions it calls
     are listed in `passes/Conversion/BraidToCPU/RuntimeFunctions.h`.
-    Functions get `llvm.emit_c_interface`. Other collectives, `permute`,
+    Each `embedding_bag`, `shard_embedding_bag`, `bucketize` and
+    `combine_shards` of a public function first moves into an internal,
+    `noinline` private function of its own (its operands and table rows as
+    arguments), called where it was: upstream passes are superlinear in a
+    function's size, and a thousand tables would otherwise make one
+    function of a thousand kernels. Public functions get
+    `llvm.emit_c_interface`. Other collectives, `permute`,
     `rank` and `world_size` are errors for now.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::bufferization::BufferizationDialect",
                            "::mlir::func::FuncDialect",
                            "::mlir::linalg::LinalgDialect",
+                           "::mlir::LLVM::LLVMDialect",
                            "::mlir::math::MathDialect",
                            "::mlir::memref::MemRefDialect",
                            "::mlir::scf::SCFDialect",

@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -226,7 +227,10 @@ static void finishFunction(func::FuncOp func) {
       func.setArgAttr(argument.getArgNumber(),
                       bufferization::BufferizationDialect::kWritableAttrName,
                       BoolAttr::get(func.getContext(), false));
-  func->setAttr("llvm.emit_c_interface", UnitAttr::get(func.getContext()));
+  // The outlined kernels are internal; only the program's entry points get
+  // a C interface.
+  if (func.isPublic())
+    func->setAttr("llvm.emit_c_interface", UnitAttr::get(func.getContext()));
 }
 
 namespace {
@@ -275,6 +279,7 @@ struct ConvertBraidToCPUPass
     for (auto func : module.getOps<func::FuncOp>())
       if (failed(prepareFunction(func, state)))
         return signalPassFailure();
+    outlineKernels(state);
     // Every Braid op a program runs is converted; the kernels and calls
     // they become are upstream ops.
     ConversionTarget target(getContext());

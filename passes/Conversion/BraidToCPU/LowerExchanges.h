@@ -61,6 +61,13 @@ struct CpuLoweringState {
   func::FuncOp offsetsError() const { return declareOffsetsError(module); }
 };
 
+/// Moves each lookup-side op of the public functions (embedding_bag,
+/// shard_embedding_bag, bucketize, combine_shards) into an internal,
+/// noinline function of its own, called where the op was, and records the
+/// table arguments those functions take in `state`. Keeps every function
+/// the upstream passes see small, whatever the number of tables.
+void outlineKernels(CpuLoweringState &state);
+
 /// Patterns for the ops of partitioned programs: the exchanges (sync and
 /// started, and their waits) become runtime calls; bucketize,
 /// shard_embedding_bag and combine_shards become generated kernels.

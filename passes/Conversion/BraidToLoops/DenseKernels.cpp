@@ -1,14 +1,16 @@
 //===- DenseKernels.cpp - Target-neutral dense kernels --------------------===//
 //
 // This file builds the dense layer (a linalg contraction, then bias and
-// activation) and the DLRM feature interaction (tensor.concat, or a
-// tensor.generate of dot products) on tensors, for every target.
+// activation) on tensors and the DLRM feature interaction (cat or dot, a
+// forall over the samples writing a buffer), for every target.
 //
 //===----------------------------------------------------------------------===//
 
 #include "braid/Conversion/BraidToLoops/DenseKernels.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -92,42 +94,42 @@ mlir::braid::buildInteractionKernel(OpBuilder &b,
       return interaction.emitError()
              << "the CPU backend needs features of static width";
   // One forall iteration per sample: its features are read as vectors
-  // once, straight from the operands (no concatenated copy), and its
-  // result row is written once.
+  // once, straight from the operands' buffers (no concatenated copy), and
+  // its result row is written once, into a buffer the result tensor then
+  // wraps. Buffers rather than a chain of tensor writes: a thousand-table
+  // cat would otherwise give one-shot bufferization a thousand aliasing
+  // writes to check pairwise (minutes of compile time).
   Value rows = tensor::DimOp::create(b, loc, interaction.getDense(), 0);
   SmallVector<Value> dynamicSizes;
   if (resultType.isDynamicDim(0))
     dynamicSizes.push_back(rows);
-  Value init = tensor::EmptyOp::create(b, loc, resultType, dynamicSizes);
+  Value out = memref::AllocOp::create(
+      b, loc, MemRefType::get(resultType.getShape(), element), dynamicSizes);
+  SmallVector<Value> featureBuffers;
+  for (Value feature : features) {
+    auto type = cast<RankedTensorType>(feature.getType());
+    featureBuffers.push_back(bufferization::ToBufferOp::create(
+        b, loc, MemRefType::get(type.getShape(), type.getElementType()),
+        feature, /*read_only=*/b.getUnitAttr()));
+  }
   auto forall = scf::ForallOp::create(
-      b, loc, ArrayRef<OpFoldResult>{OpFoldResult(rows)}, ValueRange{init},
+      b, loc, ArrayRef<OpFoldResult>{OpFoldResult(rows)}, ValueRange{},
       /*mapping=*/std::nullopt);
   OpBuilder body = OpBuilder::atBlockBegin(forall.getBody());
   Value row = forall.getInductionVar(0);
-  Value out = forall.getRegionIterArgs()[0];
   Value c0 = arith::ConstantIndexOp::create(body, loc, 0);
-  int64_t width = resultType.getDimSize(1);
-  SmallVector<OpFoldResult> offsets = {OpFoldResult(row), body.getIndexAttr(0)};
-  SmallVector<OpFoldResult> sizes = {body.getIndexAttr(1),
-                                     body.getIndexAttr(width)};
-  SmallVector<OpFoldResult> strides = {body.getIndexAttr(1),
-                                       body.getIndexAttr(1)};
-  Value result = tensor::ExtractSliceOp::create(
-      body, loc, RankedTensorType::get({1, width}, element), out, offsets,
-      sizes, strides);
   auto write = [&](Value vector, int64_t column) {
-    result = vector::TransferWriteOp::create(
-                 body, loc, vector, result,
-                 ValueRange{c0, arith::ConstantIndexOp::create(body, loc, column)},
-                 ArrayRef<bool>{true})
-                 .getResult();
+    vector::TransferWriteOp::create(
+        body, loc, vector, out,
+        ValueRange{row, arith::ConstantIndexOp::create(body, loc, column)},
+        ArrayRef<bool>{true});
   };
   SmallVector<Value> vectors;
   Value padding = arith::ConstantOp::create(body, loc, element,
                                             body.getFloatAttr(element, 0.0));
-  for (Value feature : features) {
+  for (Value feature : featureBuffers) {
     auto type = VectorType::get(
-        {cast<RankedTensorType>(feature.getType()).getDimSize(1)}, element);
+        {cast<MemRefType>(feature.getType()).getDimSize(1)}, element);
     vectors.push_back(vector::TransferReadOp::create(
         body, loc, type, feature, ValueRange{row, c0}, padding,
         ArrayRef<bool>{true}));
@@ -155,9 +157,8 @@ mlir::braid::buildInteractionKernel(OpBuilder &b,
                 products),
             cast<VectorType>(vectors[0].getType()).getDimSize(0));
   }
-  OpBuilder terminator =
-      OpBuilder::atBlockEnd(&forall.getTerminator().getRegion().front());
-  tensor::ParallelInsertSliceOp::create(terminator, loc, result, out, offsets,
-                                        sizes, strides);
-  return forall.getResult(0);
+  return bufferization::ToTensorOp::create(b, loc, resultType, out,
+                                           /*restrict=*/true,
+                                           /*writable=*/true)
+      .getResult();
 }

@@ -1,0 +1,65 @@
+//===- FuzzCompile.cpp - Fuzz parse, verify and the compile pipeline ------===//
+//
+// Input: Braid IR text. What parses and verifies goes through the registered
+// braid-compile pipeline (braid-shard, then braid-co-optimize) for the
+// module's cluster, or two ranks of dgx-a100 when it names none. The
+// pipeline must either fail with an error or leave a module that verifies;
+// a crash, a sanitizer report or a silent failure is a bug.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FuzzSupport.h"
+
+#include "braid/InitAll.h"
+#include "braid/Pipelines/Pipelines.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+
+using namespace mlir;
+
+extern "C" int LLVMFuzzerInitialize(int *, char ***) {
+  braid::registerBraidPassesAndPipelines();
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  static DialectRegistry *registry = [] {
+    auto *r = new DialectRegistry;
+    braid::registerAllDialects(*r);
+    return r;
+  }();
+  MLIRContext context(*registry, MLIRContext::Threading::DISABLED);
+  bool diagnosed = false;
+  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
+    if (diag.getSeverity() == DiagnosticSeverity::Error)
+      diagnosed = true;
+    return success();
+  });
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(
+      llvm::StringRef(reinterpret_cast<const char *>(data), size),
+      ParserConfig(&context));
+  if (!module)
+    return 0; // parseSourceString verifies, and reports what fails
+  braid::CompilePipelineOptions options;
+  if (!(*module)->hasAttr("braid.cluster")) {
+    options.cluster = "dgx-a100";
+    options.nodes = 1;
+    options.ranksPerNode = 2;
+  }
+  PassManager pm(&context);
+  braid::buildCompilePipeline(pm, options);
+  diagnosed = false;
+  if (failed(pm.run(*module))) {
+    if (!diagnosed)
+      braid::fuzz::invariantFailed("the pipeline failed without an error");
+    return 0;
+  }
+  if (failed(verify(*module)))
+    braid::fuzz::invariantFailed("the per-rank program does not verify");
+  return 0;
+}
