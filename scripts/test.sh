@@ -5,7 +5,8 @@
 #
 # --sanitize also builds the project with ASan and UBSan into
 # ${BRAID_SANITIZE_BUILD_DIR:-build-san} and runs the lit suite and the
-# gtests there, any sanitizer report failing its test.
+# gtests there, any sanitizer report failing its test, and runs each
+# libFuzzer harness briefly (scripts/fuzz.sh).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -110,6 +111,23 @@ if [ "$sanitize" = 1 ]; then
     echo "the ASan+UBSan build failed"
     status=1
   fi
+  # A short run of each libFuzzer harness (clang, ASan+UBSan, build-fuzz);
+  # each fuzzer is one test.
+  fuzz_out=$(mktemp)
+  bash scripts/fuzz.sh --runs 20000 --max-time 45 >"$fuzz_out" 2>&1
+  fuzz_rc=$?
+  grep -E "^fuzz " "$fuzz_out"
+  fuzz_pass=$(grep -cE "^fuzz [a-z-]+: [0-9]+ runs, clean" "$fuzz_out")
+  fuzz_fail=$(grep -cE "^fuzz .*FAILED" "$fuzz_out")
+  if [ "$fuzz_rc" != 0 ]; then
+    tail -n 60 "$fuzz_out"
+    status=1
+    [ "$fuzz_fail" = 0 ] && fuzz_fail=1
+  fi
+  echo "fuzz: ${fuzz_pass} passed, ${fuzz_fail} failed"
+  passed=$((passed + fuzz_pass))
+  failed=$((failed + fuzz_fail))
+  rm -f "$fuzz_out"
 fi
 
 if [ "$status" != 0 ] && [ "$failed" = 0 ]; then
