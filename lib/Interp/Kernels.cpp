@@ -18,7 +18,7 @@ using namespace mlir::braid;
 using namespace mlir::braid::interp;
 
 std::string mlir::braid::interp::formatIndex(double index) {
-  if (std::abs(index) < 9007199254740992.0) // 2^53
+  if (std::abs(index) < static_cast<double>(kMaxExactInteger))
     return std::to_string(static_cast<int64_t>(index));
   return llvm::formatv("{0:F0}", index).str();
 }

@@ -167,6 +167,13 @@ Expected<HostTensor> mlir::braid::interp::parseNpy(StringRef bytes,
     case ElementKind::i64: {
       int64_t v;
       std::memcpy(&v, at, 8);
+      // Elements are held as doubles, exact up to 2^53: a larger integer
+      // would silently become another one (and an index error would then
+      // name a number the file does not hold).
+      if (v > kMaxExactInteger || v < -kMaxExactInteger)
+        return npyError(name, "element " + Twine(i) + " is " + Twine(v) +
+                                  ", beyond the +-2^53 that Braid's "
+                                  "integer tensors hold exactly");
       value = static_cast<double>(v);
       break;
     }
@@ -265,13 +272,19 @@ Error mlir::braid::interp::writeNpy(StringRef path, const HostTensor &tensor) {
         bytes[0] = value != 0;
         break;
       case ElementKind::i32: {
-        int32_t v = static_cast<int32_t>(value);
+        int32_t v = !(value >= -0x1p31)  ? INT32_MIN
+                    : !(value < 0x1p31) ? INT32_MAX
+                                        : static_cast<int32_t>(value);
         std::memcpy(bytes, &v, 4);
         break;
       }
       case ElementKind::i64:
       case ElementKind::index: {
-        int64_t v = static_cast<int64_t>(value);
+        // In range whenever the tensor came from the reader or the
+        // reference semantics; anything else saturates, never UB.
+        int64_t v = !(value >= -0x1p63)  ? INT64_MIN
+                    : !(value < 0x1p63) ? INT64_MAX
+                                        : static_cast<int64_t>(value);
         std::memcpy(bytes, &v, 8);
         break;
       }

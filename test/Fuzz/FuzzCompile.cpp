@@ -40,9 +40,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       diagnosed = true;
     return success();
   });
-  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(
-      llvm::StringRef(reinterpret_cast<const char *>(data), size),
-      ParserConfig(&context));
+  // MLIR's lexer needs a NUL after the text, as the tools' file buffers
+  // have; libFuzzer's data has none.
+  std::string text(reinterpret_cast<const char *>(data), size);
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(text, ParserConfig(&context));
   if (!module)
     return 0; // parseSourceString verifies, and reports what fails
   braid::CompilePipelineOptions options;

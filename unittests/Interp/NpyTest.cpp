@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "braid/Interp/HostTensor.h"
 #include "braid/Interp/Npy.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -12,6 +13,9 @@
 #include "llvm/Support/Path.h"
 
 #include "gtest/gtest.h"
+
+#include <cmath>
+#include <cstring>
 
 using namespace mlir::braid::interp;
 
@@ -94,6 +98,47 @@ TEST_F(NpyTest, RejectsMalformedFiles) {
             "x.npy: the .npy data is shorter than its shape says (0 bytes)");
   std::string truncated = file(header, "").substr(0, 20);
   EXPECT_EQ(errorOf(truncated), "x.npy: truncated .npy header");
+}
+
+TEST_F(NpyTest, IntegersBeyondDoublePrecisionAreRefusedNotRounded) {
+  auto file = [&](int64_t value) {
+    std::string text =
+        "{'descr': '<i8', 'fortran_order': False, 'shape': (2,), }";
+    std::string bytes = "\x93NUMPY";
+    bytes += '\x01';
+    bytes += '\x00';
+    bytes += char(text.size());
+    bytes += '\x00';
+    bytes += text;
+    int64_t values[2] = {7, value};
+    bytes.append(reinterpret_cast<const char *>(values), sizeof values);
+    return bytes;
+  };
+  // 2^53 and -2^53 are the last integers doubles hold exactly.
+  for (int64_t exact : {kMaxExactInteger, -kMaxExactInteger}) {
+    llvm::Expected<HostTensor> tensor = parseNpy(file(exact), "x.npy");
+    ASSERT_TRUE(static_cast<bool>(tensor)) << llvm::toString(tensor.takeError());
+    EXPECT_EQ(tensor->data[1], static_cast<double>(exact));
+  }
+  EXPECT_EQ(errorOf(file(kMaxExactInteger + 1)),
+            "x.npy: element 1 is 9007199254740993, beyond the +-2^53 that "
+            "Braid's integer tensors hold exactly");
+  EXPECT_EQ(errorOf(file(INT64_MIN)),
+            "x.npy: element 1 is -9223372036854775808, beyond the +-2^53 that "
+            "Braid's integer tensors hold exactly");
+}
+
+TEST_F(NpyTest, WritingOutOfRangeIntegersSaturates) {
+  HostTensor tensor(ElementKind::i64, {3});
+  tensor.data = {1e300, -1e300, std::nan("")};
+  ASSERT_FALSE(static_cast<bool>(writeNpy(path("i.npy"), tensor)));
+  auto buffer = llvm::MemoryBuffer::getFile(path("i.npy"));
+  ASSERT_TRUE(static_cast<bool>(buffer));
+  int64_t values[3];
+  std::memcpy(values, (*buffer)->getBufferEnd() - sizeof values, sizeof values);
+  EXPECT_EQ(values[0], INT64_MAX);
+  EXPECT_EQ(values[1], INT64_MIN);
+  EXPECT_EQ(values[2], INT64_MIN);
 }
 
 TEST_F(NpyTest, MissingFileNamesThePath) {

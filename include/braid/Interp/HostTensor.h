@@ -67,6 +67,10 @@ std::optional<int64_t> getNumElements(llvm::ArrayRef<int64_t> shape);
 /// doubles). Larger shapes are errors, never an allocation failure.
 constexpr int64_t kMaxTensorElements = int64_t(1) << 28;
 
+/// The largest integer magnitude a HostTensor holds exactly (2^53); integer
+/// inputs beyond it are refused rather than rounded.
+constexpr int64_t kMaxExactInteger = int64_t(1) << 53;
+
 /// True when a tensor of `shape` can be held.
 inline bool isAllocatable(llvm::ArrayRef<int64_t> shape) {
   std::optional<int64_t> count = getNumElements(shape);
