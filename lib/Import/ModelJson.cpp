@@ -3,8 +3,9 @@
 // This file imports a JSON DLRM model spec into a Braid module: one
 // braid.table per table and a @forward function computing the DLRM forward
 // pass of facebookresearch/dlrm: bottom MLP (ReLU after every layer),
-// embedding bags, interaction, top MLP (ReLU after every layer but the last,
-// which is followed by a sigmoid). Every malformed field is reported with its
+// embedding bags, interaction (dot, cat, or DCN-v2: cat then low-rank cross
+// layers), top MLP (ReLU after every layer but the last, which is followed
+// by a sigmoid). Every malformed field is reported with its
 // JSON path, e.g. `tables[3].embedding_dim`.
 //
 //===----------------------------------------------------------------------===//
@@ -45,6 +46,9 @@ struct ModelSpec {
   int64_t batchSize = 0, denseFeatures = 0;
   SmallVector<int64_t> bottomMlp, topMlp;
   InteractionKind interaction = InteractionKind::dot;
+  /// DCN-v2 low-rank cross layers after a cat interaction ("dcn"): how
+  /// many, and their rank; 0 layers for dot and cat.
+  int64_t dcnLayers = 0, dcnLowRank = 0;
   SmallVector<TableSpec> tables;
 };
 
@@ -118,6 +122,7 @@ static constexpr int64_t kMaxBatch = int64_t(1) << 30;
 static constexpr int64_t kMaxTables = 100000;
 static constexpr int64_t kMaxElements = int64_t(1) << 50;
 static constexpr double kMaxPoolingFactor = 1e6;
+static constexpr int64_t kMaxDcnLayers = 64;
 
 FailureOr<int64_t> SpecReader::positiveInt(const json::Value &value,
                                            StringRef path, int64_t max) {
@@ -248,7 +253,8 @@ FailureOr<ModelSpec> SpecReader::read(const json::Value &root) {
     return error("$") << "expected a JSON object";
   if (failed(checkKeys(*object, "",
                        {"name", "batch_size", "dense_features", "bottom_mlp",
-                        "top_mlp", "interaction", "tables"})))
+                        "top_mlp", "interaction", "dcn_num_layers",
+                        "dcn_low_rank_dim", "tables"})))
     return failure();
   ModelSpec spec;
   FailureOr<const json::Value *> name = field(*object, "", "name");
@@ -279,12 +285,32 @@ FailureOr<ModelSpec> SpecReader::read(const json::Value &root) {
   spec.bottomMlp = *bottomSizes;
   spec.topMlp = *topSizes;
   std::optional<StringRef> kind = (*interaction)->getAsString();
+  bool dcn = kind && *kind == "dcn";
+  // DCN-v2 is cat followed by the cross layers.
   std::optional<InteractionKind> parsedKind =
-      kind ? symbolizeInteractionKind(*kind) : std::nullopt;
+      dcn ? InteractionKind::cat
+          : (kind ? symbolizeInteractionKind(*kind) : std::nullopt);
   if (!parsedKind)
-    return error("interaction") << "expected \"dot\" or \"cat\", got "
+    return error("interaction") << "expected \"dot\", \"cat\" or \"dcn\", got "
                                 << render(**interaction);
   spec.interaction = *parsedKind;
+  for (StringRef key : {"dcn_num_layers", "dcn_low_rank_dim"}) {
+    const json::Value *value = object->get(key);
+    if (!dcn && value)
+      return error(key) << "only a \"dcn\" interaction has cross layers";
+    if (dcn && !value)
+      return error(key) << "a \"dcn\" interaction needs " << key;
+  }
+  if (dcn) {
+    FailureOr<int64_t> layers = positiveInt(*object->get("dcn_num_layers"),
+                                            "dcn_num_layers", kMaxDcnLayers);
+    FailureOr<int64_t> rank = positiveInt(*object->get("dcn_low_rank_dim"),
+                                          "dcn_low_rank_dim", kMaxWidth);
+    if (failed(layers) || failed(rank))
+      return failure();
+    spec.dcnLayers = *layers;
+    spec.dcnLowRank = *rank;
+  }
 
   const json::Array *tableArray = (*tables)->getAsArray();
   if (!tableArray || tableArray->empty())
@@ -409,6 +435,26 @@ static OwningOpRef<ModuleOp> buildModule(const ModelSpec &spec,
   else
     for (const TableSpec &table : spec.tables)
       interactionDim += table.dim;
+  // DCN-v2's low-rank cross layers (TorchRec's LowRankCrossNet):
+  // x_{l+1} = x_0 * (W_l (V_l x_l) + b_l) + x_l on the cat features, with
+  // V_l [low_rank, N], W_l [N, low_rank] and b_l [N].
+  struct CrossLayer {
+    std::string name;
+    size_t v, w, bias;
+  };
+  SmallVector<CrossLayer> cross;
+  for (int64_t l = 0; l < spec.dcnLayers; ++l) {
+    std::string name = ("dcn." + Twine(l)).str();
+    size_t v = addArg(RankedTensorType::get({spec.dcnLowRank, interactionDim},
+                                            f32),
+                      param, name + ".V");
+    size_t w = addArg(RankedTensorType::get({interactionDim, spec.dcnLowRank},
+                                            f32),
+                      param, name + ".W");
+    size_t bias = addArg(RankedTensorType::get({interactionDim}, f32), param,
+                         name + ".bias");
+    cross.push_back({name, v, w, bias});
+  }
   SmallVector<Layer> top = addMlp("top_mlp", interactionDim, spec.topMlp);
 
   auto resultType = RankedTensorType::get({batch, spec.topMlp.back()}, f32);
@@ -454,6 +500,27 @@ static OwningOpRef<ModuleOp> buildModule(const ModelSpec &spec,
                             RankedTensorType::get({batch, interactionDim}, f32),
                             spec.interaction, dense, embeddings)
           .getResult();
+  if (!cross.empty()) {
+    auto rankType = RankedTensorType::get({spec.dcnLowRank}, f32);
+    auto lowType = RankedTensorType::get({batch, spec.dcnLowRank}, f32);
+    auto wideType = RankedTensorType::get({batch, interactionDim}, f32);
+    Value x0 = features;
+    for (const CrossLayer &layer : cross) {
+      Location at = named(layer.name);
+      // V has no bias: a zero one.
+      Value noBias = arith::ConstantOp::create(
+          builder, at, cast<TypedAttr>(builder.getZeroAttr(rankType)));
+      Value low = LinearOp::create(builder, at, lowType, features,
+                                   arg(layer.v), noBias, Activation::none,
+                                   DensePlacementAttr());
+      Value mixed = LinearOp::create(builder, at, wideType, low, arg(layer.w),
+                                     arg(layer.bias), Activation::none,
+                                     DensePlacementAttr());
+      features = arith::AddFOp::create(
+          builder, at, arith::MulFOp::create(builder, at, x0, mixed),
+          features);
+    }
+  }
   Value output = runMlp(features, top, /*lastIsSigmoid=*/true);
   func::ReturnOp::create(builder, named("forward"), output);
   return module;

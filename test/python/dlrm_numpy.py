@@ -34,6 +34,12 @@ def forward(spec, load_input, load_weight):
         z = np.concatenate([x, gram[:, li, lj]], axis=1)
     else:
         z = np.concatenate([x] + embeddings, axis=1)
+    if spec["interaction"] == "dcn":
+        # DCN-v2's low-rank cross layers: x_{l+1} = x0 * (W_l (V_l x_l) + b_l) + x_l.
+        x0 = z
+        for l in range(spec["dcn_num_layers"]):
+            low = z @ load_weight(f"dcn.{l}.V").T
+            z = x0 * (low @ load_weight(f"dcn.{l}.W").T + load_weight(f"dcn.{l}.bias")) + z
     layers = len(spec["top_mlp"])
     for i in range(layers):
         z = z @ load_weight(f"top_mlp.{i}.weight").T + load_weight(f"top_mlp.{i}.bias")

@@ -43,6 +43,20 @@ def test_cat_interaction_and_pooling_modes_match_numpy(compile_and_dump, mode):
     assert relative_error(np.load(dump / "output.npy"), expected) <= 1e-5
 
 
+def dcn_spec():
+    spec = copy.deepcopy(SMALL)
+    spec.update(interaction="dcn", dcn_num_layers=3, dcn_low_rank_dim=5, batch_size=12)
+    spec["tables"][1]["embedding_dim"] = 24  # cat allows different dims
+    return spec
+
+
+def test_dcn_matches_numpy(compile_and_dump):
+    spec = dcn_spec()
+    dump = compile_and_dump(spec, seed=6)
+    expected = forward(spec, *loaders(dump))
+    assert relative_error(np.load(dump / "output.npy"), expected) <= 1e-5
+
+
 def test_generated_bags_follow_pooling_factor(compile_and_dump):
     spec = copy.deepcopy(SMALL)
     spec["batch_size"] = 512
@@ -118,6 +132,14 @@ def test_compiled_cpu_matches_numpy(compile_and_dump, compile_cpu, ranks):
     output = compile_cpu(dump, ranks)
     assert output.shape == (SMALL["batch_size"], 1)
     assert relative_error(output, expected) <= 1e-5
+
+
+@pytest.mark.parametrize("ranks,sharding", [(1, "table_wise"), (3, "data_parallel")])
+def test_compiled_cpu_dcn_matches_numpy(compile_and_dump, compile_cpu, ranks, sharding):
+    spec = dcn_spec()
+    dump = compile_and_dump(spec, seed=11)
+    expected = forward(spec, *loaders(dump))
+    assert relative_error(compile_cpu(dump, ranks, sharding), expected) <= 1e-5
 
 
 def test_compiled_cpu_matches_pytorch(compile_and_dump, compile_cpu):
