@@ -4,9 +4,9 @@
 # non-zero on any failure.
 #
 # --sanitize also builds the project with ASan and UBSan into
-# ${BRAID_SANITIZE_BUILD_DIR:-build-san} and runs the lit suite and the
-# gtests there, any sanitizer report failing its test, and runs each
-# libFuzzer harness briefly (scripts/fuzz.sh).
+# ${BRAID_SANITIZE_BUILD_DIR:-build-san} and runs the lit suite, the gtests
+# and the Python tests there, any sanitizer report failing its test, and
+# runs each libFuzzer harness briefly (scripts/fuzz.sh).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -82,22 +82,29 @@ run_ctest() {
 run_lit "$BUILD_DIR" lit
 run_ctest "$BUILD_DIR" ctest
 
-# pytest
-py_out=$(mktemp)
-BRAID_BUILD_DIR="$BUILD_DIR" python3 -m pytest -q test/python >"$py_out" 2>&1
-py_rc=$?
-tail -n 15 "$py_out"
-py_pass=$(grep -oE "[0-9]+ passed" "$py_out" | tail -1 | grep -oE "^[0-9]+" || echo 0)
-py_fail=$(grep -oE "[0-9]+ (failed|error)" "$py_out" | grep -oE "^[0-9]+" | awk '{s+=$1} END {print s+0}')
-echo "pytest: ${py_pass:-0} passed, ${py_fail:-0} failed"
-passed=$((passed + ${py_pass:-0}))
-failed=$((failed + ${py_fail:-0}))
-# pytest exits 5 when it collected nothing: that is a failure too.
-if [ "$py_rc" != 0 ]; then
-  status=1
-  echo "pytest: exited with status $py_rc"
-fi
-rm -f "$py_out"
+# run_pytest BUILD_DIR LABEL: the Python tests against one build's tools.
+run_pytest() {
+  local dir=$1 label=$2
+  local py_out
+  py_out=$(mktemp)
+  BRAID_BUILD_DIR="$dir" python3 -m pytest -q test/python >"$py_out" 2>&1
+  local py_rc=$?
+  tail -n 15 "$py_out"
+  local py_pass py_fail
+  py_pass=$(grep -oE "[0-9]+ passed" "$py_out" | tail -1 | grep -oE "^[0-9]+" || echo 0)
+  py_fail=$(grep -oE "[0-9]+ (failed|error)" "$py_out" | grep -oE "^[0-9]+" | awk '{s+=$1} END {print s+0}')
+  echo "$label: ${py_pass:-0} passed, ${py_fail:-0} failed"
+  passed=$((passed + ${py_pass:-0}))
+  failed=$((failed + ${py_fail:-0}))
+  # pytest exits 5 when it collected nothing: that is a failure too.
+  if [ "$py_rc" != 0 ]; then
+    status=1
+    echo "$label: exited with status $py_rc"
+  fi
+  rm -f "$py_out"
+}
+
+run_pytest "$BUILD_DIR" pytest
 
 if [ "$sanitize" = 1 ]; then
   # Every report is an error; leaks are not checked (MLIR's global
@@ -107,6 +114,7 @@ if [ "$sanitize" = 1 ]; then
   if BRAID_BUILD_DIR="$SAN_DIR" BRAID_SANITIZE=ON bash scripts/build.sh; then
     PATH="$PWD/$SAN_DIR/bin:$ORIGINAL_PATH" run_lit "$SAN_DIR" "lit (asan+ubsan)"
     run_ctest "$SAN_DIR" "ctest (asan+ubsan)"
+    run_pytest "$SAN_DIR" "pytest (asan+ubsan)"
   else
     echo "the ASan+UBSan build failed"
     status=1
