@@ -50,6 +50,9 @@ struct ModelSpec {
   /// many, and their rank; 0 layers for dot and cat.
   int64_t dcnLayers = 0, dcnLowRank = 0;
   SmallVector<TableSpec> tables;
+  /// The training optimizers ("optimizer"), every field filled in; null
+  /// when the spec names none.
+  DictionaryAttr optimizer;
 };
 
 /// Reads a ModelSpec out of JSON, reporting the first problem with its path.
@@ -75,6 +78,10 @@ private:
   LogicalResult checkKeys(const json::Object &object, StringRef path,
                           ArrayRef<StringRef> known);
   FailureOr<TableSpec> table(const json::Value &value, StringRef path);
+  FailureOr<DictionaryAttr> optimizer(const json::Value &value);
+  FailureOr<DictionaryAttr> optimizerPart(const json::Value &value,
+                                          StringRef path,
+                                          ArrayRef<StringRef> types);
 
   MLIRContext *context;
   Location loc;
@@ -247,6 +254,94 @@ FailureOr<TableSpec> SpecReader::table(const json::Value &value,
   return spec;
 }
 
+/// One optimizer: its type, then lr and the type's hyperparameters, with
+/// PyTorch's (and FBGEMM's, for rowwise_adagrad) defaults filled in.
+FailureOr<DictionaryAttr>
+SpecReader::optimizerPart(const json::Value &value, StringRef path,
+                          ArrayRef<StringRef> types) {
+  const json::Object *object = value.getAsObject();
+  if (!object)
+    return error(path) << "expected an optimizer object, got "
+                       << render(value);
+  auto sub = [&](StringRef key) { return (path + "." + key).str(); };
+  FailureOr<const json::Value *> typeValue = field(*object, path, "type");
+  if (failed(typeValue))
+    return failure();
+  std::optional<StringRef> type = (*typeValue)->getAsString();
+  if (!type || !llvm::is_contained(types, *type)) {
+    std::string expected;
+    for (auto [index, name] : llvm::enumerate(types))
+      expected += (index == 0 ? "\"" : index + 1 == types.size() ? " or \"" : ", \"") +
+                  name.str() + "\"";
+    return error(sub("type")) << "expected " << expected << ", got "
+                              << render(**typeValue);
+  }
+  // The hyperparameters each type takes, with their defaults (lr has none).
+  SmallVector<std::pair<StringRef, double>> known = {{"lr", 0}};
+  if (*type == "adagrad")
+    known.push_back({"eps", 1e-10});
+  if (*type == "rowwise_adagrad")
+    known.push_back({"eps", 1e-8});
+  if (*type == "adam")
+    known.append({{"beta1", 0.9}, {"beta2", 0.999}, {"eps", 1e-8}});
+  SmallVector<StringRef> keys = {"type"};
+  for (auto &entry : known)
+    keys.push_back(entry.first);
+  if (failed(checkKeys(*object, path, keys)))
+    return failure();
+  Builder builder(context);
+  SmallVector<NamedAttribute> fields = {
+      builder.getNamedAttr("type", builder.getStringAttr(*type))};
+  for (auto [key, fallback] : known) {
+    const json::Value *given = object->get(key);
+    if (!given && key == "lr")
+      return error(sub(key)) << "missing required field";
+    double number = fallback;
+    if (given) {
+      std::optional<double> parsed = given->getAsNumber();
+      bool isBeta = key.starts_with("beta");
+      bool valid = parsed && std::isfinite(*parsed) &&
+                   (isBeta ? *parsed >= 0 && *parsed < 1 : *parsed > 0);
+      if (!valid)
+        return error(sub(key))
+               << (isBeta ? "expected a number in [0, 1), got "
+                          : "expected a finite positive number, got ")
+               << render(*given);
+      number = *parsed;
+    }
+    fields.push_back(builder.getNamedAttr(key, builder.getF64FloatAttr(number)));
+  }
+  return builder.getDictionaryAttr(fields);
+}
+
+FailureOr<DictionaryAttr> SpecReader::optimizer(const json::Value &value) {
+  const json::Object *object = value.getAsObject();
+  if (!object)
+    return error("optimizer") << "expected an object with \"dense\" and "
+                                 "\"embedding\", got "
+                              << render(value);
+  if (failed(checkKeys(*object, "optimizer", {"dense", "embedding"})))
+    return failure();
+  FailureOr<const json::Value *> dense = field(*object, "optimizer", "dense");
+  FailureOr<const json::Value *> embedding =
+      field(*object, "optimizer", "embedding");
+  if (failed(dense) || failed(embedding))
+    return failure();
+  FailureOr<DictionaryAttr> denseAttr =
+      optimizerPart(**dense, "optimizer.dense", {"sgd", "adagrad", "adam"});
+  if (failed(denseAttr))
+    return failure();
+  FailureOr<DictionaryAttr> embeddingAttr =
+      optimizerPart(**embedding, "optimizer.embedding",
+                    {"sgd", "adagrad", "rowwise_adagrad"});
+  if (failed(embeddingAttr))
+    return failure();
+  Builder builder(context);
+  return builder.getDictionaryAttr(
+      {builder.getNamedAttr("dense", *denseAttr),
+       builder.getNamedAttr("embedding", *embeddingAttr)});
+}
+
 FailureOr<ModelSpec> SpecReader::read(const json::Value &root) {
   const json::Object *object = root.getAsObject();
   if (!object)
@@ -254,7 +349,7 @@ FailureOr<ModelSpec> SpecReader::read(const json::Value &root) {
   if (failed(checkKeys(*object, "",
                        {"name", "batch_size", "dense_features", "bottom_mlp",
                         "top_mlp", "interaction", "dcn_num_layers",
-                        "dcn_low_rank_dim", "tables"})))
+                        "dcn_low_rank_dim", "optimizer", "tables"})))
     return failure();
   ModelSpec spec;
   FailureOr<const json::Value *> name = field(*object, "", "name");
@@ -312,6 +407,13 @@ FailureOr<ModelSpec> SpecReader::read(const json::Value &root) {
     spec.dcnLowRank = *rank;
   }
 
+  if (const json::Value *optimizerValue = object->get("optimizer")) {
+    FailureOr<DictionaryAttr> parsed = optimizer(*optimizerValue);
+    if (failed(parsed))
+      return failure();
+    spec.optimizer = *parsed;
+  }
+
   const json::Array *tableArray = (*tables)->getAsArray();
   if (!tableArray || tableArray->empty())
     return error("tables") << "expected a non-empty array of tables";
@@ -364,6 +466,8 @@ static OwningOpRef<ModuleOp> buildModule(const ModelSpec &spec,
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
   (*module)->setAttr(BraidDialect::kModelAttrName,
                      builder.getStringAttr(spec.name));
+  if (spec.optimizer)
+    (*module)->setAttr(BraidDialect::kOptimizerAttrName, spec.optimizer);
   builder.setInsertionPointToEnd(module->getBody());
   Type f32 = builder.getF32Type();
   Type i64 = builder.getI64Type();

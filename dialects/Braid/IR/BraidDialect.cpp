@@ -11,6 +11,8 @@
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::braid;
 
@@ -35,8 +37,65 @@ void BraidDialect::registerTypes() {
       >();
 }
 
+/// Verifies one part ("dense" or "embedding") of braid.optimizer: a type
+/// of `types` and exactly that type's hyperparameters, finite, lr and eps
+/// positive, betas in [0, 1).
+static LogicalResult verifyOptimizerPart(Operation *op, DictionaryAttr part,
+                                         StringRef which,
+                                         ArrayRef<StringRef> types) {
+  auto fail = [&]() {
+    return op->emitOpError()
+           << "'" << BraidDialect::kOptimizerAttrName << "' " << which << ": ";
+  };
+  auto type = part.getAs<StringAttr>("type");
+  if (!type || !llvm::is_contained(types, type.getValue())) {
+    InFlightDiagnostic diag = fail() << "'type' must be one of";
+    for (StringRef name : types)
+      diag << " " << name;
+    return diag;
+  }
+  SmallVector<StringRef> fields = {"type", "lr"};
+  if (type.getValue() == "adagrad" || type.getValue() == "rowwise_adagrad")
+    fields.push_back("eps");
+  if (type.getValue() == "adam")
+    fields.append({"beta1", "beta2", "eps"});
+  for (NamedAttribute field : part)
+    if (!llvm::is_contained(fields, field.getName().getValue()))
+      return fail() << type.getValue() << " has no '"
+                    << field.getName().getValue() << "'";
+  for (StringRef name : ArrayRef(fields).drop_front()) {
+    auto value = part.getAs<FloatAttr>(name);
+    if (!value)
+      return fail() << type.getValue() << " needs '" << name
+                    << "' as a float";
+    double number = value.getValueAsDouble();
+    bool isBeta = name.starts_with("beta");
+    if (!std::isfinite(number) ||
+        (isBeta ? number < 0 || number >= 1 : number <= 0))
+      return fail() << "'" << name << "' must be "
+                    << (isBeta ? "in [0, 1)" : "finite and positive")
+                    << ", got " << number;
+  }
+  return success();
+}
+
 LogicalResult BraidDialect::verifyOperationAttribute(Operation *op,
                                                      NamedAttribute attr) {
+  if (attr.getName() == kOptimizerAttrName) {
+    auto optimizer = dyn_cast<DictionaryAttr>(attr.getValue());
+    if (!isa<ModuleOp>(op) || !optimizer || optimizer.size() != 2 ||
+        !optimizer.getAs<DictionaryAttr>("dense") ||
+        !optimizer.getAs<DictionaryAttr>("embedding"))
+      return op->emitOpError() << "'" << kOptimizerAttrName
+                               << "' must be {dense = {...}, embedding = "
+                                  "{...}} on a module";
+    if (failed(verifyOptimizerPart(op, optimizer.getAs<DictionaryAttr>("dense"),
+                                   "dense", {"sgd", "adagrad", "adam"})))
+      return failure();
+    return verifyOptimizerPart(op, optimizer.getAs<DictionaryAttr>("embedding"),
+                               "embedding",
+                               {"sgd", "adagrad", "rowwise_adagrad"});
+  }
   if (attr.getName() == kClusterAttrName) {
     if (!isa<ModuleOp>(op))
       return op->emitOpError() << "'" << kClusterAttrName

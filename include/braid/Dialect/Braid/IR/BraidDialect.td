@@ -43,6 +43,9 @@ def Braid_Dialect : Dialect {
     /// Names of the discardable attributes the dialect understands.
     static constexpr ::llvm::StringLiteral kClusterAttrName = "braid.cluster";
     static constexpr ::llvm::StringLiteral kModelAttrName = "braid.model";
+    /// The training optimizers of the model spec: {dense = {type, lr, ...},
+    /// embedding = {type, lr, ...}} (docs/model-spec.md).
+    static constexpr ::llvm::StringLiteral kOptimizerAttrName = "braid.optimizer";
     static constexpr ::llvm::StringLiteral kBatchSplitAttrName = "braid.batch_split";
     static constexpr ::llvm::StringLiteral kPlannerAttrName = "braid.planner";
     static constexpr ::llvm::StringLiteral kInputAttrName = "braid.input";
