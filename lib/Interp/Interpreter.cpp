@@ -32,6 +32,14 @@ public:
 
   FailureOr<RankValues> run(func::FuncOp func, const RankValues &args);
 
+  /// Rank 0's value of every SSA value the last run computed.
+  llvm::DenseMap<Value, HostTensor> takeRankZeroValues() {
+    llvm::DenseMap<Value, HostTensor> result;
+    for (auto &entry : values)
+      result[entry.first] = std::move(entry.second.front());
+    return result;
+  }
+
 private:
   /// Per-rank values of every SSA value computed so far.
   using PerRank = std::vector<HostTensor>;
@@ -390,4 +398,15 @@ mlir::braid::interp::runFunction(func::FuncOp func, const RankValues &args,
     return func.emitError() << "the reference semantics needs at least one "
                                "rank";
   return LockstepInterpreter(tables, args.size()).run(func, args);
+}
+
+FailureOr<llvm::DenseMap<Value, HostTensor>>
+mlir::braid::interp::runFunctionRecording(func::FuncOp func,
+                                          ArrayRef<HostTensor> args,
+                                          const TableMap &tables) {
+  LockstepInterpreter interpreter(tables, 1);
+  if (failed(interpreter.run(func, RankValues{std::vector<HostTensor>(
+                                       args.begin(), args.end())})))
+    return failure();
+  return interpreter.takeRankZeroValues();
 }

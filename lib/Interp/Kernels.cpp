@@ -81,6 +81,9 @@ TableData TableData::loaded(HostTensor tensor) {
 }
 
 double TableData::get(int64_t row, int64_t col) const {
+  if (!writtenRows.empty())
+    if (auto it = writtenRows.find(row); it != writtenRows.end())
+      return it->second[col];
   if (tensor)
     return tensor->data[row * dim + col];
   uint64_t bits = mixBits(nameSeed ^ mixBits(row * dim + col));
@@ -88,13 +91,20 @@ double TableData::get(int64_t row, int64_t col) const {
 }
 
 HostTensor TableData::materialize() const {
-  if (tensor)
+  if (tensor && writtenRows.empty())
     return *tensor;
   HostTensor result(kind, {rows, dim});
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = 0; c < dim; ++c)
       result.data[r * dim + c] = get(r, c);
   return result;
+}
+
+void TableData::setRow(int64_t row, ArrayRef<double> values) {
+  std::vector<double> &stored = writtenRows[row];
+  stored.assign(values.begin(), values.end());
+  for (double &value : stored)
+    value = roundToKind(value, kind);
 }
 
 //===----------------------------------------------------------------------===//

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "NativeProgram.h"
+#include "Train.h"
 
 #include "braidrt/braidrt.h"
 
@@ -72,6 +73,11 @@ static cl::opt<bool>
 static cl::opt<double>
     tolerance(cl::cat(toolOptions), "tolerance", cl::init(1e-5),
               cl::desc("Largest relative error --check accepts"));
+static cl::opt<int64_t>
+    steps(cl::cat(toolOptions), "steps", cl::init(0),
+          cl::desc("With --reference on a model with braid.optimizer: train "
+                   "the global program K steps on one batch (labels.npy in "
+                   "--inputs, or synthetic)"));
 static cl::opt<int64_t>
     maxDumpElements(cl::cat(toolOptions), "max-dump-table-elements",
                     cl::init(1 << 24),
@@ -530,6 +536,10 @@ int main(int argc, char **argv) {
       return fail("'" + dir + "' is not a directory");
 
   if (isArtifact) {
+    if (steps.getNumOccurrences())
+      return fail("--steps trains under the reference semantics: give a "
+                  "model's .mlir with --reference (compiled training steps "
+                  "are not built yet)");
     if (numRanks.getNumOccurrences())
       return fail("with a braid-compile directory the ranks come from its "
                   "program");
@@ -571,6 +581,18 @@ int main(int argc, char **argv) {
   FailureOr<RankValues> args = bindArguments(*func, *tables, options);
   if (failed(args))
     return 1;
+  if (steps.getNumOccurrences()) {
+    if (numRanks != 1)
+      return fail("--steps trains the global program on one rank for now; "
+                  "drop --ranks");
+    TrainOptions train;
+    train.steps = steps;
+    train.inputsDir = inputsDir.getValue();
+    train.dumpDir = dumpDir.getValue();
+    train.json = emitJson;
+    train.maxDumpElements = maxDumpElements;
+    return runReferenceTraining(*module, *func, *tables, args->front(), train);
+  }
   FailureOr<RankValues> results = runFunction(*func, *args, *tables);
   if (failed(results))
     return 1;

@@ -19,7 +19,9 @@
 #include "braid/Interp/HostTensor.h"
 
 #include "mlir/Support/LLVM.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
+#include "mlir/IR/Value.h"
 
 #include <memory>
 #include <vector>
@@ -50,6 +52,9 @@ public:
   double get(int64_t row, int64_t col) const;
   /// The whole table as a tensor (generating it if needed).
   HostTensor materialize() const;
+  /// Replaces one row (rounded to the table's kind): what a training step
+  /// writes. Rows not written keep their generated or loaded values.
+  void setRow(int64_t row, ArrayRef<double> values);
 
 private:
   int64_t rows = 0, dim = 0;
@@ -57,6 +62,8 @@ private:
   uint64_t nameSeed = 0;
   double bound = 0;
   std::shared_ptr<const HostTensor> tensor;
+  /// Rows a training step wrote, by row.
+  llvm::DenseMap<int64_t, std::vector<double>> writtenRows;
 };
 
 /// The tables of a module by symbol name.
@@ -70,6 +77,13 @@ using RankValues = std::vector<std::vector<HostTensor>>;
 /// diagnostic located at the offending operation.
 FailureOr<RankValues> runFunction(func::FuncOp func, const RankValues &args,
                                   const TableMap &tables);
+
+/// Runs `func` on one rank and returns the value of every SSA value it
+/// computed (arguments included): the forward pass a training step's
+/// backward reads.
+FailureOr<llvm::DenseMap<Value, HostTensor>>
+runFunctionRecording(func::FuncOp func, ArrayRef<HostTensor> args,
+                     const TableMap &tables);
 
 } // namespace mlir::braid::interp
 
