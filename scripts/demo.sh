@@ -102,4 +102,14 @@ echo "      measured beside PyTorch (when installed: scripts/install-torch.sh) a
 python3 bench/cpu_vs_torch/run.py --rows 200000 --batch 2048 --iterations 20 --repeats 1 \
   --json "$OUT/cpu_vs_torch.json" | sed 's/^/   /'
 echo
+echo "== 10. Train the small DLRM under the reference semantics: 30 steps on one batch whose"
+echo "       clicks are planted in the dense features (Adagrad, row-wise Adagrad for the"
+echo "       tables); the loss falls from ln 2 = 0.693"
+if grep -q 'braid.optimizer' "$OUT/model.mlir"; then
+  "$BIN/braid-run" "$OUT/model.mlir" --reference --steps 30 --dump "$OUT/train" \
+    | awk '/^step/ { n++; if (n == 1 || n % 5 == 0) print "   " $0; next } { print "   " $0 }'
+else
+  echo "   skipped: $MODEL has no \"optimizer\""
+fi
+echo
 echo "Artifacts are in $OUT"
