@@ -117,12 +117,12 @@ static void interactionBackward(InteractionOp op,
                                 Gradients &grads) {
   SmallVector<Value> features = {op.getDense()};
   llvm::append_range(features, op.getEmbeddings());
-  int64_t batch = values.lookup(op.getDense()).shape[0];
-  int64_t width = values.lookup(op.getResult()).shape[1];
+  int64_t batch = values.find(op.getDense())->second.shape[0];
+  int64_t width = values.find(op.getResult())->second.shape[1];
   if (op.getKind() == InteractionKind::cat) {
     int64_t column = 0;
     for (Value feature : features) {
-      int64_t dim = values.lookup(feature).shape[1];
+      int64_t dim = values.find(feature)->second.shape[1];
       std::vector<double> &df = grads.of(feature, batch * dim);
       for (int64_t b = 0; b < batch; ++b)
         for (int64_t c = 0; c < dim; ++c)
@@ -131,7 +131,7 @@ static void interactionBackward(InteractionOp op,
     }
     return;
   }
-  int64_t dim = values.lookup(op.getDense()).shape[1];
+  int64_t dim = values.find(op.getDense())->second.shape[1];
   SmallVector<std::vector<double> *> df;
   SmallVector<const HostTensor *> fv;
   for (Value feature : features) {
