@@ -23,6 +23,12 @@ extern "C" const char *__asan_default_options() {
   return "allow_user_poisoning=0:detect_leaks=0";
 }
 
+// Undefined behaviour is a crash, so libFuzzer keeps the input, whatever
+// UBSAN_OPTIONS the caller has.
+extern "C" const char *__ubsan_default_options() {
+  return "halt_on_error=1:print_stacktrace=1";
+}
+
 namespace mlir::braid::fuzz {
 
 /// A broken invariant of a successful parse: a bug, reported as a crash so
