@@ -13,6 +13,7 @@
 #include "braid/Import/ModelJson.h"
 
 #include "braid/Dialect/Braid/IR/Braid.h"
+#include "braid/Dialect/Braid/IR/Optimizers.h"
 #include "braid/Support/BoundedInput.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -278,12 +279,9 @@ SpecReader::optimizerPart(const json::Value &value, StringRef path,
   }
   // The hyperparameters each type takes, with their defaults (lr has none).
   SmallVector<std::pair<StringRef, double>> known = {{"lr", 0}};
-  if (*type == "adagrad")
-    known.push_back({"eps", 1e-10});
-  if (*type == "rowwise_adagrad")
-    known.push_back({"eps", 1e-8});
-  if (*type == "adam")
-    known.append({{"beta1", 0.9}, {"beta2", 0.999}, {"eps", 1e-8}});
+  for (const OptimizerHyperparameter &parameter :
+       getOptimizerHyperparameters(*type))
+    known.push_back({parameter.name, parameter.defaultValue});
   SmallVector<StringRef> keys = {"type"};
   for (auto &entry : known)
     keys.push_back(entry.first);
@@ -328,12 +326,12 @@ FailureOr<DictionaryAttr> SpecReader::optimizer(const json::Value &value) {
   if (failed(dense) || failed(embedding))
     return failure();
   FailureOr<DictionaryAttr> denseAttr =
-      optimizerPart(**dense, "optimizer.dense", {"sgd", "adagrad", "adam"});
+      optimizerPart(**dense, "optimizer.dense", getDenseOptimizerTypes());
   if (failed(denseAttr))
     return failure();
   FailureOr<DictionaryAttr> embeddingAttr =
       optimizerPart(**embedding, "optimizer.embedding",
-                    {"sgd", "adagrad", "rowwise_adagrad"});
+                    getEmbeddingOptimizerTypes());
   if (failed(embeddingAttr))
     return failure();
   Builder builder(context);

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "braid/Dialect/Braid/IR/Braid.h"
+#include "braid/Dialect/Braid/IR/Optimizers.h"
 
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -55,10 +56,9 @@ static LogicalResult verifyOptimizerPart(Operation *op, DictionaryAttr part,
     return diag;
   }
   SmallVector<StringRef> fields = {"type", "lr"};
-  if (type.getValue() == "adagrad" || type.getValue() == "rowwise_adagrad")
-    fields.push_back("eps");
-  if (type.getValue() == "adam")
-    fields.append({"beta1", "beta2", "eps"});
+  for (const OptimizerHyperparameter &parameter :
+       getOptimizerHyperparameters(type.getValue()))
+    fields.push_back(parameter.name);
   for (NamedAttribute field : part)
     if (!llvm::is_contained(fields, field.getName().getValue()))
       return fail() << type.getValue() << " has no '"
@@ -90,11 +90,10 @@ LogicalResult BraidDialect::verifyOperationAttribute(Operation *op,
                                << "' must be {dense = {...}, embedding = "
                                   "{...}} on a module";
     if (failed(verifyOptimizerPart(op, optimizer.getAs<DictionaryAttr>("dense"),
-                                   "dense", {"sgd", "adagrad", "adam"})))
+                                   "dense", getDenseOptimizerTypes())))
       return failure();
     return verifyOptimizerPart(op, optimizer.getAs<DictionaryAttr>("embedding"),
-                               "embedding",
-                               {"sgd", "adagrad", "rowwise_adagrad"});
+                               "embedding", getEmbeddingOptimizerTypes());
   }
   if (attr.getName() == kClusterAttrName) {
     if (!isa<ModuleOp>(op))
