@@ -10,6 +10,8 @@
 
 #include "Train.h"
 
+#include "RunSupport.h"
+
 #include "braid/Interp/Bindings.h"
 #include "braid/Interp/Npy.h"
 #include "braid/Interp/Training.h"
@@ -25,16 +27,7 @@ using namespace mlir;
 using namespace mlir::braid;
 using namespace mlir::braid::interp;
 
-static int fail(const llvm::Twine &message) {
-  llvm::errs() << ("braid-run: error: " + message + "\n").str();
-  return 1;
-}
-
-static std::string joinPath(StringRef dir, const llvm::Twine &name) {
-  llvm::SmallString<256> path(dir);
-  llvm::sys::path::append(path, name);
-  return std::string(path);
-}
+static int fail(const llvm::Twine &message) { return failRun(message); }
 
 /// The labels: `labels.npy` in the inputs directory, every element in
 /// [0, 1]; or, without inputs, a signal planted in the dense features (a
@@ -122,17 +115,11 @@ static llvm::Error dumpTraining(StringRef dir, func::FuncOp func,
   bool adagrad = config.embedding.type == "adagrad" || rowwise;
   for (const auto &entry : tables) {
     const TableData &table = entry.second;
-    if (table.getNumRows() * table.getDim() > maxDumpElements) {
-      llvm::errs() << "braid-run: note: table '" << entry.first()
-                   << "' is not dumped (" << table.getNumRows() << " x "
-                   << table.getDim() << " elements exceed "
-                   << "--max-dump-table-elements)\n";
-      continue;
-    }
-    if (llvm::Error error = writeNpy(
-            joinPath(weights, entry.first() + ".npy"), table.materialize()))
-      return error;
-    if (!adagrad)
+    llvm::Expected<bool> written =
+        dumpTable(weights, entry.first(), table, maxDumpElements);
+    if (!written)
+      return written.takeError();
+    if (!*written || !adagrad)
       continue;
     // Rows never looked up have a zero sum, as in a fresh optimizer.
     SmallVector<int64_t, 2> shape = {table.getNumRows()};

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "NativeProgram.h"
+#include "RunSupport.h"
 #include "Train.h"
 
 #include "braidrt/braidrt.h"
@@ -83,12 +84,7 @@ static cl::opt<int64_t>
                     cl::init(1 << 24),
                     cl::desc("Largest table (rows x dim) written by --dump"));
 
-/// Reports `message` as one line written at once, so that lines of ranks
-/// that fail together never interleave.
-static int fail(const llvm::Twine &message) {
-  llvm::errs() << ("braid-run: error: " + message + "\n").str();
-  return 1;
-}
+static int fail(const llvm::Twine &message) { return failRun(message); }
 
 namespace {
 struct Summary {
@@ -114,12 +110,6 @@ static std::string rankDir(StringRef dir, int64_t rank, int64_t ranks) {
     return dir.str();
   llvm::SmallString<256> path(dir);
   llvm::sys::path::append(path, "rank" + std::to_string(rank));
-  return std::string(path);
-}
-
-static std::string joinPath(StringRef dir, const llvm::Twine &name) {
-  llvm::SmallString<256> path(dir);
-  llvm::sys::path::append(path, name);
   return std::string(path);
 }
 
@@ -151,19 +141,11 @@ static llvm::Error dumpRun(StringRef dir, func::FuncOp func,
         return error;
     }
   }
-  for (const auto &entry : tables) {
-    const TableData &table = entry.second;
-    if (table.getNumRows() * table.getDim() > maxDumpElements) {
-      llvm::errs() << "braid-run: note: table '" << entry.first()
-                   << "' is not dumped (" << table.getNumRows() << " x "
-                   << table.getDim() << " elements exceed "
-                   << "--max-dump-table-elements)\n";
-      continue;
-    }
-    if (llvm::Error error = writeNpy(joinPath(weights, entry.first() + ".npy"),
-                                     table.materialize()))
-      return error;
-  }
+  for (const auto &entry : tables)
+    if (llvm::Expected<bool> written = dumpTable(
+            weights, entry.first(), entry.second, maxDumpElements);
+        !written)
+      return written.takeError();
   return llvm::Error::success();
 }
 

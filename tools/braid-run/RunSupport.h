@@ -1,0 +1,55 @@
+//===- RunSupport.h - Helpers shared by braid-run's files -------*- C++ -*-===//
+//
+// Error reporting, paths and the table dump that both braid-run's forward
+// runs and its training (Train.cpp) use.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BRAID_TOOLS_BRAID_RUN_RUNSUPPORT_H
+#define BRAID_TOOLS_BRAID_RUN_RUNSUPPORT_H
+
+#include "braid/Interp/Interpreter.h"
+#include "braid/Interp/Npy.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/Twine.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+
+namespace mlir::braid {
+
+/// Reports `message` as one line written at once, so that lines of ranks
+/// that fail together never interleave; returns the exit code 1.
+inline int failRun(const llvm::Twine &message) {
+  llvm::errs() << ("braid-run: error: " + message + "\n").str();
+  return 1;
+}
+
+inline std::string joinPath(llvm::StringRef dir, const llvm::Twine &name) {
+  llvm::SmallString<256> path(dir);
+  llvm::sys::path::append(path, name);
+  return std::string(path);
+}
+
+/// Writes `table` as DIR/NAME.npy unless it has more than `maxElements`
+/// elements (then a note says so). Returns whether it was written.
+inline llvm::Expected<bool> dumpTable(llvm::StringRef dir, llvm::StringRef name,
+                                      const interp::TableData &table,
+                                      int64_t maxElements) {
+  if (table.getNumRows() * table.getDim() > maxElements) {
+    llvm::errs() << "braid-run: note: table '" << name << "' is not dumped ("
+                 << table.getNumRows() << " x " << table.getDim()
+                 << " elements exceed --max-dump-table-elements)\n";
+    return false;
+  }
+  if (llvm::Error error =
+          interp::writeNpy(joinPath(dir, name + ".npy"), table.materialize()))
+    return std::move(error);
+  return true;
+}
+
+} // namespace mlir::braid
+
+#endif // BRAID_TOOLS_BRAID_RUN_RUNSUPPORT_H
