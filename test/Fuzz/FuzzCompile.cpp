@@ -8,14 +8,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FuzzContext.h"
 #include "FuzzSupport.h"
 
-#include "braid/InitAll.h"
 #include "braid/Pipelines/Pipelines.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/Diagnostics.h"
-#include "mlir/IR/DialectRegistry.h"
-#include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
@@ -28,18 +25,8 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***) {
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  static DialectRegistry *registry = [] {
-    auto *r = new DialectRegistry;
-    braid::registerAllDialects(*r);
-    return r;
-  }();
-  MLIRContext context(*registry, MLIRContext::Threading::DISABLED);
-  bool diagnosed = false;
-  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
-    if (diag.getSeverity() == DiagnosticSeverity::Error)
-      diagnosed = true;
-    return success();
-  });
+  braid::fuzz::FuzzContext fuzz;
+  MLIRContext &context = fuzz.context;
   // MLIR's lexer needs a NUL after the text, as the tools' file buffers
   // have; libFuzzer's data has none.
   std::string text(reinterpret_cast<const char *>(data), size);
@@ -55,9 +42,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   PassManager pm(&context);
   braid::buildCompilePipeline(pm, options);
-  diagnosed = false;
+  fuzz.diagnosed = false;
   if (failed(pm.run(*module))) {
-    if (!diagnosed)
+    if (!fuzz.diagnosed)
       braid::fuzz::invariantFailed("the pipeline failed without an error");
     return 0;
   }
