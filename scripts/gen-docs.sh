@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 BUILD_DIR=${BRAID_BUILD_DIR:-build}
 bash scripts/build.sh --target braid-doc >/dev/null
 cp "$BUILD_DIR/docs/Dialects/BraidDialect.md" docs/reference/BraidDialect.md
-for stage in Sharding CoOpt Conversion; do
+for stage in Sharding Training CoOpt Conversion; do
   cp "$BUILD_DIR/docs/Braid${stage}Passes.md" "docs/reference/Braid${stage}Passes.md"
 done
-echo "updated docs/reference: BraidDialect.md, BraidShardingPasses.md, BraidCoOptPasses.md, BraidConversionPasses.md"
+echo "updated docs/reference: BraidDialect.md, BraidShardingPasses.md, BraidTrainingPasses.md, BraidCoOptPasses.md, BraidConversionPasses.md"

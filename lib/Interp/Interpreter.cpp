@@ -29,6 +29,11 @@ class LockstepInterpreter {
 public:
   LockstepInterpreter(const TableMap &tables, int64_t numRanks)
       : tables(tables), numRanks(numRanks) {}
+  /// An interpreter whose fused updates write `tables` and `state`.
+  LockstepInterpreter(TableMap &tables, EmbeddingState &state,
+                      int64_t numRanks)
+      : tables(tables), numRanks(numRanks), writableTables(&tables),
+        embeddingState(&state) {}
 
   FailureOr<RankValues> run(func::FuncOp func, const RankValues &args);
 
@@ -57,12 +62,23 @@ private:
                                const std::function<double(double, double)> &fn);
   LogicalResult runCast(Operation &op);
   LogicalResult runBucketizeOp(BucketizeOp op);
+  /// The ops of the training step; failure() with no diagnostic never.
+  std::optional<LogicalResult> executeTraining(Operation &op);
+  /// Runs `fn` for every rank and stores its results as `op`'s.
+  LogicalResult perRankMulti(
+      Operation &op,
+      const std::function<FailureOr<std::vector<HostTensor>>(int64_t)> &fn);
+  /// The writable data of the table `op` updates, or a located error.
+  FailureOr<std::pair<TableOp, TableData *>>
+  lookupWritableTable(Operation *op, FlatSymbolRefAttr name);
   /// The table `op` names and its data, or a located error.
   FailureOr<std::pair<TableOp, const TableData *>>
   lookupTable(Operation *op, FlatSymbolRefAttr name);
 
   const TableMap &tables;
   int64_t numRanks;
+  TableMap *writableTables = nullptr;
+  EmbeddingState *embeddingState = nullptr;
   llvm::DenseMap<Value, PerRank> values;
 };
 } // namespace
@@ -323,26 +339,275 @@ LogicalResult LockstepInterpreter::execute(Operation &op) {
       })
       .Case<arith::IndexCastOp, arith::SIToFPOp, arith::FPToSIOp,
             arith::ExtFOp, arith::TruncFOp>([&](auto) { return runCast(op); })
+      .Case([&](tensor::DimOp dim) {
+        return perRank(op, [&](int64_t rank) -> FailureOr<HostTensor> {
+          const HostTensor &source = lookup(dim.getSource())[rank];
+          int64_t index = int64_t(lookup(dim.getIndex())[rank].data[0]);
+          if (index < 0 || index >= source.getRank())
+            return dim.emitError() << "dimension " << index << " of a rank-"
+                                   << source.getRank() << " tensor";
+          HostTensor size(ElementKind::index, {});
+          size.data[0] = double(source.shape[index]);
+          return size;
+        });
+      })
       .Case([&](tensor::SplatOp splat) {
         auto type = splat.getType();
-        if (!type.hasStaticShape())
-          return LogicalResult(splat.emitError()
-                               << "the reference semantics needs a static "
-                                  "splat shape");
         return perRank(op, [&](int64_t rank) -> FailureOr<HostTensor> {
           const HostTensor &scalar = lookup(splat.getInput())[rank];
-          FailureOr<HostTensor> result =
-              allocate(splat, scalar.kind, type.getShape());
+          SmallVector<int64_t> shape(type.getShape());
+          auto sizes = splat.getDynamicSizes().begin();
+          for (int64_t &size : shape)
+            if (ShapedType::isDynamic(size)) {
+              size = int64_t(lookup(*sizes++)[rank].data[0]);
+              if (size < 0)
+                return splat.emitError() << "a dynamic size is negative";
+            }
+          FailureOr<HostTensor> result = allocate(splat, scalar.kind, shape);
           if (succeeded(result))
             std::fill(result->data.begin(), result->data.end(), scalar.data[0]);
           return result;
         });
       })
       .Default([&](Operation *other) {
-        return other->emitError()
-               << "the reference semantics cannot run '" << other->getName()
-               << "'";
+        if (std::optional<LogicalResult> result = executeTraining(*other))
+          return *result;
+        return LogicalResult(other->emitError()
+                             << "the reference semantics cannot run '"
+                             << other->getName() << "'");
       });
+}
+
+LogicalResult LockstepInterpreter::perRankMulti(
+    Operation &op,
+    const std::function<FailureOr<std::vector<HostTensor>>(int64_t)> &fn) {
+  std::vector<PerRank> results(op.getNumResults());
+  for (int64_t rank = 0; rank < numRanks; ++rank) {
+    FailureOr<std::vector<HostTensor>> rankResults = fn(rank);
+    if (failed(rankResults))
+      return failure();
+    for (auto [index, result] : llvm::enumerate(*rankResults))
+      results[index].push_back(std::move(result));
+  }
+  for (auto [result, perRankValues] : llvm::zip(op.getResults(), results))
+    values[result] = std::move(perRankValues);
+  return success();
+}
+
+FailureOr<std::pair<TableOp, TableData *>>
+LockstepInterpreter::lookupWritableTable(Operation *op,
+                                         FlatSymbolRefAttr name) {
+  if (!writableTables)
+    return op->emitError() << "'" << op->getName()
+                           << "' updates a table: run it as a training step";
+  auto table = SymbolTable::lookupNearestSymbolFrom<TableOp>(op, name);
+  auto data = writableTables->find(name.getValue());
+  if (!table || data == writableTables->end())
+    return op->emitError() << "no data for table '" << name.getValue() << "'";
+  return std::make_pair(table, &data->second);
+}
+
+std::optional<LogicalResult>
+LockstepInterpreter::executeTraining(Operation &op) {
+  auto tensors = [&](ValueRange operands, int64_t rank) {
+    std::vector<HostTensor> result;
+    for (Value operand : operands)
+      result.push_back(lookup(operand)[rank]);
+    return result;
+  };
+  auto asVector = [](auto array) {
+    return std::vector<HostTensor>(std::make_move_iterator(array.begin()),
+                                   std::make_move_iterator(array.end()));
+  };
+  using Results = FailureOr<std::vector<HostTensor>>;
+  return llvm::TypeSwitch<Operation *, std::optional<LogicalResult>>(&op)
+      .Case([&](BceWithLogitsOp loss) {
+        return perRankMulti(op, [&](int64_t rank) -> Results {
+          auto results = runBceWithLogits(loss, lookup(loss.getLogits())[rank],
+                                          lookup(loss.getLabels())[rank]);
+          if (failed(results))
+            return failure();
+          return asVector(std::move(*results));
+        });
+      })
+      .Case([&](LinearGradOp grad) {
+        return perRankMulti(op, [&](int64_t rank) -> Results {
+          auto results = runLinearGrad(
+              grad, lookup(grad.getInput())[rank],
+              lookup(grad.getWeight())[rank], lookup(grad.getResult())[rank],
+              lookup(grad.getResultGrad())[rank]);
+          if (failed(results))
+            return failure();
+          return asVector(std::move(*results));
+        });
+      })
+      .Case([&](InteractionGradOp grad) {
+        return perRankMulti(op, [&](int64_t rank) -> Results {
+          std::vector<HostTensor> features = {lookup(grad.getDense())[rank]};
+          for (HostTensor &embedding : tensors(grad.getEmbeddings(), rank))
+            features.push_back(std::move(embedding));
+          return runInteractionGrad(grad, lookup(grad.getResultGrad())[rank],
+                                    features);
+        });
+      })
+      .Case([&](CombineShardsGradOp grad) -> LogicalResult {
+        FailureOr<std::pair<TableOp, const TableData *>> table =
+            lookupTable(grad, grad.getTableAttr());
+        if (failed(table))
+          return failure();
+        return perRank(op, [&](int64_t rank) {
+          return runCombineShardsGrad(grad, table->first,
+                                      lookup(grad.getResultGrad())[rank],
+                                      lookup(grad.getOffsets())[rank]);
+        });
+      })
+      .Case([&](EmbeddingBagGradOp grad) -> LogicalResult {
+        FailureOr<std::pair<TableOp, const TableData *>> table =
+            lookupTable(grad, grad.getTableAttr());
+        if (failed(table))
+          return failure();
+        const TableData &data = *table->second;
+        return perRank(op, [&](int64_t rank) -> FailureOr<HostTensor> {
+          FailureOr<RowGradients> rows = runBagRowGradients(
+              grad, grad.getMode(), data, lookup(grad.getIndices())[rank],
+              lookup(grad.getOffsets())[rank],
+              lookup(grad.getPooledGrad())[rank]);
+          if (failed(rows))
+            return failure();
+          FailureOr<HostTensor> result = allocate(
+              grad, ElementKind::f32, {data.getNumRows(), data.getDim()});
+          if (failed(result))
+            return failure();
+          for (const auto &[row, gradient] : *rows)
+            llvm::copy(gradient, result->data.begin() + row * data.getDim());
+          result->round();
+          return result;
+        });
+      })
+      .Case([&](EmbeddingBagUpdateOp update) -> LogicalResult {
+        FailureOr<std::pair<TableOp, TableData *>> table =
+            lookupWritableTable(update, update.getTableAttr());
+        if (failed(table))
+          return failure();
+        OptimizerConfig config = readOptimizerPart(update.getOptimizer());
+        for (int64_t rank = 0; rank < numRanks; ++rank) {
+          FailureOr<RowGradients> rows = runBagRowGradients(
+              update, update.getMode(), *table->second,
+              lookup(update.getIndices())[rank],
+              lookup(update.getOffsets())[rank],
+              lookup(update.getPooledGrad())[rank]);
+          if (failed(rows))
+            return failure();
+          applyRowUpdates(*table->second, 0, *rows, config,
+                          (*embeddingState)[update.getTable()]);
+        }
+        return success();
+      })
+      .Case([&](ShardEmbeddingBagUpdateOp update) -> LogicalResult {
+        FailureOr<std::pair<TableOp, TableData *>> table =
+            lookupWritableTable(update, update.getTableAttr());
+        if (failed(table))
+          return failure();
+        OptimizerConfig config = readOptimizerPart(update.getOptimizer());
+        // Each rank's rows are its own shard's: updating them one rank
+        // after another is what the ranks do at once.
+        SmallVector<RowGradients> perRankRows;
+        for (int64_t rank = 0; rank < numRanks; ++rank) {
+          FailureOr<RowGradients> rows = runShardRowGradients(
+              update, table->first, *table->second, rank,
+              lookup(update.getValues())[rank],
+              lookup(update.getLengths())[rank],
+              lookup(update.getPooledGrad())[rank]);
+          if (failed(rows))
+            return failure();
+          perRankRows.push_back(std::move(*rows));
+        }
+        for (auto [rank, rows] : llvm::enumerate(perRankRows)) {
+          int64_t colOffset = 0;
+          for (const TableShard &shard :
+               table->first.getPlacementAttr().getShards(
+                   table->first.getNumRows(), table->first.getDim()))
+            if (shard.rank == int64_t(rank))
+              colOffset = shard.colOffset;
+          applyRowUpdates(*table->second, colOffset, rows, config,
+                          (*embeddingState)[update.getTable()]);
+        }
+        return success();
+      })
+      .Case([&](TableUpdateOp update) -> LogicalResult {
+        FailureOr<std::pair<TableOp, TableData *>> table =
+            lookupWritableTable(update, update.getTableAttr());
+        if (failed(table))
+          return failure();
+        // The replicas hold one table here: every rank must bring the same
+        // summed gradient, which is then applied once.
+        const PerRank &grads = lookup(update.getTableGrad());
+        for (int64_t rank = 1; rank < numRanks; ++rank)
+          if (grads[rank].data != grads[0].data)
+            return update.emitError()
+                   << "rank " << rank << "'s gradient of replicated table '"
+                   << update.getTable() << "' differs from rank 0's";
+        const HostTensor &grad = grads.front();
+        int64_t dim = table->second->getDim();
+        RowGradients rows;
+        for (int64_t row = 0; row < table->second->getNumRows(); ++row) {
+          auto begin = grad.data.begin() + row * dim;
+          if (std::any_of(begin, begin + dim, [](double g) { return g != 0; }))
+            rows[row].assign(begin, begin + dim);
+        }
+        applyRowUpdates(*table->second, 0, rows,
+                        readOptimizerPart(update.getOptimizer()),
+                        (*embeddingState)[update.getTable()]);
+        return success();
+      })
+      .Case([&](DenseUpdateOp update) {
+        return perRankMulti(op, [&](int64_t rank) {
+          return runDenseUpdate(update, lookup(update.getParam())[rank],
+                                lookup(update.getGrad())[rank],
+                                lookup(update.getStep())[rank],
+                                tensors(update.getState(), rank));
+        });
+      })
+      .Case([&](arith::NegFOp) {
+        return perRank(op, [&](int64_t rank) {
+          HostTensor result = lookup(op.getOperand(0))[rank];
+          for (double &value : result.data)
+            value = -value;
+          return FailureOr<HostTensor>(std::move(result));
+        });
+      })
+      .Case([&](arith::CmpFOp compare) -> LogicalResult {
+        if (compare.getPredicate() != arith::CmpFPredicate::OEQ)
+          return compare.emitError() << "the reference semantics compares "
+                                        "floats with oeq only";
+        return perRank(op, [&](int64_t rank) -> FailureOr<HostTensor> {
+          const HostTensor &lhs = lookup(compare.getLhs())[rank];
+          const HostTensor &rhs = lookup(compare.getRhs())[rank];
+          if (lhs.shape != rhs.shape)
+            return compare.emitError() << "operands are "
+                                       << lhs.describeType() << " and "
+                                       << rhs.describeType() << " at run time";
+          HostTensor result(ElementKind::i1, lhs.shape);
+          for (size_t i = 0; i < lhs.data.size(); ++i)
+            result.data[i] = lhs.data[i] == rhs.data[i];
+          return result;
+        });
+      })
+      .Case([&](arith::SelectOp select) -> LogicalResult {
+        return perRank(op, [&](int64_t rank) -> FailureOr<HostTensor> {
+          const HostTensor &condition = lookup(select.getCondition())[rank];
+          HostTensor result = lookup(select.getTrueValue())[rank];
+          const HostTensor &other = lookup(select.getFalseValue())[rank];
+          if (condition.shape != result.shape || other.shape != result.shape)
+            return select.emitError() << "operands have different shapes at "
+                                         "run time";
+          for (size_t i = 0; i < result.data.size(); ++i)
+            if (condition.data[i] == 0)
+              result.data[i] = other.data[i];
+          return result;
+        });
+      })
+      .Default([](Operation *) { return std::nullopt; });
 }
 
 FailureOr<RankValues> LockstepInterpreter::run(func::FuncOp func,
@@ -398,6 +663,15 @@ mlir::braid::interp::runFunction(func::FuncOp func, const RankValues &args,
     return func.emitError() << "the reference semantics needs at least one "
                                "rank";
   return LockstepInterpreter(tables, args.size()).run(func, args);
+}
+
+FailureOr<RankValues> mlir::braid::interp::runTrainingFunction(
+    func::FuncOp func, const RankValues &args, TableMap &tables,
+    EmbeddingState &state) {
+  if (args.empty())
+    return func.emitError() << "the reference semantics needs at least one "
+                               "rank";
+  return LockstepInterpreter(tables, state, args.size()).run(func, args);
 }
 
 FailureOr<llvm::DenseMap<Value, HostTensor>>

@@ -12,6 +12,8 @@
 
 #include "braid/Dialect/Braid/IR/Braid.h"
 #include "braid/Interp/Interpreter.h"
+#include "braid/Interp/Training.h"
+#include "llvm/ADT/MapVector.h"
 
 #include <array>
 
@@ -80,6 +82,47 @@ FailureOr<std::vector<HostTensor>>
 runCollective(CollectiveOpInterface op, ArrayRef<HostTensor> inputs);
 FailureOr<std::vector<HostTensor>> runPermute(PermuteOp op,
                                               ArrayRef<HostTensor> inputs);
+
+/// The kernels of the training step (TrainKernels.cpp).
+FailureOr<std::array<HostTensor, 2>>
+runBceWithLogits(BceWithLogitsOp op, const HostTensor &logits,
+                 const HostTensor &labels);
+FailureOr<std::array<HostTensor, 3>>
+runLinearGrad(LinearGradOp op, const HostTensor &input,
+              const HostTensor &weight, const HostTensor &result,
+              const HostTensor &resultGrad);
+FailureOr<std::vector<HostTensor>>
+runInteractionGrad(InteractionGradOp op, const HostTensor &resultGrad,
+                   ArrayRef<HostTensor> features);
+FailureOr<HostTensor> runCombineShardsGrad(CombineShardsGradOp op,
+                                           TableOp table,
+                                           const HostTensor &resultGrad,
+                                           const HostTensor &offsets);
+/// The gradient of every row a lookup read, by row, in the order first read.
+using RowGradients = llvm::MapVector<int64_t, std::vector<double>>;
+/// The row gradients of a whole-table lookup (embedding_bag_update and
+/// embedding_bag_grad).
+FailureOr<RowGradients> runBagRowGradients(Operation *op, PoolingMode mode,
+                                           const TableData &table,
+                                           const HostTensor &indices,
+                                           const HostTensor &offsets,
+                                           const HostTensor &pooledGrad);
+/// The row gradients (the shard's columns) of `rank`'s shard lookup.
+FailureOr<RowGradients>
+runShardRowGradients(ShardEmbeddingBagUpdateOp op, TableOp table,
+                     const TableData &data, int64_t rank,
+                     const HostTensor &values, const HostTensor &lengths,
+                     const HostTensor &pooledGrad);
+/// Applies `config` to the rows of `gradients` (each `cols` columns from
+/// `colOffset`), with their state in `state`.
+void applyRowUpdates(TableData &table, int64_t colOffset,
+                     const RowGradients &gradients,
+                     const OptimizerConfig &config,
+                     llvm::DenseMap<int64_t, std::vector<double>> &state);
+FailureOr<std::vector<HostTensor>>
+runDenseUpdate(DenseUpdateOp op, const HostTensor &param,
+               const HostTensor &grad, const HostTensor &step,
+               ArrayRef<HostTensor> state);
 
 } // namespace mlir::braid::interp
 

@@ -23,6 +23,20 @@ using namespace mlir;
 using namespace mlir::braid;
 using namespace mlir::braid::interp;
 
+OptimizerConfig mlir::braid::interp::readOptimizerPart(DictionaryAttr dict) {
+  OptimizerConfig config;
+  config.type = dict.getAs<StringAttr>("type").getValue().str();
+  auto number = [&](StringRef key) {
+    auto value = dict.getAs<FloatAttr>(key);
+    return value ? value.getValueAsDouble() : 0.0;
+  };
+  config.lr = number("lr");
+  config.eps = number("eps");
+  config.beta1 = number("beta1");
+  config.beta2 = number("beta2");
+  return config;
+}
+
 FailureOr<TrainingConfig>
 mlir::braid::interp::readTrainingConfig(ModuleOp module) {
   auto optimizer =
@@ -32,21 +46,9 @@ mlir::braid::interp::readTrainingConfig(ModuleOp module) {
            << "training needs the module's '"
            << BraidDialect::kOptimizerAttrName
            << "' (the model spec's \"optimizer\")";
-  auto part = [&](StringRef name) {
-    auto dict = optimizer.getAs<DictionaryAttr>(name);
-    OptimizerConfig config;
-    config.type = dict.getAs<StringAttr>("type").getValue().str();
-    auto number = [&](StringRef key) {
-      auto value = dict.getAs<FloatAttr>(key);
-      return value ? value.getValueAsDouble() : 0.0;
-    };
-    config.lr = number("lr");
-    config.eps = number("eps");
-    config.beta1 = number("beta1");
-    config.beta2 = number("beta2");
-    return config;
-  };
-  return TrainingConfig{part("dense"), part("embedding")};
+  return TrainingConfig{
+      readOptimizerPart(optimizer.getAs<DictionaryAttr>("dense")),
+      readOptimizerPart(optimizer.getAs<DictionaryAttr>("embedding"))};
 }
 
 namespace {
@@ -207,11 +209,12 @@ static LogicalResult embeddingBagBackward(EmbeddingBagOp op,
   return success();
 }
 
-/// One optimizer update of `weights` (rounded to `kind` by the caller) by
-/// `gradient`, with `first`/`second` its state, at step `step` (from 1).
-static void update(const OptimizerConfig &config, int64_t step,
-                   MutableArrayRef<double> weights, ArrayRef<double> gradient,
-                   std::vector<double> &first, std::vector<double> &second) {
+void mlir::braid::interp::applyOptimizer(const OptimizerConfig &config,
+                                         int64_t step,
+                                         MutableArrayRef<double> weights,
+                                         ArrayRef<double> gradient,
+                                         std::vector<double> &first,
+                                         std::vector<double> &second) {
   size_t n = weights.size();
   if (config.type == "sgd") {
     for (size_t i = 0; i < n; ++i)
@@ -366,7 +369,7 @@ FailureOr<double> mlir::braid::interp::trainStep(
     HostTensor &weights = args[index];
     std::vector<double> &first = state.first[index].data;
     std::vector<double> &second = state.second[index].data;
-    update(config.dense, state.step, weights.data, grads.values[arg], first,
+    applyOptimizer(config.dense, state.step, weights.data, grads.values[arg], first,
            second);
     weights.round();
     for (HostTensor *moment : {&state.first[index], &state.second[index]})
@@ -383,7 +386,7 @@ FailureOr<double> mlir::braid::interp::trainStep(
       for (int64_t c = 0; c < table.getDim(); ++c)
         weights[c] = table.get(row, c);
       std::vector<double> unused;
-      update(config.embedding, state.step, weights, gradient, rowState[row],
+      applyOptimizer(config.embedding, state.step, weights, gradient, rowState[row],
              unused);
       table.setRow(row, weights);
     }

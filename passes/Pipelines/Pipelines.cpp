@@ -9,6 +9,7 @@
 #include "braid/Pipelines/Pipelines.h"
 
 #include "braid/CoOpt/Passes.h"
+#include "braid/Training/Passes.h"
 #include "braid/Conversion/Passes.h"
 #include "braid/Sharding/Passes.h"
 
@@ -67,6 +68,9 @@ void mlir::braid::buildCoOptimizePipeline(
 void mlir::braid::buildCompilePipeline(OpPassManager &pm,
                                        const CompilePipelineOptions &options) {
   addShardPasses(pm, options);
+  // The training step, from the per-rank forward program.
+  if (options.train)
+    pm.addPass(createBraidDifferentiatePass());
   CoOptimizePipelineOptions coopt;
   coopt.optLevel = options.optLevel;
   buildCoOptimizePipeline(pm, coopt);
@@ -127,6 +131,7 @@ mlir::braid::printCompilePipeline(const CompilePipelineOptions &options) {
 
 void mlir::braid::registerBraidPassesAndPipelines() {
   registerBraidShardingPasses();
+  registerBraidTrainingPasses();
   registerBraidCoOptPasses();
   registerBraidConversionPasses();
   // The upstream passes Braid's pipelines are made of, so that a pipeline

@@ -78,6 +78,11 @@ static cl::opt<int> optLevel(
     cl::desc("0: partition only; 1: then canonicalize and CSE; 2: also "
              "start the pooled-row exchanges asynchronously, waiting at "
              "their first use"));
+static cl::opt<bool>
+    train(cl::cat(toolOptions), "train",
+          cl::desc("Also derive the per-rank training step (@train_step: "
+                   "loss, backward, optimizer updates) from the model's "
+                   "braid.optimizer"));
 static cl::opt<std::string> targetCpu(
     cl::cat(toolOptions), "target-cpu", cl::init("native"),
     cl::desc("--target cpu: the LLVM CPU name the program is compiled for "
@@ -146,6 +151,11 @@ int main(int argc, char **argv) {
                 "' (expected none, cpu or cuda)");
   if (optLevel < 0 || optLevel > 2)
     return fail("--opt-level must be 0, 1 or 2");
+  if (train && target == "cpu")
+    return fail("--train --target cpu is not yet supported: the CPU backend "
+                "lowers the forward program; compile with --target none and "
+                "run the training step with braid-run OUT --reference "
+                "--steps K");
   if (nodes < 1 || nodes > 1024)
     return fail("--nodes must be between 1 and 1024");
 
@@ -161,6 +171,7 @@ int main(int argc, char **argv) {
   options.forceSharding = forceSharding;
   options.plan = planFile;
   options.optLevel = optLevel;
+  options.train = train;
   // 0, the default, is the hardware's (braid-plan-sharding reads it).
   if (ranksPerNode < 0 || ranksPerNode > 1024)
     return fail("--ranks-per-node must be between 1 and 1024");

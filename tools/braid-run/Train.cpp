@@ -12,6 +12,7 @@
 
 #include "RunSupport.h"
 
+#include "braid/Interp/BatchSplit.h"
 #include "braid/Interp/Bindings.h"
 #include "braid/Interp/Npy.h"
 #include "braid/Interp/Training.h"
@@ -187,4 +188,221 @@ int mlir::braid::runReferenceTraining(ModuleOp module, func::FuncOp func,
                  << options.dumpDir << "\n";
   }
   return 0;
+}
+
+/// The argument of `func` whose attribute `key` is `name`, if any.
+static std::optional<unsigned> findArgument(func::FuncOp func, StringRef key,
+                                            StringRef name) {
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    if (auto attr = func.getArgAttrOfType<StringAttr>(i, key))
+      if (attr.getValue() == name)
+        return i;
+  return std::nullopt;
+}
+
+/// Compares the per-rank run with the global reference training step and
+/// prints the largest relative error of each kind; true when all are within
+/// the tolerance.
+static bool checkTraining(const RankTraining &run,
+                          ArrayRef<double> rankLosses,
+                          ArrayRef<double> globalLosses,
+                          ArrayRef<HostTensor> rankArgs,
+                          ArrayRef<HostTensor> globalArgs,
+                          const TableMap &rankTables,
+                          const TableMap &globalTables,
+                          const EmbeddingState &rankState,
+                          const TrainingState &globalState, bool json) {
+  double lossError = 0, weightError = 0, tableError = 0, stateError = 0;
+  for (auto [actual, expected] : llvm::zip(rankLosses, globalLosses))
+    lossError = std::max(lossError, std::abs(actual - expected) /
+                                        std::max(std::abs(expected), 1e-30));
+  func::FuncOp global = run.globalFunc, train = run.trainStep;
+  for (unsigned i = 0; i < global.getNumArguments(); ++i) {
+    if (!isParameter(global, i))
+      continue;
+    std::string name = getArgumentName(global, i);
+    std::optional<unsigned> mine = findArgument(train, "braid.param", name);
+    if (!mine)
+      return fail("check failed: @train_step has no parameter '" + name +
+                  "'") == 0;
+    weightError =
+        std::max(weightError, relativeError(rankArgs[*mine], globalArgs[i]));
+    // Dense optimizer state: the first and second moments.
+    auto first = globalState.first.find(i), second = globalState.second.find(i);
+    for (auto [suffix, moment] :
+         {std::make_pair(".sum", first), std::make_pair(".exp_avg", first),
+          std::make_pair(".exp_avg_sq", second)}) {
+      std::optional<unsigned> state =
+          findArgument(train, "braid.state", name + suffix);
+      if (!state)
+        continue;
+      bool empty = moment == (std::string(suffix) == ".exp_avg_sq"
+                                  ? globalState.second.end()
+                                  : globalState.first.end());
+      HostTensor expected = rankArgs[*state];
+      if (empty)
+        std::fill(expected.data.begin(), expected.data.end(), 0.0);
+      else
+        expected = moment->second;
+      stateError = std::max(stateError,
+                            relativeError(rankArgs[*state], expected));
+    }
+  }
+  for (const auto &entry : globalTables) {
+    auto mine = rankTables.find(entry.first());
+    if (mine == rankTables.end())
+      return fail("check failed: no table '" + entry.first() + "'") == 0;
+    tableError = std::max(tableError,
+                          relativeError(mine->second.materialize(),
+                                        entry.second.materialize()));
+    auto expectedRows = globalState.rowState.find(entry.first());
+    auto actualRows = rankState.find(entry.first());
+    size_t expectedCount =
+        expectedRows == globalState.rowState.end() ? 0
+                                                   : expectedRows->second.size();
+    size_t actualCount =
+        actualRows == rankState.end() ? 0 : actualRows->second.size();
+    if (expectedCount != actualCount) {
+      stateError = std::numeric_limits<double>::infinity();
+      continue;
+    }
+    if (!expectedCount)
+      continue;
+    for (const auto &[row, expected] : expectedRows->second) {
+      auto actual = actualRows->second.find(row);
+      if (actual == actualRows->second.end() ||
+          actual->second.size() != expected.size()) {
+        stateError = std::numeric_limits<double>::infinity();
+        continue;
+      }
+      for (auto [a, e] : llvm::zip(actual->second, expected))
+        stateError = std::max(stateError,
+                              std::abs(a - e) / std::max(std::abs(e), 1e-12));
+    }
+  }
+  double worst = std::max({lossError, weightError, tableError, stateError});
+  bool ok = worst <= run.tolerance;
+  (json ? llvm::errs() : llvm::outs())
+      << llvm::format("check against the global training step: max relative "
+                      "error: losses %.3g, weights %.3g, tables %.3g, "
+                      "optimizer state %.3g (tolerance %.3g): %s\n",
+                      lossError, weightError, tableError, stateError,
+                      run.tolerance, ok ? "ok" : "FAILED");
+  return ok;
+}
+
+int mlir::braid::runRankTraining(RankTraining &run,
+                                 const TrainOptions &options) {
+  if (options.steps < 1 || options.steps > 1000000)
+    return fail("--steps must be between 1 and 1000000, got " +
+                llvm::Twine(options.steps));
+  if (!options.dumpDir.empty())
+    return fail("--dump of a per-rank training run is not supported yet; "
+                "train the global program (a .mlir with --reference) to "
+                "dump weights and state");
+  FailureOr<TrainingConfig> config = readTrainingConfig(run.globalModule);
+  if (failed(config))
+    return 1;
+  FailureOr<HostTensor> labels =
+      loadLabels(run.globalFunc, run.globalArgs, options.inputsDir);
+  if (failed(labels))
+    return 1;
+  int64_t total = 0;
+  for (int64_t rows : run.batchSplit)
+    total += rows;
+  if (labels->getRank() != 1 || labels->shape[0] != total)
+    return fail("the labels are " + labels->describeType() +
+                " but the global batch has " + llvm::Twine(total) + " rows");
+
+  // Each rank's arguments: its forward arguments, its labels, the step and
+  // zero optimizer state.
+  func::FuncOp train = run.trainStep;
+  unsigned numForwardArgs = run.rankArgs.front().size();
+  if (train.getNumArguments() < numForwardArgs + 2)
+    return fail("@train_step takes fewer arguments than @forward");
+  RankValues args = run.rankArgs;
+  int64_t offset = 0;
+  for (auto [rank, rows] : llvm::enumerate(run.batchSplit)) {
+    std::vector<HostTensor> &mine = args[rank];
+    mine.push_back(labels->slice(0, offset, rows));
+    offset += rows;
+    mine.emplace_back(ElementKind::i64, ArrayRef<int64_t>{});
+    for (unsigned i = numForwardArgs + 2; i < train.getNumArguments(); ++i) {
+      auto type = cast<RankedTensorType>(train.getArgumentTypes()[i]);
+      mine.emplace_back(*getElementKind(type.getElementType()),
+                        type.getShape());
+    }
+  }
+  // Where each result goes back: the argument named like it.
+  SmallVector<std::optional<unsigned>> feedback;
+  for (unsigned r = 0; r < train.getNumResults(); ++r) {
+    std::optional<unsigned> target;
+    for (StringRef key : {"braid.param", "braid.state"})
+      if (auto name = train.getResultAttrOfType<StringAttr>(r, key))
+        target = findArgument(train, key, name.getValue());
+    feedback.push_back(target);
+  }
+
+  TableMap tables = run.tables;
+  EmbeddingState embeddingState;
+  std::vector<double> losses;
+  for (int64_t step = 1; step <= options.steps; ++step) {
+    for (std::vector<HostTensor> &mine : args)
+      mine[numForwardArgs + 1].data[0] = double(step);
+    FailureOr<RankValues> results =
+        runTrainingFunction(train, args, tables, embeddingState);
+    if (failed(results))
+      return 1;
+    double loss = (*results)[0][0].data[0];
+    for (auto [rank, rankResults] : llvm::enumerate(*results)) {
+      if (rankResults[0].data[0] != loss)
+        return fail("rank " + llvm::Twine(rank) +
+                    "'s loss differs from rank 0's");
+      for (auto [index, target] : llvm::enumerate(feedback))
+        if (target)
+          args[rank][*target] = std::move(rankResults[index]);
+    }
+    losses.push_back(loss);
+    if (!options.json)
+      llvm::outs() << llvm::format("step %lld: loss %.6f\n",
+                                   static_cast<long long>(step), loss);
+  }
+  // Replicated parameters must agree on every rank.
+  for (unsigned i = 0; i < numForwardArgs; ++i)
+    for (size_t rank = 1; rank < args.size(); ++rank)
+      if (train.getArgAttr(i, "braid.param") &&
+          args[rank][i].data != args[0][i].data)
+        return fail("rank " + llvm::Twine(rank) + "'s parameter '" +
+                    getArgumentName(train, i) + "' differs from rank 0's");
+  if (options.json) {
+    llvm::json::Array lossArray;
+    for (double loss : losses)
+      lossArray.push_back(loss);
+    llvm::outs() << llvm::json::Value(llvm::json::Object{
+                        {"function", train.getSymName()},
+                        {"ranks", int64_t(args.size())},
+                        {"steps", options.steps},
+                        {"losses", std::move(lossArray)},
+                        {"loss", losses.back()}})
+                 << "\n";
+  }
+  if (!run.check)
+    return 0;
+
+  std::vector<HostTensor> globalArgs = run.globalArgs;
+  TableMap globalTables = run.tables;
+  TrainingState globalState;
+  std::vector<double> globalLosses;
+  for (int64_t step = 0; step < options.steps; ++step) {
+    FailureOr<double> loss = trainStep(run.globalFunc, globalArgs,
+                                       globalTables, *labels, *config,
+                                       globalState);
+    if (failed(loss))
+      return 1;
+    globalLosses.push_back(*loss);
+  }
+  return checkTraining(run, losses, globalLosses, args[0], globalArgs, tables,
+                       globalTables, embeddingState, globalState, options.json)
+             ? 0
+             : 1;
 }

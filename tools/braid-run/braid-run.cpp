@@ -420,6 +420,30 @@ static int runArtifact(StringRef dir, const BindingOptions &options) {
   if (!binding)
     return fail(llvm::toString(binding.takeError()));
   int64_t ranks = split.size();
+  if (steps.getNumOccurrences()) {
+    auto trainStep = rankModule->lookupSymbol<func::FuncOp>("train_step");
+    if (!trainStep)
+      return fail(joinPath(dir, "program.mlir") +
+                  " has no @train_step: compile the model with "
+                  "braid-compile --train");
+    RankTraining run;
+    run.globalModule = *globalModule;
+    run.globalFunc = globalFunc;
+    run.trainStep = trainStep;
+    run.globalArgs = binding->globalArgs.front();
+    run.rankArgs = binding->rankArgs;
+    run.batchSplit = split;
+    run.tables = binding->tables;
+    run.check = check;
+    run.tolerance = tolerance;
+    TrainOptions train;
+    train.steps = steps;
+    train.inputsDir = options.inputsDir.value_or("");
+    train.dumpDir = dumpDir.getValue();
+    train.json = emitJson;
+    train.maxDumpElements = maxDumpElements;
+    return runRankTraining(run, train);
+  }
   RankValues rankResults;
   double iterationMs = 0;
   if (reference) {
@@ -518,14 +542,14 @@ int main(int argc, char **argv) {
       return fail("'" + dir + "' is not a directory");
 
   if (isArtifact) {
-    if (steps.getNumOccurrences())
-      return fail("--steps trains under the reference semantics: give a "
-                  "model's .mlir with --reference (compiled training steps "
-                  "are not built yet)");
+    if (steps.getNumOccurrences() && !reference)
+      return fail("--steps trains a braid-compile --train directory under "
+                  "the reference semantics: add --reference (compiled "
+                  "training steps are not built yet)");
     if (numRanks.getNumOccurrences())
       return fail("with a braid-compile directory the ranks come from its "
                   "program");
-    if (emitJson && reference)
+    if (emitJson && reference && !steps.getNumOccurrences())
       return fail("--json reports the timing of a compiled run; drop "
                   "--reference");
     BindingOptions globalOptions;

@@ -41,9 +41,9 @@ void BraidDialect::registerTypes() {
 /// Verifies one part ("dense" or "embedding") of braid.optimizer: a type
 /// of `types` and exactly that type's hyperparameters, finite, lr and eps
 /// positive, betas in [0, 1).
-static LogicalResult verifyOptimizerPart(Operation *op, DictionaryAttr part,
-                                         StringRef which,
-                                         ArrayRef<StringRef> types) {
+LogicalResult mlir::braid::detail::verifyOptimizerPart(
+    Operation *op, DictionaryAttr part, StringRef which,
+    ArrayRef<StringRef> types) {
   auto fail = [&]() {
     return op->emitOpError()
            << "'" << BraidDialect::kOptimizerAttrName << "' " << which << ": ";
@@ -89,10 +89,10 @@ LogicalResult BraidDialect::verifyOperationAttribute(Operation *op,
       return op->emitOpError() << "'" << kOptimizerAttrName
                                << "' must be {dense = {...}, embedding = "
                                   "{...}} on a module";
-    if (failed(verifyOptimizerPart(op, optimizer.getAs<DictionaryAttr>("dense"),
+    if (failed(detail::verifyOptimizerPart(op, optimizer.getAs<DictionaryAttr>("dense"),
                                    "dense", getDenseOptimizerTypes())))
       return failure();
-    return verifyOptimizerPart(op, optimizer.getAs<DictionaryAttr>("embedding"),
+    return detail::verifyOptimizerPart(op, optimizer.getAs<DictionaryAttr>("embedding"),
                                "embedding", getEmbeddingOptimizerTypes());
   }
   if (attr.getName() == kClusterAttrName) {
@@ -130,18 +130,35 @@ LogicalResult BraidDialect::verifyOperationAttribute(Operation *op,
                            << "'";
 }
 
+/// Checks that a function argument or result attribute names something.
+static LogicalResult verifyNameAttribute(Operation *op, StringRef what,
+                                         unsigned index, NamedAttribute attr) {
+  auto name = dyn_cast<StringAttr>(attr.getValue());
+  if (!name || name.getValue().empty())
+    return op->emitOpError() << what << " " << index << ": '"
+                             << attr.getName().getValue()
+                             << "' must be a non-empty string";
+  return success();
+}
+
 LogicalResult BraidDialect::verifyRegionArgAttribute(Operation *op,
                                                      unsigned regionIndex,
                                                      unsigned argIndex,
                                                      NamedAttribute attr) {
   if (attr.getName() != kInputAttrName && attr.getName() != kParamAttrName &&
-      attr.getName() != kTableAttrName)
+      attr.getName() != kTableAttrName && attr.getName() != kStateAttrName)
     return op->emitOpError() << "unknown Braid argument attribute '"
                              << attr.getName().getValue() << "'";
-  auto name = dyn_cast<StringAttr>(attr.getValue());
-  if (!name || name.getValue().empty())
-    return op->emitOpError() << "argument " << argIndex << ": '"
-                             << attr.getName().getValue()
-                             << "' must be a non-empty string";
-  return success();
+  return verifyNameAttribute(op, "argument", argIndex, attr);
+}
+
+LogicalResult BraidDialect::verifyRegionResultAttribute(Operation *op,
+                                                        unsigned regionIndex,
+                                                        unsigned resultIndex,
+                                                        NamedAttribute attr) {
+  if (attr.getName() != kOutputAttrName && attr.getName() != kParamAttrName &&
+      attr.getName() != kStateAttrName)
+    return op->emitOpError() << "unknown Braid result attribute '"
+                             << attr.getName().getValue() << "'";
+  return verifyNameAttribute(op, "result", resultIndex, attr);
 }

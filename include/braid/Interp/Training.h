@@ -36,6 +36,31 @@ struct TrainingConfig {
 /// error when it has none.
 FailureOr<TrainingConfig> readTrainingConfig(ModuleOp module);
 
+/// One part of braid.optimizer (or an update op's `optimizer`), verified.
+OptimizerConfig readOptimizerPart(DictionaryAttr part);
+
+/// One optimizer step of `weights` by `gradient` (in doubles; the caller
+/// rounds), with `first` and `second` its state (sized on first use: the
+/// sum of squares for adagrad, one value for rowwise_adagrad, the two
+/// moments for adam) at step `step`, counted from 1.
+void applyOptimizer(const OptimizerConfig &config, int64_t step,
+                    MutableArrayRef<double> weights, ArrayRef<double> gradient,
+                    std::vector<double> &first, std::vector<double> &second);
+
+/// The embedding optimizer's state: per table, per row that was ever
+/// updated, the row's state (the sum of squares of each column for
+/// adagrad, their mean for rowwise_adagrad).
+using EmbeddingState =
+    llvm::StringMap<llvm::DenseMap<int64_t, std::vector<double>>>;
+
+/// Runs a training function (braid-differentiate's @train_step) for all
+/// ranks under the reference semantics, updating `tables` and `state` in
+/// place as its fused updates do.
+FailureOr<RankValues> runTrainingFunction(func::FuncOp func,
+                                          const RankValues &args,
+                                          TableMap &tables,
+                                          EmbeddingState &state);
+
 /// What the optimizers keep between steps: per parameter (argument index)
 /// Adagrad's sum of squares or Adam's first and second moments, per table
 /// row its Adagrad sums (one per element, or one per row for
@@ -44,7 +69,7 @@ FailureOr<TrainingConfig> readTrainingConfig(ModuleOp module);
 struct TrainingState {
   int64_t step = 0;
   llvm::DenseMap<unsigned, HostTensor> first, second;
-  llvm::StringMap<llvm::DenseMap<int64_t, std::vector<double>>> rowState;
+  EmbeddingState rowState;
 };
 
 /// Runs one training step of `func` on one rank: `args` holds its inputs and

@@ -71,6 +71,10 @@ struct CompilePipelineOptions
   Option<int64_t> optLevel{*this, "opt-level",
                            llvm::cl::desc("braid-co-optimize's level"),
                            llvm::cl::init(1)};
+  Option<bool> train{*this, "train",
+                     llvm::cl::desc("derive @train_step (braid-differentiate) "
+                                    "after partitioning"),
+                     llvm::cl::init(false)};
 };
 
 /// Adds braid-shard: plan the tables, then partition.

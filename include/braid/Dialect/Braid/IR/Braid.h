@@ -50,6 +50,21 @@ struct TableShard {
 
 namespace mlir::braid {
 class CollectiveOpInterface;
+
+/// What a gradient rule needs to know beyond its op: how many ranks run the
+/// program (1 for a global program) and the optimizer parts of the module's
+/// braid.optimizer, which fused updates carry.
+struct GradientContext {
+  int64_t numRanks = 1;
+  DictionaryAttr denseOptimizer, embeddingOptimizer;
+};
+
+namespace detail {
+/// Verifies one part ("dense" or "embedding") of braid.optimizer on `op`.
+LogicalResult verifyOptimizerPart(Operation *op, DictionaryAttr part,
+                                  StringRef which, ArrayRef<StringRef> types);
+} // namespace detail
+
 namespace detail {
 /// The checks every collective shares; called by the interface's verifier.
 LogicalResult verifyCollectiveOp(Operation *op);
@@ -68,6 +83,9 @@ Type getAccumulationType(TableOp table);
 /// The columns of the widest shard of `table`'s placement; the table's dim
 /// when it has no placement.
 int64_t getWidestShardCols(TableOp table);
+/// Attaches the gradient rules (GradientOpInterface) to Braid's ops and to
+/// the arith ops forward programs use.
+void registerGradientRules(DialectRegistry &registry);
 } // namespace mlir::braid
 
 #endif // BRAID_DIALECT_BRAID_IR_BRAID_H

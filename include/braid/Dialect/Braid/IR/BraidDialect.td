@@ -31,14 +31,17 @@ def Braid_Dialect : Dialect {
     program (the output of braid-partition) carries `braid.batch_split`,
     the number of samples of the global batch each rank holds. Function
     arguments are bound to named inputs and parameters with the
-    `braid.input` and `braid.param` argument attributes; after
-    `convert-braid-to-cpu`, a table's rows are the argument marked
-    `braid.table`.
+    `braid.input` and `braid.param` argument attributes; a training step
+    (`braid-differentiate`) also takes optimizer state (`braid.state`) and
+    names its results: `braid.output` (the loss), `braid.param` and
+    `braid.state` (the updated values). After `convert-braid-to-cpu`, a
+    table's rows are the argument marked `braid.table`.
   }];
   let useDefaultAttributePrinterParser = 1;
   let useDefaultTypePrinterParser = 1;
   let hasOperationAttrVerify = 1;
   let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
   let extraClassDeclaration = [{
     /// Names of the discardable attributes the dialect understands.
     static constexpr ::llvm::StringLiteral kClusterAttrName = "braid.cluster";
@@ -51,6 +54,8 @@ def Braid_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kInputAttrName = "braid.input";
     static constexpr ::llvm::StringLiteral kParamAttrName = "braid.param";
     static constexpr ::llvm::StringLiteral kTableAttrName = "braid.table";
+    static constexpr ::llvm::StringLiteral kStateAttrName = "braid.state";
+    static constexpr ::llvm::StringLiteral kOutputAttrName = "braid.output";
 
     void registerAttributes();
     void registerTypes();

@@ -74,4 +74,30 @@ def Braid_CollectiveOpInterface : OpInterface<"CollectiveOpInterface"> {
   let verify = [{ return ::mlir::braid::detail::verifyCollectiveOp($_op); }];
 }
 
+def Braid_GradientOpInterface : OpInterface<"GradientOpInterface"> {
+  let cppNamespace = "::mlir::braid";
+  let description = [{
+    The gradient rule of an op, which `braid-differentiate` calls while it
+    walks the forward program backwards. Braid's own ops and the arith ops
+    models use get their rules as external models, one beside another in
+    `GradientRules.cpp`.
+  }];
+  let methods = [
+    InterfaceMethod<[{
+        Builds, at the builder's insertion point, the gradients of the op's
+        operands from the gradients of its results (`resultGrads`, one per
+        result, null where the loss does not depend on the result). Fills
+        `operandGrads` with one value per operand, null where the operand
+        gets no gradient (integers, constants, or an operand whose
+        gradient the rule consumed itself, as a fused embedding update
+        does). Gradients are f32 tensors of the value's shape. Fails with
+        a located error when the op cannot be differentiated as it is.
+      }], "::llvm::LogicalResult", "buildGradients",
+      (ins "::mlir::OpBuilder &":$builder,
+           "::mlir::ValueRange":$resultGrads,
+           "const ::mlir::braid::GradientContext &":$context,
+           "::llvm::SmallVectorImpl<::mlir::Value> &":$operandGrads)>,
+  ];
+}
+
 #endif // BRAID_DIALECT_BRAID_IR_BRAIDINTERFACES_TD

@@ -424,5 +424,6 @@ def Braid_WaitOp : Braid_Op<"wait", [TypesMatchWith<
 }
 
 include "braid/Dialect/Braid/IR/BraidShardOps.td"
+include "braid/Dialect/Braid/IR/BraidTrainOps.td"
 
 #endif // BRAID_DIALECT_BRAID_IR_BRAIDOPS_TD
