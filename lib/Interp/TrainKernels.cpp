@@ -83,6 +83,16 @@ FailureOr<std::vector<HostTensor>> mlir::braid::interp::runInteractionGrad(
     InteractionGradOp op, const HostTensor &dy,
     ArrayRef<HostTensor> features) {
   int64_t batch = features[0].shape[0], width = dy.shape[1];
+  int64_t total = 0, n = features.size();
+  for (const HostTensor &feature : features)
+    total += feature.shape[1];
+  int64_t expected = op.getKind() == InteractionKind::cat
+                         ? total
+                         : features[0].shape[1] + n * (n - 1) / 2;
+  if (width != expected)
+    return op.emitError() << "result_grad has " << width
+                          << " columns at run time but the interaction has "
+                          << expected;
   std::vector<HostTensor> grads;
   for (const HostTensor &feature : features) {
     if (feature.shape[0] != batch || dy.shape[0] != batch)
@@ -129,7 +139,7 @@ FailureOr<HostTensor> mlir::braid::interp::runCombineShardsGrad(
     return failure();
   int64_t numBags = offsets.getNumElements() - 1;
   int64_t slots = op.getBagsPerRank(), dim = table.getDim();
-  if (numBags > slots || dy.shape[0] != numBags)
+  if (numBags > slots || dy.shape[0] != numBags || dy.shape[1] != dim)
     return op.emitError() << "result_grad has " << dy.shape[0]
                           << " rows for " << numBags
                           << " local bags and bags_per_rank " << slots;
@@ -207,7 +217,7 @@ FailureOr<RowGradients> mlir::braid::interp::runBagRowGradients(
     return op->emitError() << "pooled_grad is " << pooledGrad.describeType()
                            << " for " << numBags << " bags of dim " << dim;
   for (auto [j, index] : llvm::enumerate(indices.data))
-    if (index < 0 || index >= table.getNumRows())
+    if (!(index >= 0 && index < table.getNumRows()))
       return op->emitError() << "index " << formatIndex(index)
                              << " at position " << j
                              << " is outside the table's "
@@ -232,10 +242,11 @@ FailureOr<RowGradients> mlir::braid::interp::runShardRowGradients(
     if (shard.rank == rank)
       local = shard;
   int64_t numBags = lengths.getNumElements(), width = pooledGrad.shape[1];
-  if (pooledGrad.shape[0] != numBags)
-    return op.emitError() << "rank " << rank << ": pooled_grad has "
-                          << pooledGrad.shape[0] << " rows for " << numBags
-                          << " bags";
+  if (pooledGrad.shape[0] != numBags || width < local.cols)
+    return op.emitError() << "rank " << rank << ": pooled_grad is "
+                          << pooledGrad.describeType() << " for " << numBags
+                          << " bags of a shard of " << local.cols
+                          << " columns";
   int64_t total = 0;
   for (double length : lengths.data) {
     if (length < 0)
@@ -247,7 +258,7 @@ FailureOr<RowGradients> mlir::braid::interp::runShardRowGradients(
                           << " but there are " << values.getNumElements()
                           << " values";
   for (double value : values.data)
-    if (value < 0 || value >= local.rows)
+    if (!(value >= 0 && value < local.rows))
       return op.emitError() << "rank " << rank << ": value "
                             << formatIndex(value)
                             << " is outside its shard of table '"
