@@ -522,16 +522,11 @@ LockstepInterpreter::executeTraining(Operation &op) {
             return failure();
           perRankRows.push_back(std::move(*rows));
         }
-        for (auto [rank, rows] : llvm::enumerate(perRankRows)) {
-          int64_t colOffset = 0;
-          for (const TableShard &shard :
-               table->first.getPlacementAttr().getShards(
-                   table->first.getNumRows(), table->first.getDim()))
-            if (shard.rank == int64_t(rank))
-              colOffset = shard.colOffset;
-          applyRowUpdates(*table->second, colOffset, rows, config,
-                          (*embeddingState)[update.getTable()]);
-        }
+        for (auto [rank, rows] : llvm::enumerate(perRankRows))
+          if (std::optional<TableShard> shard =
+                  getShardOnRank(table->first, rank))
+            applyRowUpdates(*table->second, shard->colOffset, rows, config,
+                            (*embeddingState)[update.getTable()]);
         return success();
       })
       .Case([&](TableUpdateOp update) -> LogicalResult {

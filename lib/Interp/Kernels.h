@@ -61,6 +61,13 @@ FailureOr<HostTensor> runInteraction(InteractionOp op, const HostTensor &dense,
 
 /// Runs a collective for all ranks at once: `inputs[r]` is rank r's input;
 /// returns rank r's result at index r.
+/// The shard of `table` that `rank` holds, if any.
+std::optional<TableShard> getShardOnRank(TableOp table, int64_t rank);
+/// The parts of a pooled row a rank receives from the shard owners, in the
+/// order they arrive (braid.combine_shards): one per column shard by
+/// increasing owner rank, else one of the whole row.
+SmallVector<TableShard> getReceivedParts(TableOp table);
+
 /// The kernels of partitioned lookups (ShardKernels.cpp); `rank` is the
 /// calling rank and `numRanks` the world size.
 FailureOr<std::array<HostTensor, 3>>
@@ -83,7 +90,21 @@ runCollective(CollectiveOpInterface op, ArrayRef<HostTensor> inputs);
 FailureOr<std::vector<HostTensor>> runPermute(PermuteOp op,
                                               ArrayRef<HostTensor> inputs);
 
-/// The kernels of the training step (TrainKernels.cpp).
+/// The kernels of the training step (TrainKernels.cpp). The add* cores are
+/// shared with the global training oracle (Training.cpp), which keeps its
+/// gradients in doubles.
+/// Adds to dx, dw and db the gradients of y = activation(x w^T + b) given
+/// dy, the gradient of y.
+void addLinearGradients(Activation activation, const HostTensor &x,
+                        const HostTensor &w, const HostTensor &y,
+                        ArrayRef<double> dy, MutableArrayRef<double> dx,
+                        MutableArrayRef<double> dw, MutableArrayRef<double> db);
+/// Adds to `grads` (one per feature) the gradients of an interaction's
+/// features given dy, the gradient of its `width`-column result.
+void addInteractionGradients(InteractionKind kind,
+                             ArrayRef<const HostTensor *> features,
+                             ArrayRef<double> dy, int64_t width,
+                             ArrayRef<MutableArrayRef<double>> grads);
 FailureOr<std::array<HostTensor, 2>>
 runBceWithLogits(BceWithLogitsOp op, const HostTensor &logits,
                  const HostTensor &labels);

@@ -34,13 +34,24 @@ static FailureOr<int64_t> checkLocalBags(OpTy op, const HostTensor &offsets,
   return numBags;
 }
 
-/// The shard of `table` that `rank` holds, if any.
-static std::optional<TableShard> shardOnRank(TableOp table, int64_t rank) {
+std::optional<TableShard>
+mlir::braid::interp::getShardOnRank(TableOp table, int64_t rank) {
   for (const TableShard &shard : table.getPlacementAttr().getShards(
            table.getNumRows(), table.getDim()))
     if (shard.rank == rank)
       return shard;
   return std::nullopt;
+}
+
+SmallVector<TableShard> mlir::braid::interp::getReceivedParts(TableOp table) {
+  if (!isa<ColumnWiseAttr>(table.getPlacementAttr()))
+    return {{0, 0, table.getNumRows(), 0, table.getDim()}};
+  SmallVector<TableShard> parts =
+      table.getPlacementAttr().getShards(table.getNumRows(), table.getDim());
+  llvm::sort(parts, [](const TableShard &a, const TableShard &b) {
+    return a.rank < b.rank;
+  });
+  return parts;
 }
 
 FailureOr<std::array<HostTensor, 3>>
@@ -75,7 +86,7 @@ mlir::braid::interp::runBucketize(BucketizeOp op, TableOp table,
   HostTensor counts(ElementKind::i64, {numRanks});
   std::vector<double> values;
   for (auto [d, destination] : llvm::enumerate(destinations)) {
-    std::optional<TableShard> shard = shardOnRank(table, destination);
+    std::optional<TableShard> shard = getShardOnRank(table, destination);
     size_t before = values.size();
     for (int64_t b = 0; shard && b < *numBags; ++b) {
       int64_t count = 0;
@@ -151,7 +162,7 @@ mlir::braid::interp::runAllToAllV(AllToAllVOp op, ArrayRef<HostTensor> inputs,
 FailureOr<HostTensor> mlir::braid::interp::runShardEmbeddingBag(
     ShardEmbeddingBagOp op, TableOp table, const TableData &data, int64_t rank,
     const HostTensor &values, const HostTensor &lengths) {
-  std::optional<TableShard> shard = shardOnRank(table, rank);
+  std::optional<TableShard> shard = getShardOnRank(table, rank);
   TableShard empty{rank, 0, 0, 0, 0};
   const TableShard &local = shard ? *shard : empty;
   int64_t total = 0;
@@ -206,17 +217,7 @@ mlir::braid::interp::runCombineShards(CombineShardsOp op, TableOp table,
   if (failed(numBags))
     return failure();
   int64_t slots = op.getBagsPerRank();
-  // The parts, in the order they arrive: by increasing owner rank.
-  SmallVector<TableShard> parts;
-  if (isa<ColumnWiseAttr>(table.getPlacementAttr())) {
-    parts = table.getPlacementAttr().getShards(table.getNumRows(),
-                                               table.getDim());
-    llvm::sort(parts, [](const TableShard &a, const TableShard &b) {
-      return a.rank < b.rank;
-    });
-  } else {
-    parts.push_back({0, 0, table.getNumRows(), 0, table.getDim()});
-  }
+  SmallVector<TableShard> parts = getReceivedParts(table);
   if (received.shape[0] != int64_t(parts.size()) * slots)
     return op.emitError() << "received " << received.shape[0] << " rows but "
                           << parts.size() << " part(s) of " << slots

@@ -38,6 +38,29 @@ mlir::braid::interp::runBceWithLogits(BceWithLogitsOp op,
   return std::array<HostTensor, 2>{std::move(loss), std::move(grad)};
 }
 
+void mlir::braid::interp::addLinearGradients(
+    Activation activation, const HostTensor &x, const HostTensor &w,
+    const HostTensor &y, ArrayRef<double> dy, MutableArrayRef<double> dx,
+    MutableArrayRef<double> dw, MutableArrayRef<double> db) {
+  int64_t batch = x.shape[0], in = x.shape[1], out = w.shape[0];
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t o = 0; o < out; ++o) {
+      // The pre-activation gradient.
+      double grad = dy[b * out + o], value = y.data[b * out + o];
+      if (activation == Activation::relu)
+        grad = value > 0 ? grad : 0;
+      else if (activation == Activation::sigmoid)
+        grad *= value * (1 - value);
+      if (grad == 0)
+        continue;
+      db[o] += grad;
+      for (int64_t k = 0; k < in; ++k) {
+        dx[b * in + k] += grad * w.data[o * in + k];
+        dw[o * in + k] += grad * x.data[b * in + k];
+      }
+    }
+}
+
 FailureOr<std::array<HostTensor, 3>> mlir::braid::interp::runLinearGrad(
     LinearGradOp op, const HostTensor &x, const HostTensor &w,
     const HostTensor &y, const HostTensor &dy) {
@@ -47,36 +70,48 @@ FailureOr<std::array<HostTensor, 3>> mlir::braid::interp::runLinearGrad(
     return op.emitError() << "operands are " << x.describeType() << ", "
                           << w.describeType() << ", " << y.describeType()
                           << " and " << dy.describeType() << " at run time";
-  std::vector<double> g(dy.data);
-  for (size_t i = 0; i < g.size(); ++i) {
-    switch (op.getActivation()) {
-    case Activation::relu:
-      g[i] = y.data[i] > 0 ? g[i] : 0;
-      break;
-    case Activation::sigmoid:
-      g[i] *= y.data[i] * (1 - y.data[i]);
-      break;
-    default:
-      break;
-    }
-  }
   HostTensor dx(ElementKind::f32, {batch, in}), dw(ElementKind::f32, {out, in}),
       db(ElementKind::f32, {out});
-  for (int64_t b = 0; b < batch; ++b)
-    for (int64_t o = 0; o < out; ++o) {
-      double grad = g[b * out + o];
-      if (grad == 0)
-        continue;
-      db.data[o] += grad;
-      for (int64_t k = 0; k < in; ++k) {
-        dx.data[b * in + k] += grad * w.data[o * in + k];
-        dw.data[o * in + k] += grad * x.data[b * in + k];
-      }
-    }
+  addLinearGradients(op.getActivation(), x, w, y, dy.data, dx.data, dw.data,
+                     db.data);
   for (HostTensor *t : {&dx, &dw, &db})
     t->round();
   return std::array<HostTensor, 3>{std::move(dx), std::move(dw),
                                    std::move(db)};
+}
+
+void mlir::braid::interp::addInteractionGradients(
+    InteractionKind kind, ArrayRef<const HostTensor *> features,
+    ArrayRef<double> dy, int64_t width,
+    ArrayRef<MutableArrayRef<double>> grads) {
+  int64_t batch = features[0]->shape[0];
+  if (kind == InteractionKind::cat) {
+    int64_t column = 0;
+    for (auto [feature, grad] : llvm::zip(features, grads)) {
+      int64_t dim = feature->shape[1];
+      for (int64_t b = 0; b < batch; ++b)
+        for (int64_t c = 0; c < dim; ++c)
+          grad[b * dim + c] += dy[b * width + column + c];
+      column += dim;
+    }
+    return;
+  }
+  // dot: the dense vector's own columns, then each pairwise product's
+  // gradient to both of its vectors.
+  int64_t dim = features[0]->shape[1];
+  for (int64_t b = 0; b < batch; ++b) {
+    for (int64_t c = 0; c < dim; ++c)
+      grads[0][b * dim + c] += dy[b * width + c];
+    int64_t column = dim;
+    for (size_t i = 1; i < features.size(); ++i)
+      for (size_t k = 0; k < i; ++k, ++column) {
+        double g = dy[b * width + column];
+        for (int64_t c = 0; c < dim; ++c) {
+          grads[i][b * dim + c] += g * features[k]->data[b * dim + c];
+          grads[k][b * dim + c] += g * features[i]->data[b * dim + c];
+        }
+      }
+  }
 }
 
 FailureOr<std::vector<HostTensor>> mlir::braid::interp::runInteractionGrad(
@@ -94,37 +129,19 @@ FailureOr<std::vector<HostTensor>> mlir::braid::interp::runInteractionGrad(
                           << " columns at run time but the interaction has "
                           << expected;
   std::vector<HostTensor> grads;
+  SmallVector<const HostTensor *> featurePointers;
   for (const HostTensor &feature : features) {
     if (feature.shape[0] != batch || dy.shape[0] != batch)
       return op.emitError() << "features and result_grad have different "
                                "batch sizes at run time";
     grads.emplace_back(ElementKind::f32, feature.shape);
+    featurePointers.push_back(&feature);
   }
-  if (op.getKind() == InteractionKind::cat) {
-    int64_t column = 0;
-    for (HostTensor &grad : grads) {
-      int64_t dim = grad.shape[1];
-      for (int64_t b = 0; b < batch; ++b)
-        for (int64_t c = 0; c < dim; ++c)
-          grad.data[b * dim + c] = dy.data[b * width + column + c];
-      column += dim;
-    }
-  } else {
-    int64_t dim = features[0].shape[1];
-    for (int64_t b = 0; b < batch; ++b) {
-      for (int64_t c = 0; c < dim; ++c)
-        grads[0].data[b * dim + c] += dy.data[b * width + c];
-      int64_t column = dim;
-      for (size_t i = 1; i < features.size(); ++i)
-        for (size_t k = 0; k < i; ++k, ++column) {
-          double g = dy.data[b * width + column];
-          for (int64_t c = 0; c < dim; ++c) {
-            grads[i].data[b * dim + c] += g * features[k].data[b * dim + c];
-            grads[k].data[b * dim + c] += g * features[i].data[b * dim + c];
-          }
-        }
-    }
-  }
+  SmallVector<MutableArrayRef<double>> gradData;
+  for (HostTensor &grad : grads)
+    gradData.push_back(grad.data);
+  addInteractionGradients(op.getKind(), featurePointers, dy.data, width,
+                          gradData);
   for (HostTensor &grad : grads)
     grad.round();
   return grads;
@@ -143,15 +160,7 @@ FailureOr<HostTensor> mlir::braid::interp::runCombineShardsGrad(
     return op.emitError() << "result_grad has " << dy.shape[0]
                           << " rows for " << numBags
                           << " local bags and bags_per_rank " << slots;
-  SmallVector<TableShard> parts;
-  if (isa<ColumnWiseAttr>(table.getPlacementAttr())) {
-    parts = table.getPlacementAttr().getShards(table.getNumRows(), dim);
-    llvm::sort(parts, [](const TableShard &a, const TableShard &b) {
-      return a.rank < b.rank;
-    });
-  } else {
-    parts.push_back({0, 0, table.getNumRows(), 0, dim});
-  }
+  SmallVector<TableShard> parts = getReceivedParts(table);
   int64_t width = getWidestShardCols(table);
   FailureOr<HostTensor> result = allocate(
       op, ElementKind::f32, {int64_t(parts.size()) * slots, width});
@@ -236,11 +245,8 @@ FailureOr<RowGradients> mlir::braid::interp::runShardRowGradients(
     ShardEmbeddingBagUpdateOp op, TableOp table, const TableData &data,
     int64_t rank, const HostTensor &values, const HostTensor &lengths,
     const HostTensor &pooledGrad) {
-  TableShard local{rank, 0, 0, 0, 0};
-  for (const TableShard &shard : table.getPlacementAttr().getShards(
-           table.getNumRows(), table.getDim()))
-    if (shard.rank == rank)
-      local = shard;
+  TableShard local =
+      getShardOnRank(table, rank).value_or(TableShard{rank, 0, 0, 0, 0});
   int64_t numBags = lengths.getNumElements(), width = pooledGrad.shape[1];
   if (pooledGrad.shape[0] != numBags || width < local.cols)
     return op.emitError() << "rank " << rank << ": pooled_grad is "

@@ -10,6 +10,8 @@
 
 #include "braid/Interp/Training.h"
 
+#include "Kernels.h"
+
 #include "braid/Dialect/Braid/IR/Braid.h"
 #include "braid/Interp/Bindings.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -18,6 +20,7 @@
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
+#include <map>
 
 using namespace mlir;
 using namespace mlir::braid;
@@ -52,107 +55,57 @@ mlir::braid::interp::readTrainingConfig(ModuleOp module) {
 }
 
 namespace {
-/// The gradients of one step: per SSA value (same element count as the
-/// value), and per table the gradient of each looked-up row.
-struct Gradients {
-  llvm::DenseMap<Value, std::vector<double>> values;
-  llvm::StringMap<llvm::MapVector<int64_t, std::vector<double>>> rows;
+/// Orders values by identity, for a map whose entries stay where they are.
+struct ValueOrder {
+  bool operator()(Value a, Value b) const {
+    return a.getAsOpaquePointer() < b.getAsOpaquePointer();
+  }
+};
 
-  std::vector<double> &of(Value value, int64_t size) {
+/// The gradients of one step: per SSA value (same element count as the
+/// value), and per table the gradient of each looked-up row. A std::map, so
+/// that references to several gradients held at once stay valid.
+struct Gradients {
+  std::map<Value, std::vector<double>, ValueOrder> values;
+  llvm::StringMap<RowGradients> rows;
+
+  MutableArrayRef<double> of(Value value, int64_t size) {
     std::vector<double> &gradient = values[value];
     if (gradient.empty())
       gradient.assign(size, 0.0);
     return gradient;
   }
 };
-
-/// Row-major [rows, cols] view of a tensor's dims.
-struct Dims {
-  int64_t rows, cols;
-};
-Dims dimsOf(const HostTensor &tensor) {
-  return {tensor.shape[0], tensor.getRank() > 1 ? tensor.shape[1] : 1};
-}
 } // namespace
 
-/// y = act(x w^T + b), given dL/dy: accumulates dL/dx, dL/dw and dL/db.
+/// y = act(x w^T + b), given dL/dy (dL/d(x w^T + b) when
+/// `gradientIsPreActivation`): accumulates dL/dx, dL/dw and dL/db.
 static void linearBackward(LinearOp op, const HostTensor &x,
                            const HostTensor &w, const HostTensor &y,
-                           std::vector<double> dy, Gradients &grads,
+                           ArrayRef<double> dy, Gradients &grads,
                            bool gradientIsPreActivation) {
-  Dims xd = dimsOf(x), wd = dimsOf(w);
-  int64_t batch = xd.rows, in = xd.cols, out = wd.rows;
-  if (!gradientIsPreActivation)
-    for (int64_t i = 0; i < batch * out; ++i) {
-      switch (op.getActivation()) {
-      case Activation::relu:
-        dy[i] = y.data[i] > 0 ? dy[i] : 0;
-        break;
-      case Activation::sigmoid:
-        dy[i] *= y.data[i] * (1 - y.data[i]);
-        break;
-      default:
-        break;
-      }
-    }
-  std::vector<double> &dx = grads.of(op.getInput(), batch * in);
-  std::vector<double> &dw = grads.of(op.getWeight(), out * in);
-  std::vector<double> &db = grads.of(op.getBias(), out);
-  for (int64_t b = 0; b < batch; ++b)
-    for (int64_t o = 0; o < out; ++o) {
-      double g = dy[b * out + o];
-      if (g == 0)
-        continue;
-      db[o] += g;
-      for (int64_t k = 0; k < in; ++k) {
-        dx[b * in + k] += g * w.data[o * in + k];
-        dw[o * in + k] += g * x.data[b * in + k];
-      }
-    }
+  int64_t batch = x.shape[0], in = x.shape[1], out = w.shape[0];
+  addLinearGradients(
+      gradientIsPreActivation ? Activation::none : op.getActivation(), x, w,
+      y, dy, grads.of(op.getInput(), batch * in),
+      grads.of(op.getWeight(), out * in), grads.of(op.getBias(), out));
 }
 
 /// The interaction's gradient: cat splits the columns; dot sends each
 /// pairwise product's gradient to both of its vectors.
 static void interactionBackward(InteractionOp op,
                                 const llvm::DenseMap<Value, HostTensor> &values,
-                                const std::vector<double> &dy,
-                                Gradients &grads) {
-  SmallVector<Value> features = {op.getDense()};
-  llvm::append_range(features, op.getEmbeddings());
-  int64_t batch = values.find(op.getDense())->second.shape[0];
-  int64_t width = values.find(op.getResult())->second.shape[1];
-  if (op.getKind() == InteractionKind::cat) {
-    int64_t column = 0;
-    for (Value feature : features) {
-      int64_t dim = values.find(feature)->second.shape[1];
-      std::vector<double> &df = grads.of(feature, batch * dim);
-      for (int64_t b = 0; b < batch; ++b)
-        for (int64_t c = 0; c < dim; ++c)
-          df[b * dim + c] += dy[b * width + column + c];
-      column += dim;
-    }
-    return;
+                                ArrayRef<double> dy, Gradients &grads) {
+  SmallVector<const HostTensor *> features;
+  SmallVector<MutableArrayRef<double>> featureGrads;
+  for (Value feature : op->getOperands()) {
+    const HostTensor &value = values.find(feature)->second;
+    features.push_back(&value);
+    featureGrads.push_back(grads.of(feature, value.getNumElements()));
   }
-  int64_t dim = values.find(op.getDense())->second.shape[1];
-  SmallVector<std::vector<double> *> df;
-  SmallVector<const HostTensor *> fv;
-  for (Value feature : features) {
-    df.push_back(&grads.of(feature, batch * dim));
-    fv.push_back(&values.find(feature)->second);
-  }
-  for (int64_t b = 0; b < batch; ++b) {
-    for (int64_t c = 0; c < dim; ++c)
-      (*df[0])[b * dim + c] += dy[b * width + c];
-    int64_t column = dim;
-    for (size_t i = 1; i < features.size(); ++i)
-      for (size_t k = 0; k < i; ++k, ++column) {
-        double g = dy[b * width + column];
-        for (int64_t c = 0; c < dim; ++c) {
-          (*df[i])[b * dim + c] += g * fv[k]->data[b * dim + c];
-          (*df[k])[b * dim + c] += g * fv[i]->data[b * dim + c];
-        }
-      }
-  }
+  addInteractionGradients(op.getKind(), features, dy,
+                          values.find(op.getResult())->second.shape[1],
+                          featureGrads);
 }
 
 /// The bag's gradient goes to the rows it read: all of them (sum), each
@@ -160,55 +113,33 @@ static void interactionBackward(InteractionOp op,
 static LogicalResult embeddingBagBackward(EmbeddingBagOp op,
                                           const TableData &table,
                                           const llvm::DenseMap<Value, HostTensor> &values,
-                                          const std::vector<double> &dy,
+                                          ArrayRef<double> dy,
                                           Gradients &grads) {
   if (op.getPerSampleWeights())
     return op.emitError() << "the reference training step does not support "
                              "per-sample weights yet";
-  const HostTensor &indices = values.find(op.getIndices())->second;
   const HostTensor &offsets = values.find(op.getOffsets())->second;
-  int64_t dim = table.getDim();
-  auto &rowGrads = grads.rows[op.getTable()];
-  auto rowOf = [&](int64_t row) -> std::vector<double> & {
-    std::vector<double> &g = rowGrads[row];
-    if (g.empty())
-      g.assign(dim, 0.0);
-    return g;
-  };
-  int64_t bags = offsets.getNumElements() - 1;
-  for (int64_t b = 0; b < bags; ++b) {
-    int64_t begin = offsets.data[b], end = offsets.data[b + 1];
-    if (begin == end)
-      continue;
-    const double *g = &dy[b * dim];
-    switch (op.getMode()) {
-    case PoolingMode::sum:
-    case PoolingMode::mean: {
-      double scale =
-          op.getMode() == PoolingMode::mean ? 1.0 / double(end - begin) : 1.0;
-      for (int64_t j = begin; j < end; ++j) {
-        std::vector<double> &rg = rowOf(int64_t(indices.data[j]));
-        for (int64_t c = 0; c < dim; ++c)
-          rg[c] += g[c] * scale;
-      }
-      break;
-    }
-    case PoolingMode::max:
-      for (int64_t c = 0; c < dim; ++c) {
-        int64_t best = int64_t(indices.data[begin]);
-        for (int64_t j = begin + 1; j < end; ++j) {
-          int64_t row = int64_t(indices.data[j]);
-          if (table.get(row, c) > table.get(best, c))
-            best = row;
-        }
-        rowOf(best)[c] += g[c];
-      }
-      break;
-    }
+  HostTensor pooledGrad(ElementKind::f64,
+                        {offsets.getNumElements() - 1, table.getDim()});
+  pooledGrad.data.assign(dy.begin(), dy.end());
+  FailureOr<RowGradients> rows = runBagRowGradients(
+      op, op.getMode(), table, values.find(op.getIndices())->second, offsets,
+      pooledGrad);
+  if (failed(rows))
+    return failure();
+  RowGradients &tableGrads = grads.rows[op.getTable()];
+  for (auto &[row, gradient] : *rows) {
+    std::vector<double> &sum = tableGrads[row];
+    if (sum.empty())
+      sum.assign(gradient.size(), 0.0);
+    for (auto [total, g] : llvm::zip(sum, gradient))
+      total += g;
   }
   return success();
 }
 
+/// One optimizer update of `weights` (rounded to `kind` by the caller) by
+/// `gradient`, with `first`/`second` its state, at step `step` (from 1).
 void mlir::braid::interp::applyOptimizer(const OptimizerConfig &config,
                                          int64_t step,
                                          MutableArrayRef<double> weights,
@@ -327,7 +258,7 @@ FailureOr<double> mlir::braid::interp::trainStep(
             })
             .Case([&](arith::AddFOp add) {
               for (Value operand : add->getOperands()) {
-                std::vector<double> &g = grads.of(operand, dy.size());
+                MutableArrayRef<double> g = grads.of(operand, dy.size());
                 for (size_t i = 0; i < dy.size(); ++i)
                   g[i] += dy[i];
               }
@@ -336,16 +267,16 @@ FailureOr<double> mlir::braid::interp::trainStep(
             .Case([&](arith::MulFOp mul) {
               const HostTensor &lhs = values.find(mul.getLhs())->second;
               const HostTensor &rhs = values.find(mul.getRhs())->second;
-              std::vector<double> &gl = grads.of(mul.getLhs(), dy.size());
+              MutableArrayRef<double> gl = grads.of(mul.getLhs(), dy.size());
               for (size_t i = 0; i < dy.size(); ++i)
                 gl[i] += dy[i] * rhs.data[i];
-              std::vector<double> &gr = grads.of(mul.getRhs(), dy.size());
+              MutableArrayRef<double> gr = grads.of(mul.getRhs(), dy.size());
               for (size_t i = 0; i < dy.size(); ++i)
                 gr[i] += dy[i] * lhs.data[i];
               return success();
             })
             .Case([&](arith::ExtFOp ext) {
-              std::vector<double> &g = grads.of(ext.getIn(), dy.size());
+              MutableArrayRef<double> g = grads.of(ext.getIn(), dy.size());
               for (size_t i = 0; i < dy.size(); ++i)
                 g[i] += dy[i];
               return success();
@@ -378,18 +309,9 @@ FailureOr<double> mlir::braid::interp::trainStep(
         moment->shape = weights.shape;
       }
   }
-  for (auto &tableGrads : grads.rows) {
-    TableData &table = tables.find(tableGrads.first())->second;
-    auto &rowState = state.rowState[tableGrads.first()];
-    for (auto &[row, gradient] : tableGrads.second) {
-      std::vector<double> weights(table.getDim());
-      for (int64_t c = 0; c < table.getDim(); ++c)
-        weights[c] = table.get(row, c);
-      std::vector<double> unused;
-      applyOptimizer(config.embedding, state.step, weights, gradient, rowState[row],
-             unused);
-      table.setRow(row, weights);
-    }
-  }
+  for (auto &tableGrads : grads.rows)
+    applyRowUpdates(tables.find(tableGrads.first())->second, /*colOffset=*/0,
+                    tableGrads.second, config.embedding,
+                    state.rowState[tableGrads.first()]);
   return loss;
 }
