@@ -13,6 +13,7 @@
 #include "braid/Training/Passes.h"
 
 #include "braid/Dialect/Braid/IR/Braid.h"
+#include "braid/Dialect/Braid/IR/Optimizers.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -30,15 +31,6 @@ using namespace mlir;
 using namespace mlir::braid;
 
 namespace {
-/// The names of a parameter's dense optimizer state tensors.
-SmallVector<std::string> stateNames(StringRef optimizer, StringRef param) {
-  if (optimizer == "adagrad")
-    return {(param + ".sum").str()};
-  if (optimizer == "adam")
-    return {(param + ".exp_avg").str(), (param + ".exp_avg_sq").str()};
-  return {};
-}
-
 struct DifferentiatePass
     : braid::impl::BraidDifferentiatePassBase<DifferentiatePass> {
   void runOnOperation() override;
@@ -123,10 +115,10 @@ LogicalResult DifferentiatePass::differentiate(func::FuncOp forward) {
   };
   int64_t localBatch = last.getType().getDimSize(0);
   argTypes.push_back(RankedTensorType::get({localBatch}, f32));
-  argAttrs.push_back(named("braid.input", "labels"));
+  argAttrs.push_back(named(BraidDialect::kInputAttrName, "labels"));
   auto stepType = RankedTensorType::get({}, IntegerType::get(context, 64));
   argTypes.push_back(stepType);
-  argAttrs.push_back(named("braid.input", "step"));
+  argAttrs.push_back(named(BraidDialect::kInputAttrName, "step"));
   // Per parameter argument: its name and its state arguments.
   struct Param {
     unsigned index;
@@ -135,15 +127,15 @@ LogicalResult DifferentiatePass::differentiate(func::FuncOp forward) {
   };
   SmallVector<Param> params;
   for (unsigned i = 0; i < forward.getNumArguments(); ++i) {
-    auto name = forward.getArgAttrOfType<StringAttr>(i, "braid.param");
+    auto name = forward.getArgAttrOfType<StringAttr>(i, BraidDialect::kParamAttrName);
     if (!name)
       continue;
     Param param{i, name.getValue().str(), {}};
     auto type = cast<RankedTensorType>(forward.getArgumentTypes()[i]);
-    for (const std::string &state : stateNames(denseType, name.getValue())) {
+    for (StringRef suffix : getDenseOptimizerStateSuffixes(denseType)) {
       param.states.push_back(argTypes.size());
       argTypes.push_back(type.clone(f32));
-      argAttrs.push_back(named("braid.state", state));
+      argAttrs.push_back(named(BraidDialect::kStateAttrName, (name.getValue() + suffix).str()));
     }
     params.push_back(std::move(param));
   }
@@ -238,7 +230,7 @@ LogicalResult DifferentiatePass::differentiate(func::FuncOp forward) {
   // update of the parameter and its state.
   SmallVector<Value> results = {globalLoss};
   SmallVector<Type> resultTypes = {lossType};
-  SmallVector<DictionaryAttr> resultAttrs = {named("braid.output", "loss")};
+  SmallVector<DictionaryAttr> resultAttrs = {named(BraidDialect::kOutputAttrName, "loss")};
   for (const Param &param : params) {
     Value weight = entry->getArgument(param.index);
     Value grad = grads.lookup(weight);
@@ -265,7 +257,7 @@ LogicalResult DifferentiatePass::differentiate(func::FuncOp forward) {
     }
     results.push_back(newWeight);
     resultTypes.push_back(type);
-    resultAttrs.push_back(named("braid.param", param.name));
+    resultAttrs.push_back(named(BraidDialect::kParamAttrName, param.name));
     for (auto [value, index] : llvm::zip(newState, param.states)) {
       results.push_back(value);
       resultTypes.push_back(value.getType());

@@ -12,6 +12,8 @@
 
 #include "RunSupport.h"
 
+#include "braid/Dialect/Braid/IR/Braid.h"
+#include "braid/Dialect/Braid/IR/Optimizers.h"
 #include "braid/Interp/BatchSplit.h"
 #include "braid/Interp/Bindings.h"
 #include "braid/Interp/Npy.h"
@@ -78,6 +80,33 @@ static FailureOr<HostTensor> loadLabels(func::FuncOp func,
   return failure();
 }
 
+/// The dense optimizer state of argument `index` under the suffix's slot
+/// (getDenseOptimizerStateSuffixes order: the first moment or sum, then the
+/// second moment), or null while the optimizer has not written it.
+static const HostTensor *getDenseState(const TrainingState &state,
+                                       unsigned index, size_t slot) {
+  const auto &moments = slot == 0 ? state.first : state.second;
+  auto found = moments.find(index);
+  return found == moments.end() || found->second.data.empty()
+             ? nullptr
+             : &found->second;
+}
+
+/// Prints the --json report of a training run.
+static void printTrainingJson(func::FuncOp func, int64_t ranks, int64_t steps,
+                              ArrayRef<double> losses) {
+  llvm::json::Array lossArray;
+  for (double loss : losses)
+    lossArray.push_back(loss);
+  llvm::outs() << llvm::json::Value(llvm::json::Object{
+                      {"function", func.getSymName()},
+                      {"ranks", ranks},
+                      {"steps", steps},
+                      {"losses", std::move(lossArray)},
+                      {"loss", losses.back()}})
+               << "\n";
+}
+
 /// Writes what training produced: the inputs and labels, the trained
 /// weights, the optimizer state and the losses.
 static llvm::Error dumpTraining(StringRef dir, func::FuncOp func,
@@ -92,7 +121,8 @@ static llvm::Error dumpTraining(StringRef dir, func::FuncOp func,
               stateDir = joinPath(dir, "state");
   if (llvm::Error error = writeNpy(joinPath(inputs, "labels.npy"), labels))
     return error;
-  bool adam = config.dense.type == "adam";
+  ArrayRef<StringRef> suffixes =
+      getDenseOptimizerStateSuffixes(config.dense.type);
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
     std::string name = getArgumentName(func, i);
     bool param = isParameter(func, i);
@@ -101,16 +131,11 @@ static llvm::Error dumpTraining(StringRef dir, func::FuncOp func,
       return error;
     if (!param)
       continue;
-    auto first = state.first.find(i), second = state.second.find(i);
-    if (first != state.first.end() && !first->second.data.empty())
-      if (llvm::Error error = writeNpy(
-              joinPath(stateDir, name + (adam ? ".exp_avg" : ".sum") + ".npy"),
-              first->second))
-        return error;
-    if (second != state.second.end() && !second->second.data.empty())
-      if (llvm::Error error = writeNpy(
-              joinPath(stateDir, name + ".exp_avg_sq.npy"), second->second))
-        return error;
+    for (auto [slot, suffix] : llvm::enumerate(suffixes))
+      if (const HostTensor *moment = getDenseState(state, i, slot))
+        if (llvm::Error error = writeNpy(
+                joinPath(stateDir, name + suffix.str() + ".npy"), *moment))
+          return error;
   }
   bool rowwise = config.embedding.type == "rowwise_adagrad";
   bool adagrad = config.embedding.type == "adagrad" || rowwise;
@@ -172,16 +197,7 @@ int mlir::braid::runReferenceTraining(ModuleOp module, func::FuncOp func,
                          *config, losses, options.maxDumpElements))
       return fail(llvm::toString(std::move(error)));
   if (options.json) {
-    llvm::json::Array lossArray;
-    for (double loss : losses)
-      lossArray.push_back(loss);
-    llvm::outs() << llvm::json::Value(llvm::json::Object{
-                        {"function", func.getSymName()},
-                        {"ranks", 1},
-                        {"steps", options.steps},
-                        {"losses", std::move(lossArray)},
-                        {"loss", losses.back()}})
-                 << "\n";
+    printTrainingJson(func, /*ranks=*/1, options.steps, losses);
   } else if (!options.dumpDir.empty()) {
     llvm::outs() << "wrote the trained weights, optimizer state and losses "
                     "to "
@@ -211,7 +227,8 @@ static bool checkTraining(const RankTraining &run,
                           const TableMap &rankTables,
                           const TableMap &globalTables,
                           const EmbeddingState &rankState,
-                          const TrainingState &globalState, bool json) {
+                          const TrainingState &globalState,
+                          const TrainingConfig &config, bool json) {
   double lossError = 0, weightError = 0, tableError = 0, stateError = 0;
   for (auto [actual, expected] : llvm::zip(rankLosses, globalLosses))
     lossError = std::max(lossError, std::abs(actual - expected) /
@@ -221,31 +238,28 @@ static bool checkTraining(const RankTraining &run,
     if (!isParameter(global, i))
       continue;
     std::string name = getArgumentName(global, i);
-    std::optional<unsigned> mine = findArgument(train, "braid.param", name);
+    std::optional<unsigned> mine =
+        findArgument(train, BraidDialect::kParamAttrName, name);
     if (!mine)
       return fail("check failed: @train_step has no parameter '" + name +
                   "'") == 0;
     weightError =
         std::max(weightError, relativeError(rankArgs[*mine], globalArgs[i]));
-    // Dense optimizer state: the first and second moments.
-    auto first = globalState.first.find(i), second = globalState.second.find(i);
-    for (auto [suffix, moment] :
-         {std::make_pair(".sum", first), std::make_pair(".exp_avg", first),
-          std::make_pair(".exp_avg_sq", second)}) {
-      std::optional<unsigned> state =
-          findArgument(train, "braid.state", name + suffix);
-      if (!state)
-        continue;
-      bool empty = moment == (std::string(suffix) == ".exp_avg_sq"
-                                  ? globalState.second.end()
-                                  : globalState.first.end());
-      HostTensor expected = rankArgs[*state];
-      if (empty)
-        std::fill(expected.data.begin(), expected.data.end(), 0.0);
+    // Dense optimizer state, zero in the oracle until it is written.
+    for (auto [slot, suffix] :
+         llvm::enumerate(getDenseOptimizerStateSuffixes(config.dense.type))) {
+      std::optional<unsigned> mine =
+          findArgument(train, BraidDialect::kStateAttrName, name + suffix.str());
+      if (!mine)
+        return fail("check failed: @train_step has no state '" + name +
+                    suffix.str() + "'") == 0;
+      HostTensor expected = rankArgs[*mine];
+      if (const HostTensor *moment = getDenseState(globalState, i, slot))
+        expected = *moment;
       else
-        expected = moment->second;
-      stateError = std::max(stateError,
-                            relativeError(rankArgs[*state], expected));
+        std::fill(expected.data.begin(), expected.data.end(), 0.0);
+      stateError =
+          std::max(stateError, relativeError(rankArgs[*mine], expected));
     }
   }
   for (const auto &entry : globalTables) {
@@ -337,7 +351,8 @@ int mlir::braid::runRankTraining(RankTraining &run,
   SmallVector<std::optional<unsigned>> feedback;
   for (unsigned r = 0; r < train.getNumResults(); ++r) {
     std::optional<unsigned> target;
-    for (StringRef key : {"braid.param", "braid.state"})
+    for (StringRef key :
+         {BraidDialect::kParamAttrName, BraidDialect::kStateAttrName})
       if (auto name = train.getResultAttrOfType<StringAttr>(r, key))
         target = findArgument(train, key, name.getValue());
     feedback.push_back(target);
@@ -370,22 +385,12 @@ int mlir::braid::runRankTraining(RankTraining &run,
   // Replicated parameters must agree on every rank.
   for (unsigned i = 0; i < numForwardArgs; ++i)
     for (size_t rank = 1; rank < args.size(); ++rank)
-      if (train.getArgAttr(i, "braid.param") &&
+      if (train.getArgAttr(i, BraidDialect::kParamAttrName) &&
           args[rank][i].data != args[0][i].data)
         return fail("rank " + llvm::Twine(rank) + "'s parameter '" +
                     getArgumentName(train, i) + "' differs from rank 0's");
-  if (options.json) {
-    llvm::json::Array lossArray;
-    for (double loss : losses)
-      lossArray.push_back(loss);
-    llvm::outs() << llvm::json::Value(llvm::json::Object{
-                        {"function", train.getSymName()},
-                        {"ranks", int64_t(args.size())},
-                        {"steps", options.steps},
-                        {"losses", std::move(lossArray)},
-                        {"loss", losses.back()}})
-                 << "\n";
-  }
+  if (options.json)
+    printTrainingJson(train, args.size(), options.steps, losses);
   if (!run.check)
     return 0;
 
@@ -402,7 +407,8 @@ int mlir::braid::runRankTraining(RankTraining &run,
     globalLosses.push_back(*loss);
   }
   return checkTraining(run, losses, globalLosses, args[0], globalArgs, tables,
-                       globalTables, embeddingState, globalState, options.json)
+                       globalTables, embeddingState, globalState, *config,
+                       options.json)
              ? 0
              : 1;
 }

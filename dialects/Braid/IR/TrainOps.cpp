@@ -60,6 +60,16 @@ static LogicalResult verifyColumns(Operation *op, RankedTensorType type,
   return success();
 }
 
+/// Checks a whole-table gradient's type: the table's [rows, dim].
+static LogicalResult verifyTableGradient(Operation *op, RankedTensorType grad,
+                                         TableOp table) {
+  if (grad.getDimSize(0) != table.getNumRows() ||
+      grad.getDimSize(1) != table.getDim())
+    return op->emitOpError() << "table_grad must be [" << table.getNumRows()
+                             << ", " << table.getDim() << "], got " << grad;
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Loss and dense gradients
 //===----------------------------------------------------------------------===//
@@ -194,8 +204,6 @@ CombineShardsGradOp::verifySymbolUses(SymbolTableCollection &symbols) {
                        getWidestShardCols(*table), "received_grad", *table);
 }
 
-LogicalResult EmbeddingBagGradOp::verify() { return success(); }
-
 LogicalResult
 EmbeddingBagGradOp::verifySymbolUses(SymbolTableCollection &symbols) {
   FailureOr<TableOp> table = lookupTable(*this, getTableAttr(), symbols, true);
@@ -204,12 +212,7 @@ EmbeddingBagGradOp::verifySymbolUses(SymbolTableCollection &symbols) {
   if (failed(verifyColumns(*this, getPooledGrad().getType(), table->getDim(),
                            "pooled_grad", *table)))
     return failure();
-  RankedTensorType grad = getTableGrad().getType();
-  if (grad.getDimSize(0) != table->getNumRows() ||
-      grad.getDimSize(1) != table->getDim())
-    return emitOpError() << "table_grad must be [" << table->getNumRows()
-                         << ", " << table->getDim() << "], got " << grad;
-  return success();
+  return verifyTableGradient(*this, getTableGrad().getType(), *table);
 }
 
 LogicalResult TableUpdateOp::verify() {
@@ -220,22 +223,12 @@ LogicalResult TableUpdateOp::verifySymbolUses(SymbolTableCollection &symbols) {
   FailureOr<TableOp> table = lookupTable(*this, getTableAttr(), symbols, true);
   if (failed(table))
     return failure();
-  RankedTensorType grad = getTableGrad().getType();
-  if (grad.getDimSize(0) != table->getNumRows() ||
-      grad.getDimSize(1) != table->getDim())
-    return emitOpError() << "table_grad must be [" << table->getNumRows()
-                         << ", " << table->getDim() << "], got " << grad;
-  return success();
+  return verifyTableGradient(*this, getTableGrad().getType(), *table);
 }
 
 //===----------------------------------------------------------------------===//
 // Dense update
 //===----------------------------------------------------------------------===//
-
-/// The state tensors a dense optimizer type keeps.
-static int64_t getNumDenseStates(StringRef type) {
-  return type == "adam" ? 2 : type == "adagrad" ? 1 : 0;
-}
 
 LogicalResult DenseUpdateOp::verify() {
   if (failed(braid::detail::verifyOptimizerPart(*this, getOptimizer(), "dense",
@@ -253,7 +246,7 @@ LogicalResult DenseUpdateOp::verify() {
     return emitOpError() << "grad " << getGrad().getType()
                          << " does not have the parameter's shape";
   StringRef type = getOptimizer().getAs<StringAttr>("type").getValue();
-  int64_t expected = getNumDenseStates(type);
+  int64_t expected = getDenseOptimizerStateSuffixes(type).size();
   if (int64_t(getState().size()) != expected ||
       int64_t(getNewState().size()) != expected)
     return emitOpError() << type << " keeps " << expected

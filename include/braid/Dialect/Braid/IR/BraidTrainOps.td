@@ -264,7 +264,6 @@ def Braid_EmbeddingBagGradOp : Braid_Op<"embedding_bag_grad",
     $table `(` $indices `,` $offsets `,` $pooled_grad `)` $mode attr-dict
     `:` functional-type(operands, results)
   }];
-  let hasVerifier = 1;
 }
 
 def Braid_TableUpdateOp : Braid_Op<"table_update",

@@ -50,6 +50,20 @@ getOptimizerHyperparameters(llvm::StringRef type) {
   return {};
 }
 
+/// The state tensors a dense optimizer type keeps per parameter, by the
+/// suffix of their names (torch.optim's state keys): Adagrad's sum of
+/// squares, Adam's two moments, none for SGD.
+inline llvm::ArrayRef<llvm::StringRef>
+getDenseOptimizerStateSuffixes(llvm::StringRef type) {
+  static const llvm::StringRef adagrad[] = {".sum"};
+  static const llvm::StringRef adam[] = {".exp_avg", ".exp_avg_sq"};
+  if (type == "adagrad")
+    return adagrad;
+  if (type == "adam")
+    return adam;
+  return {};
+}
+
 } // namespace mlir::braid
 
 #endif // BRAID_DIALECT_BRAID_IR_OPTIMIZERS_H
