@@ -10,6 +10,8 @@
 
 #include "braid/Interp/Training.h"
 
+#include "braidrt/OptimizerMath.h"
+
 #include "Kernels.h"
 
 #include "braid/Dialect/Braid/IR/Braid.h"
@@ -138,50 +140,36 @@ static LogicalResult embeddingBagBackward(EmbeddingBagOp op,
   return success();
 }
 
+/// The formulas' number for an optimizer type (verified by the dialect).
+static braidrt::optim::Kind getOptimizerKind(StringRef type) {
+  if (type == "adagrad")
+    return braidrt::optim::Kind::adagrad;
+  if (type == "rowwise_adagrad")
+    return braidrt::optim::Kind::rowwise_adagrad;
+  if (type == "adam")
+    return braidrt::optim::Kind::adam;
+  return braidrt::optim::Kind::sgd;
+}
+
 /// One optimizer update of `weights` (rounded to `kind` by the caller) by
-/// `gradient`, with `first`/`second` its state, at step `step` (from 1).
+/// `gradient`, with `first`/`second` its state, at step `step` (from 1),
+/// by the formulas compiled programs use (braidrt/OptimizerMath.h).
 void mlir::braid::interp::applyOptimizer(const OptimizerConfig &config,
                                          int64_t step,
                                          MutableArrayRef<double> weights,
                                          ArrayRef<double> gradient,
                                          std::vector<double> &first,
                                          std::vector<double> &second) {
+  braidrt::optim::Config formula{getOptimizerKind(config.type), config.lr,
+                                 config.eps, config.beta1, config.beta2};
   size_t n = weights.size();
-  if (config.type == "sgd") {
-    for (size_t i = 0; i < n; ++i)
-      weights[i] -= config.lr * gradient[i];
-    return;
-  }
-  if (config.type == "adagrad") {
-    first.resize(n, 0.0);
-    for (size_t i = 0; i < n; ++i) {
-      first[i] += gradient[i] * gradient[i];
-      weights[i] -= config.lr * gradient[i] / (std::sqrt(first[i]) + config.eps);
-    }
-    return;
-  }
-  if (config.type == "rowwise_adagrad") {
-    first.resize(1, 0.0);
-    double meanSquare = 0;
-    for (size_t i = 0; i < n; ++i)
-      meanSquare += gradient[i] * gradient[i];
-    first[0] += meanSquare / double(n);
-    for (size_t i = 0; i < n; ++i)
-      weights[i] -= config.lr * gradient[i] / (std::sqrt(first[0]) + config.eps);
-    return;
-  }
-  // adam, with PyTorch's bias correction.
-  first.resize(n, 0.0);
-  second.resize(n, 0.0);
-  double correction1 = 1 - std::pow(config.beta1, double(step));
-  double correction2 = 1 - std::pow(config.beta2, double(step));
-  for (size_t i = 0; i < n; ++i) {
-    first[i] = config.beta1 * first[i] + (1 - config.beta1) * gradient[i];
-    second[i] =
-        config.beta2 * second[i] + (1 - config.beta2) * gradient[i] * gradient[i];
-    weights[i] -= config.lr * (first[i] / correction1) /
-                  (std::sqrt(second[i] / correction2) + config.eps);
-  }
+  bool rowwise = formula.kind == braidrt::optim::Kind::rowwise_adagrad;
+  if (braidrt::optim::numStates(formula.kind) > 0)
+    first.resize(rowwise ? 1 : n, 0.0);
+  if (braidrt::optim::numStates(formula.kind) > 1)
+    second.resize(n, 0.0);
+  braidrt::optim::update(formula, step, weights.data(), gradient.data(), n,
+                         first.data(), second.data());
 }
 
 FailureOr<double> mlir::braid::interp::trainStep(

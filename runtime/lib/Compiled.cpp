@@ -8,43 +8,23 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "braidrt/braidrt.h"
-#include "braidrt/compiled.h"
+#include "Descriptors.h"
 
 #include <cblas.h>
 
-#include <vector>
 
-namespace {
-/// A view of a ranked descriptor.
-struct View {
-  float *data = nullptr;
-  std::vector<int64_t> sizes, strides;
-};
-
-View viewOf(const braidrt_unranked_memref *memref, int64_t rank,
-            const char *what) {
-  if (!memref || memref->rank != rank)
-    braidrt_fail("linear: %s has rank %lld, expected %lld", what,
-                 static_cast<long long>(memref ? memref->rank : -1),
-                 static_cast<long long>(rank));
-  auto *words = static_cast<int64_t *>(memref->descriptor);
-  View view;
-  auto *aligned = reinterpret_cast<float *>(words[1]);
-  view.data = aligned + words[2];
-  view.sizes.assign(words + 3, words + 3 + rank);
-  view.strides.assign(words + 3 + rank, words + 3 + 2 * rank);
-  return view;
-}
-} // namespace
+using braidrt::View;
 
 extern "C" void _mlir_ciface_braidrt_linear_f32(braidrt_unranked_memref *input,
                                                 braidrt_unranked_memref *weight,
                                                 braidrt_unranked_memref *bias,
                                                 braidrt_unranked_memref *output,
                                                 int32_t activation) {
-  View in = viewOf(input, 2, "input"), w = viewOf(weight, 2, "weight"),
-       b = viewOf(bias, 1, "bias"), out = viewOf(output, 2, "output");
+  const char *op = "linear";
+  View<float> in = braidrt::viewOf<float>(input, 2, op, "the input");
+  View<float> w = braidrt::viewOf<float>(weight, 2, op, "the weight");
+  View<float> b = braidrt::viewOf<float>(bias, 1, op, "the bias");
+  View<float> out = braidrt::viewOf<float>(output, 2, op, "the output");
   int64_t batch = in.sizes[0], inFeatures = in.sizes[1],
           outFeatures = w.sizes[0];
   if (w.sizes[1] != inFeatures || b.sizes[0] != outFeatures ||

@@ -195,12 +195,17 @@ bool readTensors(const Value &root, const char *key, int64_t ranks,
       error = at + ".shape: more than 8 dimensions";
       return false;
     }
-    if (tensor.kind == "table") {
+    // A table, or a table's optimizer state ([rows] or [rows, cols]),
+    // comes with each rank's slice.
+    bool state = tensor.kind == "table_state";
+    if (tensor.kind == "table" || state) {
       const std::vector<Value> *slices = entry.getArray("slices");
-      if (!slices || tensor.shape.size() != 2 ||
-          int64_t(slices->size()) != ranks) {
-        error = at + ": table '" + tensor.name +
-                "' needs a 2-d shape and one slice per rank";
+      bool ranked = tensor.shape.size() == 2 ||
+                    (state && tensor.shape.size() == 1);
+      if (!slices || !ranked || int64_t(slices->size()) != ranks) {
+        error = at + ": table '" + tensor.name + "' needs a " +
+                (state ? "1-d or 2-d" : "2-d") +
+                " shape and one slice per rank";
         return false;
       }
       for (const Value &slice : *slices) {
@@ -216,7 +221,8 @@ bool readTensors(const Value &root, const char *key, int64_t ranks,
           }
         parsed = {*fields[0], *fields[1], *fields[2], *fields[3]};
         if ((tensor.shape[0] >= 0 && parsed.rows != tensor.shape[0]) ||
-            (tensor.shape[1] >= 0 && parsed.cols != tensor.shape[1])) {
+            (tensor.shape.size() == 2 && tensor.shape[1] >= 0 &&
+             parsed.cols != tensor.shape[1])) {
           error = at + ": a slice of table '" + tensor.name +
                   "' does not fit its shape";
           return false;
@@ -375,7 +381,8 @@ int braidrt_program_table_slice(const braidrt_program *program, int64_t index,
                                 int64_t rank, braidrt_table_slice *slice) {
   if (!program || !slice || index < 0 ||
       index >= int64_t(program->arguments.size()) ||
-      program->arguments[index].kind != "table")
+      (program->arguments[index].kind != "table" &&
+       program->arguments[index].kind != "table_state"))
     return failWith(-1,
                     "argument " + std::to_string(index) + " is not a table");
   const Tensor &table = program->arguments[index];

@@ -492,6 +492,76 @@ void reduceScatterRows(braidrt_unranked_memref *in, braidrt_unranked_memref *out
                        braidrt_dtype dtype) {
   finish(startReduceScatterRows(in, out, groupSize, member, reduction, dtype));
 }
+
+/// The first element and the element count of a row-major buffer of any
+/// rank (a scalar has one element).
+std::pair<char *, int64_t> elementsOf(const braidrt_unranked_memref *memref,
+                                      size_t elementBytes, const char *what) {
+  if (!memref || memref->rank < 0)
+    braidrt_fail("%s: expects a ranked buffer", what);
+  auto *words = static_cast<int64_t *>(memref->descriptor);
+  int64_t rank = memref->rank, count = 1, inner = 1;
+  for (int64_t d = rank - 1; d >= 0; --d) {
+    if (words[3 + rank + d] != inner && words[3 + d] > 1)
+      braidrt_fail("%s: expects a row-major buffer", what);
+    inner *= words[3 + d];
+    count *= words[3 + d];
+  }
+  return {reinterpret_cast<char *>(words[1]) + words[2] * elementBytes, count};
+}
+
+/// all_reduce over blocks of `groupSize` consecutive ranks; a rank in no
+/// group, or a group of one, keeps its input.
+void allReduceElements(braidrt_unranked_memref *in,
+                       braidrt_unranked_memref *out, int64_t groupSize,
+                       int32_t member, int32_t reduction,
+                       braidrt_dtype dtype) {
+  const char *what = "all_reduce";
+  size_t bytes = elementSize(dtype);
+  auto [input, count] = elementsOf(in, bytes, what);
+  auto [output, outCount] = elementsOf(out, bytes, what);
+  if (count != outCount)
+    braidrt_fail("%s: %lld elements reduce into %lld", what, (long long)count,
+                 (long long)outCount);
+  if (!member || groupSize == 1) {
+    if (count > 0 && input != output)
+      std::memcpy(output, input, size_t(count) * bytes);
+    return;
+  }
+  requireInitialized(what);
+  MPI_Request request;
+  MPI_Iallreduce(input, output, checkedCount(count, what), mpiType(dtype),
+                 mpiOp(braidrt_reduction(reduction)), blockComm(groupSize),
+                 &request);
+  waitFor(request, what);
+}
+
+/// all_gather of rows over blocks of `groupSize` consecutive ranks, in rank
+/// order; a rank in no group, or a group of one, keeps its input.
+void allGatherRows(braidrt_unranked_memref *in, braidrt_unranked_memref *out,
+                   int64_t groupSize, int32_t member, braidrt_dtype dtype) {
+  const char *what = "all_gather";
+  size_t bytes = elementSize(dtype);
+  Rows input = rowsOf(in, bytes, what), output = rowsOf(out, bytes, what);
+  if (!member || groupSize == 1) {
+    if (input.rows != output.rows || input.rowBytes != output.rowBytes)
+      braidrt_fail("%s: a rank in no group keeps its %lld rows, not %lld",
+                   what, (long long)input.rows, (long long)output.rows);
+    if (input.rows > 0)
+      std::memcpy(output.data, input.data, size_t(input.rows) * input.rowBytes);
+    return;
+  }
+  if (output.rows != input.rows * groupSize || input.rowBytes != output.rowBytes)
+    braidrt_fail("%s: %lld rows per rank do not gather into %lld over %lld",
+                 what, (long long)input.rows, (long long)output.rows,
+                 (long long)groupSize);
+  requireInitialized(what);
+  int count = checkedCount(input.rows * input.rowBytes, what);
+  MPI_Request request;
+  MPI_Iallgather(input.data, count, MPI_BYTE, output.data, count, MPI_BYTE,
+                 blockComm(groupSize), &request);
+  waitFor(request, what);
+}
 } // namespace
 
 extern "C" {
@@ -581,5 +651,20 @@ void _mlir_ciface_braidrt_reduce_scatter_f64(braidrt_unranked_memref *in,
                                              int32_t reduction) {
   reduceScatterRows(in, out, groupSize, member, reduction, BRAIDRT_F64);
 }
+
+#define BRAIDRT_GRADIENT_EXCHANGES(SUFFIX, DTYPE)                              \
+  void _mlir_ciface_braidrt_all_reduce_##SUFFIX(                               \
+      braidrt_unranked_memref *in, braidrt_unranked_memref *out,               \
+      int64_t groupSize, int32_t member, int32_t reduction) {                  \
+    allReduceElements(in, out, groupSize, member, reduction, DTYPE);           \
+  }                                                                            \
+  void _mlir_ciface_braidrt_all_gather_##SUFFIX(                               \
+      braidrt_unranked_memref *in, braidrt_unranked_memref *out,               \
+      int64_t groupSize, int32_t member) {                                     \
+    allGatherRows(in, out, groupSize, member, DTYPE);                          \
+  }
+BRAIDRT_GRADIENT_EXCHANGES(f32, BRAIDRT_F32)
+BRAIDRT_GRADIENT_EXCHANGES(f64, BRAIDRT_F64)
+#undef BRAIDRT_GRADIENT_EXCHANGES
 
 } // extern "C"

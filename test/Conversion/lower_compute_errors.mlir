@@ -1,9 +1,46 @@
 // RUN: braid-opt %s --convert-braid-to-cpu --split-input-file -verify-diagnostics
 
 func.func @collective(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{the CPU backend does not lower 'braid.all_reduce' yet}}
+  // expected-error @+2 {{the CPU backend needs explicit groups or the module's braid.cluster}}
+  // expected-error @+1 {{failed to legalize operation 'braid.all_reduce'}}
   %r = braid.all_reduce sum %x : tensor<4xf32>
   return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @collective_min(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+2 {{the CPU backend lowers sum and max all_reduce}}
+  // expected-error @+1 {{failed to legalize operation 'braid.all_reduce'}}
+  %r = braid.all_reduce min %x groups [[0, 1]] : tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @gather_dim(%x: tensor<4x2xf32>) -> tensor<4x4xf32> {
+  // expected-error @+2 {{the CPU backend lowers all_gather along dimension 0}}
+  // expected-error @+1 {{failed to legalize operation 'braid.all_gather'}}
+  %r = braid.all_gather %x dim = 1 groups [[0, 1]] : tensor<4x2xf32> -> tensor<4x4xf32>
+  return %r : tensor<4x4xf32>
+}
+
+// -----
+
+func.func @linear_grad_f16(%x: tensor<4x3xf16>, %w: tensor<2x3xf32>, %y: tensor<4x2xf32>) -> tensor<4x3xf32> {
+  // expected-error @+2 {{the CPU backend lowers linear_grad of f32 layers}}
+  // expected-error @+1 {{failed to legalize operation 'braid.linear_grad'}}
+  %dx, %dw, %db = braid.linear_grad %x, %w, %y, %y relu : (tensor<4x3xf16>, tensor<2x3xf32>, tensor<4x2xf32>, tensor<4x2xf32>) -> (tensor<4x3xf32>, tensor<2x3xf32>, tensor<2xf32>)
+  return %dx : tensor<4x3xf32>
+}
+
+// -----
+
+func.func @dense_update_f16(%w: tensor<2x3xf16>, %g: tensor<2x3xf32>, %t: tensor<i64>) -> tensor<2x3xf16> {
+  // expected-error @+2 {{the CPU backend updates static f32 parameters}}
+  // expected-error @+1 {{failed to legalize operation 'braid.dense_update'}}
+  %w2 = braid.dense_update %w, %g step %t optimizer = {lr = 1.0e-01 : f64, type = "sgd"} : (tensor<2x3xf16>, tensor<2x3xf32>, tensor<i64>) -> tensor<2x3xf16>
+  return %w2 : tensor<2x3xf16>
 }
 
 // -----

@@ -98,7 +98,9 @@ static FailureOr<llvm::json::Object> manifestOf(func::FuncOp func,
     for (auto [attrName, kindName] :
          {std::pair{BraidDialect::kInputAttrName, "input"},
           std::pair{BraidDialect::kParamAttrName, "param"},
-          std::pair{BraidDialect::kTableAttrName, "table"}})
+          std::pair{BraidDialect::kTableAttrName, "table"},
+          std::pair{BraidDialect::kStateAttrName, "state"},
+          std::pair{BraidDialect::kTableStateAttrName, "table_state"}})
       if (auto attr = func.getArgAttrOfType<StringAttr>(i, attrName)) {
         kind = kindName;
         name = attr.getValue();
@@ -111,21 +113,39 @@ static FailureOr<llvm::json::Object> manifestOf(func::FuncOp func,
     entry["name"] = name;
     entry["kind"] = kind;
     // Each rank's part of a table, so that a host needs no placement.
-    if (kind == "table") {
+    // (A table's optimizer state is sliced like its shard.)
+    if (kind == "table" || kind == "table_state") {
       auto table = program.lookupSymbol<TableOp>(name);
       if (!table)
         return func.emitError() << "table argument '" << name
                                 << "' names no braid.table";
-      entry["slices"] = tableSlices(
-          table, cast<RankedTensorType>(type).hasStaticShape(), ranks);
+      // Whole when the table's argument has the table's static shape.
+      bool whole = false;
+      for (unsigned j = 0; j < func.getNumArguments(); ++j)
+        if (auto attr = func.getArgAttrOfType<StringAttr>(
+                j, BraidDialect::kTableAttrName))
+          if (attr.getValue() == name)
+            whole = cast<RankedTensorType>(func.getArgument(j).getType())
+                        .hasStaticShape();
+      entry["slices"] = tableSlices(table, whole, ranks);
     }
     arguments.push_back(std::move(entry));
   }
-  for (Type type : func.getResultTypes()) {
+  for (auto [index, type] : llvm::enumerate(func.getResultTypes())) {
     if (!isa<RankedTensorType>(type))
       return func.emitError() << "result of type " << type
                               << " has no host representation";
-    results.push_back(describe(type));
+    llvm::json::Object entry = describe(type);
+    // A training step's results name what they update.
+    for (auto [attrName, kindName] :
+         {std::pair{BraidDialect::kOutputAttrName, "output"},
+          std::pair{BraidDialect::kParamAttrName, "param"},
+          std::pair{BraidDialect::kStateAttrName, "state"}})
+      if (auto attr = func.getResultAttrOfType<StringAttr>(index, attrName)) {
+        entry["kind"] = kindName;
+        entry["name"] = attr.getValue();
+      }
+    results.push_back(std::move(entry));
   }
   llvm::json::Array split;
   for (int64_t samples : batchSplit)
@@ -224,6 +244,11 @@ LogicalResult mlir::braid::writeCpuArtifact(ModuleOp program, ModuleOp model,
                                             StringRef outDir, int64_t ranks,
                                             StringRef targetCpu) {
   OwningOpRef<ModuleOp> module(cast<ModuleOp>(program->clone()));
+  // A training artifact runs the training step alone (it runs the forward
+  // pass itself).
+  if (auto trainStep = module->lookupSymbol<func::FuncOp>("train_step"))
+    if (auto forward = module->lookupSymbol<func::FuncOp>("forward"))
+      forward.erase();
   auto split = (*module)->getAttrOfType<DenseI64ArrayAttr>(
       BraidDialect::kBatchSplitAttrName);
   PassManager compute(module->getContext());

@@ -151,11 +151,6 @@ int main(int argc, char **argv) {
                 "' (expected none, cpu or cuda)");
   if (optLevel < 0 || optLevel > 2)
     return fail("--opt-level must be 0, 1 or 2");
-  if (train && target == "cpu")
-    return fail("--train --target cpu is not yet supported: the CPU backend "
-                "lowers the forward program; compile with --target none and "
-                "run the training step with braid-run OUT --reference "
-                "--steps K");
   if (nodes < 1 || nodes > 1024)
     return fail("--nodes must be between 1 and 1024");
 

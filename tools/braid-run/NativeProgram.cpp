@@ -10,16 +10,22 @@
 
 #include "braid/Support/BoundedInput.h"
 
+#include "braidrt/braidrt.h"
+
 #include "llvm/ADT/APFloat.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 
+#include <cstdlib>
 #include <cstring>
 
 using namespace mlir;
 using namespace mlir::braid;
 using interp::ElementKind;
 using interp::HostTensor;
+using interp::RankValues;
+using interp::TableData;
+using interp::TableMap;
 
 static llvm::Error runtimeError(const llvm::Twine &context = "") {
   return llvm::createStringError(llvm::inconvertibleErrorCode(),
@@ -32,27 +38,6 @@ llvm::Expected<NativeProgram> NativeProgram::load(llvm::StringRef dir) {
   if (!native.program)
     return runtimeError();
   braidrt_program *program = native.program.get();
-  for (int64_t i = 0, e = braidrt_program_num_arguments(program); i < e; ++i) {
-    braidrt_argument_info info;
-    if (braidrt_program_argument(program, i, &info))
-      return runtimeError();
-    native.arguments.push_back(
-        {info.name, info.kind, info.dtype,
-         std::vector<int64_t>(info.shape, info.shape + info.rank)});
-    if (native.arguments.back().kind == "table")
-      continue;
-    interp::ArgumentSpec spec;
-    spec.name = info.name;
-    spec.kind = interp::parseElementKind(info.dtype);
-    spec.shape.assign(info.shape, info.shape + info.rank);
-    // The type as MLIR prints it, for messages ("tensor<?x13xf32>").
-    spec.type = "tensor<";
-    for (int64_t size : spec.shape)
-      spec.type += (size < 0 ? std::string("?") : std::to_string(size)) + "x";
-    spec.type += std::string(info.dtype) + ">";
-    spec.parameter = native.arguments.back().kind == "param";
-    native.perRank.arguments.push_back(std::move(spec));
-  }
   // The global signature is a host's concern, so braid-run reads it.
   std::string where = (dir + "/libprogram.so: its manifest").str();
   llvm::Expected<llvm::json::Value> json =
@@ -73,6 +58,36 @@ llvm::Expected<NativeProgram> NativeProgram::load(llvm::StringRef dir) {
   native.global = std::move(*signature);
   native.function =
       json->getAsObject()->getString("function").value_or("forward").str();
+  for (int64_t i = 0, e = braidrt_program_num_arguments(program); i < e; ++i) {
+    braidrt_argument_info info;
+    if (braidrt_program_argument(program, i, &info))
+      return runtimeError();
+    native.arguments.push_back(
+        {info.name, info.kind, info.dtype,
+         std::vector<int64_t>(info.shape, info.shape + info.rank)});
+    // The per-rank signature is the forward pass's inputs and parameters.
+    if (native.isHostSupplied(native.arguments.back()))
+      continue;
+    interp::ArgumentSpec spec;
+    spec.name = info.name;
+    spec.kind = interp::parseElementKind(info.dtype);
+    spec.shape.assign(info.shape, info.shape + info.rank);
+    // The type as MLIR prints it, for messages ("tensor<?x13xf32>").
+    spec.type = "tensor<";
+    for (int64_t size : spec.shape)
+      spec.type += (size < 0 ? std::string("?") : std::to_string(size)) + "x";
+    spec.type += std::string(info.dtype) + ">";
+    spec.parameter = native.arguments.back().kind == "param";
+    native.perRank.arguments.push_back(std::move(spec));
+  }
+  for (int64_t i = 0, e = braidrt_program_num_results(program); i < e; ++i) {
+    braidrt_argument_info info;
+    if (braidrt_program_result_info(program, i, &info))
+      return runtimeError();
+    native.results.push_back(
+        {info.name, info.kind, info.dtype,
+         std::vector<int64_t>(info.shape, info.shape + info.rank)});
+  }
   return native;
 }
 
@@ -157,33 +172,59 @@ llvm::Error NativeProgram::bind(llvm::ArrayRef<ArgumentValue> args) {
         llvm::inconvertibleErrorCode(),
         llvm::formatv("the program takes {0} arguments, got {1}",
                       arguments.size(), args.size()));
-  for (size_t i = 0; i < args.size(); ++i) {
-    const Argument &argument = arguments[i];
-    const auto *tensor = std::get_if<HostTensor>(&args[i]);
-    const auto *slice = std::get_if<TableSlice>(&args[i]);
-    llvm::SmallVector<int64_t> shape;
-    if (tensor)
-      shape.assign(tensor->shape.begin(), tensor->shape.end());
-    else
-      shape = {slice->rows, slice->cols};
-    auto *storage = static_cast<uint8_t *>(
-        braidrt_program_stage(program.get(), i, shape.data(), shape.size()));
-    if (!storage)
-      return runtimeError();
-    if (tensor) {
-      storeAll(storage, argument.dtype, tensor->data.size(),
-               [&](size_t e) { return tensor->data[e]; });
-      continue;
-    }
-    size_t bytes = elementBytes(argument.dtype);
-    for (int64_t r = 0; r < slice->rows; ++r)
-      storeAll(storage + size_t(r) * slice->cols * bytes, argument.dtype,
-               slice->cols, [&](size_t c) {
-                 return slice->data->get(slice->rowOffset + r,
-                                         slice->colOffset + int64_t(c));
-               });
-  }
+  for (size_t i = 0; i < args.size(); ++i)
+    if (llvm::Error error = bindOne(i, args[i]))
+      return error;
   return llvm::Error::success();
+}
+
+llvm::Error NativeProgram::bindOne(size_t i, const ArgumentValue &value) {
+  const Argument &argument = arguments[i];
+  const auto *tensor = std::get_if<HostTensor>(&value);
+  const auto *slice = std::get_if<TableSlice>(&value);
+  llvm::SmallVector<int64_t> shape;
+  if (tensor)
+    shape.assign(tensor->shape.begin(), tensor->shape.end());
+  else
+    shape = {slice->rows, slice->cols};
+  auto *storage = static_cast<uint8_t *>(
+      braidrt_program_stage(program.get(), i, shape.data(), shape.size()));
+  if (!storage)
+    return runtimeError();
+  if (staged.size() < arguments.size())
+    staged.resize(arguments.size());
+  staged[i] = {storage, std::vector<int64_t>(shape.begin(), shape.end())};
+  if (tensor) {
+    storeAll(storage, argument.dtype, tensor->data.size(),
+             [&](size_t e) { return tensor->data[e]; });
+    return llvm::Error::success();
+  }
+  size_t bytes = elementBytes(argument.dtype);
+  for (int64_t r = 0; r < slice->rows; ++r)
+    storeAll(storage + size_t(r) * slice->cols * bytes, argument.dtype,
+             slice->cols, [&](size_t c) {
+               return slice->data->get(slice->rowOffset + r,
+                                       slice->colOffset + int64_t(c));
+             });
+  return llvm::Error::success();
+}
+
+llvm::Expected<HostTensor> NativeProgram::readArgument(size_t index) const {
+  if (index >= staged.size() || !staged[index].storage)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   llvm::formatv("argument {0} is not staged",
+                                                 index));
+  const Argument &argument = arguments[index];
+  std::optional<ElementKind> kind = interp::parseElementKind(argument.dtype);
+  if (!kind)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "unknown element type " + argument.dtype);
+  HostTensor tensor(*kind, staged[index].shape);
+  size_t bytes = elementBytes(argument.dtype);
+  for (int64_t e = 0; e < tensor.getNumElements(); ++e)
+    tensor.data[e] = loadValue(staged[index].storage + e * bytes,
+                               argument.dtype);
+  return tensor;
 }
 
 llvm::Expected<std::vector<HostTensor>>
@@ -218,3 +259,74 @@ NativeProgram::run(double &milliseconds) {
   }
   return outputs;
 }
+
+/// True when started by mpirun (Open MPI, MPICH or PMIx environments).
+bool mlir::braid::isUnderMpirun() {
+  return std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMI_SIZE") ||
+         std::getenv("PMIX_RANK");
+}
+
+/// The rows of table argument `index` that `rank` passes to the compiled
+/// program: its slice in the library's manifest (the whole table, or the
+/// rank's shard, empty if none), checked against the table's data.
+llvm::Expected<NativeProgram::TableSlice>
+mlir::braid::tableArgument(const NativeProgram &program, const TableMap &tables,
+              size_t index, int64_t rank) {
+  const std::string &name = program.getArguments()[index].name;
+  auto data = tables.find(name);
+  if (data == tables.end())
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "no data for table '" + name + "'");
+  const TableData &table = data->second;
+  llvm::Expected<braidrt_table_slice> slice =
+      program.getTableSlice(index, rank);
+  if (!slice)
+    return slice.takeError();
+  if (slice->row_offset > table.getNumRows() ||
+      slice->rows > table.getNumRows() - slice->row_offset ||
+      slice->col_offset > table.getDim() ||
+      slice->cols > table.getDim() - slice->col_offset)
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "the manifest's slice of table '" + name + "' for rank " +
+            llvm::Twine(rank) + " lies outside its " +
+            llvm::Twine(table.getNumRows()) + " x " +
+            llvm::Twine(table.getDim()) + " rows and columns");
+  return NativeProgram::TableSlice{&table, slice->row_offset, slice->rows,
+                                   slice->col_offset, slice->cols};
+}
+
+/// Sends every rank's results to rank 0; returns them there, in rank
+/// order, and nothing on the other ranks.
+std::optional<interp::RankValues>
+mlir::braid::gatherToRankZero(const std::vector<HostTensor> &results) {
+  int64_t rank = braidrt_rank(), ranks = braidrt_world_size();
+  RankValues all(ranks);
+  for (const HostTensor &result : results) {
+    // The shapes first (rows differ by rank), then the values as doubles.
+    std::vector<int64_t> rows(ranks),
+        mine = {result.shape.empty() ? 1 : result.shape[0]};
+    braidrt_all_gather(mine.data(), rows.data(), 1, BRAIDRT_I64);
+    std::vector<int64_t> sendCounts(ranks, 0), recvCounts(ranks, 0);
+    sendCounts[0] = result.getNumElements();
+    void *received = nullptr;
+    braidrt_all_to_all_v(result.data.data(), sendCounts.data(), &received,
+                         recvCounts.data(), BRAIDRT_F64);
+    if (rank == 0) {
+      const double *values = static_cast<const double *>(received);
+      for (int64_t r = 0; r < ranks; ++r) {
+        HostTensor part = result;
+        if (!part.shape.empty())
+          part.shape[0] = rows[r];
+        part.data.assign(values, values + recvCounts[r]);
+        values += recvCounts[r];
+        all[r].push_back(std::move(part));
+      }
+    }
+    braidrt_free(received);
+  }
+  if (rank != 0)
+    return std::nullopt;
+  return all;
+}
+

@@ -11,6 +11,7 @@
 #ifndef BRAID_TOOLS_BRAIDRUN_NATIVEPROGRAM_H
 #define BRAID_TOOLS_BRAIDRUN_NATIVEPROGRAM_H
 
+#include "braid/Interp/Interpreter.h"
 #include "braid/Interp/Signature.h"
 
 #include "braidrt/program.h"
@@ -18,6 +19,7 @@
 #include "llvm/Support/Error.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -35,6 +37,9 @@ public:
   static llvm::Expected<NativeProgram> load(llvm::StringRef dir);
 
   const std::vector<Argument> &getArguments() const { return arguments; }
+  /// The results; a training step's name what they update ("param",
+  /// "state") or are ("output": the loss).
+  const std::vector<Argument> &getResults() const { return results; }
   int64_t getRanks() const { return braidrt_program_ranks(program.get()); }
   /// Whether the program calls collectives (needs one process per rank).
   bool hasExchanges() const {
@@ -46,7 +51,17 @@ public:
   }
   /// The global program's signature, whose inputs are split by rank.
   const interp::Signature &getGlobalSignature() const { return global; }
-  /// The name of the compiled function ("forward").
+  /// Whether the host supplies `argument` beyond the forward pass's inputs
+  /// and parameters: a table, or a training step's labels, step, dense
+  /// optimizer state or table optimizer state.
+  bool isHostSupplied(const Argument &argument) const {
+    return argument.kind == "table" || argument.kind == "table_state" ||
+           argument.kind == "state" ||
+           (isTrainingStep() && argument.kind == "input" &&
+            (argument.name == "labels" || argument.name == "step"));
+  }
+  bool isTrainingStep() const { return function == "train_step"; }
+  /// The name of the compiled function ("forward" or "train_step").
   llvm::StringRef getFunctionName() const { return function; }
   /// The per-rank program's inputs and parameters (its tables apart).
   const interp::Signature &getRankSignature() const { return perRank; }
@@ -65,6 +80,12 @@ public:
 
   /// Stages `args` (in manifest order) for the calls that follow.
   llvm::Error bind(llvm::ArrayRef<ArgumentValue> args);
+  /// Stages argument `index` alone (the others keep their storage, which a
+  /// training step updates in place).
+  llvm::Error bindOne(size_t index, const ArgumentValue &value);
+  /// The current contents of staged argument `index` (a table or its
+  /// optimizer state after training steps).
+  llvm::Expected<interp::HostTensor> readArgument(size_t index) const;
   /// Calls the program on the staged arguments; returns its results and
   /// the call's wall time.
   llvm::Expected<std::vector<interp::HostTensor>> run(double &milliseconds);
@@ -75,11 +96,31 @@ private:
       braidrt_program_free(program);
     }
   };
+  struct Staged {
+    uint8_t *storage = nullptr;
+    std::vector<int64_t> shape;
+  };
   std::unique_ptr<braidrt_program, Free> program;
-  std::vector<Argument> arguments;
+  std::vector<Argument> arguments, results;
+  std::vector<Staged> staged;
   interp::Signature global, perRank;
   std::string function;
 };
+
+/// True when started by mpirun (Open MPI, MPICH or PMIx environments).
+bool isUnderMpirun();
+
+/// The rows of table argument `index` that `rank` passes to the compiled
+/// program: its slice in the library's manifest (the whole table, or the
+/// rank's shard, empty if none), checked against the table's data.
+llvm::Expected<NativeProgram::TableSlice>
+tableArgument(const NativeProgram &program, const interp::TableMap &tables,
+              size_t index, int64_t rank);
+
+/// Sends every rank's tensors (the same count on each) to rank 0; returns
+/// them there, in rank order, and nothing on the other ranks.
+std::optional<interp::RankValues>
+gatherToRankZero(const std::vector<interp::HostTensor> &results);
 
 } // namespace mlir::braid
 

@@ -36,9 +36,9 @@ static int fail(const llvm::Twine &message) { return failRun(message); }
 /// [0, 1]; or, without inputs, a signal planted in the dense features (a
 /// sample is a click when its dense features sum above the batch's mean),
 /// so that the loss visibly falls.
-static FailureOr<HostTensor> loadLabels(func::FuncOp func,
-                                        ArrayRef<HostTensor> args,
-                                        StringRef inputsDir) {
+FailureOr<HostTensor> mlir::braid::loadLabels(const Signature &global,
+                                             ArrayRef<HostTensor> args,
+                                             StringRef inputsDir) {
   if (!inputsDir.empty()) {
     std::string path = joinPath(inputsDir, "labels.npy");
     llvm::Expected<HostTensor> labels = readNpy(path);
@@ -57,10 +57,8 @@ static FailureOr<HostTensor> loadLabels(func::FuncOp func,
       }
     return *labels;
   }
-  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
-    if (getArgumentName(func, i) != "dense")
-      continue;
-    const HostTensor &dense = args[i];
+  if (std::optional<unsigned> index = global.findArgument("dense")) {
+    const HostTensor &dense = args[*index];
     int64_t batch = dense.shape[0], width = dense.shape[1];
     std::vector<double> sums(batch, 0.0);
     double mean = 0;
@@ -74,9 +72,8 @@ static FailureOr<HostTensor> loadLabels(func::FuncOp func,
       labels.data[b] = sums[b] > mean ? 1 : 0;
     return labels;
   }
-  fail("synthetic labels are planted in the 'dense' input, which @" +
-       func.getSymName() + " does not take; give --inputs DIR with "
-       "labels.npy");
+  fail("synthetic labels are planted in the 'dense' input, which the model "
+       "does not take; give --inputs DIR with labels.npy");
   return failure();
 }
 
@@ -92,78 +89,227 @@ static const HostTensor *getDenseState(const TrainingState &state,
              : &found->second;
 }
 
-/// Prints the --json report of a training run.
-static void printTrainingJson(func::FuncOp func, int64_t ranks, int64_t steps,
-                              ArrayRef<double> losses) {
-  llvm::json::Array lossArray;
-  for (double loss : losses)
-    lossArray.push_back(loss);
-  llvm::outs() << llvm::json::Value(llvm::json::Object{
-                      {"function", func.getSymName()},
-                      {"ranks", ranks},
-                      {"steps", steps},
-                      {"losses", std::move(lossArray)},
-                      {"loss", losses.back()}})
-               << "\n";
+/// The optimizer state of `table` as a tensor: [rows] (rowwise_adagrad)
+/// or [rows, dim] (adagrad), zero for rows never updated, as in a fresh
+/// optimizer.
+static HostTensor materializeRowState(
+    const TableData &table,
+    const llvm::DenseMap<int64_t, std::vector<double>> *rows, bool rowwise) {
+  SmallVector<int64_t, 2> shape = {table.getNumRows()};
+  if (!rowwise)
+    shape.push_back(table.getDim());
+  HostTensor sums(ElementKind::f32, shape);
+  if (rows)
+    for (const auto &[row, values] : *rows)
+      for (auto [c, value] : llvm::enumerate(values))
+        sums.data[row * (rowwise ? 1 : table.getDim()) + c] = value;
+  return sums;
 }
 
-/// Writes what training produced: the inputs and labels, the trained
-/// weights, the optimizer state and the losses.
-static llvm::Error dumpTraining(StringRef dir, func::FuncOp func,
-                                const TableMap &tables,
-                                ArrayRef<HostTensor> args,
-                                const HostTensor &labels,
-                                const TrainingState &state,
-                                const TrainingConfig &config,
-                                ArrayRef<double> losses,
-                                int64_t maxDumpElements) {
-  std::string inputs = joinPath(dir, "inputs"), weights = joinPath(dir, "weights"),
-              stateDir = joinPath(dir, "state");
-  if (llvm::Error error = writeNpy(joinPath(inputs, "labels.npy"), labels))
-    return error;
+/// Whether the embedding optimizer keeps per-row state, and of which kind.
+static bool hasTableState(const TrainingConfig &config) {
+  return config.embedding.type == "adagrad" ||
+         config.embedding.type == "rowwise_adagrad";
+}
+
+void mlir::braid::setTableStates(TrainedModel &model,
+                                 const EmbeddingState &rowState,
+                                 const TrainingConfig &config) {
+  if (!hasTableState(config))
+    return;
+  bool rowwise = config.embedding.type == "rowwise_adagrad";
+  for (const auto &entry : model.tables) {
+    auto rows = rowState.find(entry.first());
+    model.tableStates[entry.first().str()] = materializeRowState(
+        entry.second, rows == rowState.end() ? nullptr : &rows->second,
+        rowwise);
+  }
+}
+
+/// What the global reference training produced, by name.
+static TrainedModel describeGlobalTraining(func::FuncOp func,
+                                           ArrayRef<HostTensor> args,
+                                           const TableMap &tables,
+                                           const TrainingState &state,
+                                           const TrainingConfig &config,
+                                           ArrayRef<double> losses) {
+  TrainedModel model;
+  model.losses.assign(losses.begin(), losses.end());
   ArrayRef<StringRef> suffixes =
       getDenseOptimizerStateSuffixes(config.dense.type);
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
-    std::string name = getArgumentName(func, i);
-    bool param = isParameter(func, i);
-    if (llvm::Error error = writeNpy(
-            joinPath(param ? weights : inputs, name + ".npy"), args[i]))
-      return error;
-    if (!param)
+    if (!isParameter(func, i))
       continue;
-    for (auto [slot, suffix] : llvm::enumerate(suffixes))
-      if (const HostTensor *moment = getDenseState(state, i, slot))
-        if (llvm::Error error = writeNpy(
-                joinPath(stateDir, name + suffix.str() + ".npy"), *moment))
-          return error;
+    std::string name = getArgumentName(func, i);
+    model.params[name] = args[i];
+    // Zero until the optimizer first writes it.
+    for (auto [slot, suffix] : llvm::enumerate(suffixes)) {
+      HostTensor moment(ElementKind::f32, args[i].shape);
+      if (const HostTensor *written = getDenseState(state, i, slot))
+        moment = *written;
+      model.states[name + suffix.str()] = std::move(moment);
+    }
   }
-  bool rowwise = config.embedding.type == "rowwise_adagrad";
-  bool adagrad = config.embedding.type == "adagrad" || rowwise;
-  for (const auto &entry : tables) {
-    const TableData &table = entry.second;
+  model.tables = tables;
+  setTableStates(model, state.rowState, config);
+  return model;
+}
+
+/// Prints the --json report of a training run; `stepMs` is negative where
+/// steps were not timed (the reference semantics).
+static void printTrainingJson(StringRef function, int64_t ranks,
+                              ArrayRef<double> losses, double stepMs) {
+  llvm::json::Array lossArray;
+  for (double loss : losses)
+    lossArray.push_back(loss);
+  llvm::json::Object report{{"function", function},
+                            {"ranks", ranks},
+                            {"steps", int64_t(losses.size())},
+                            {"losses", std::move(lossArray)},
+                            {"loss", losses.back()}};
+  if (stepMs >= 0)
+    report["step_ms"] = stepMs;
+  llvm::outs() << llvm::json::Value(std::move(report)) << "\n";
+}
+
+/// Writes a trained model: the weights under DIR/weights (the file names
+/// --weights reads), the optimizer state under DIR/state and the losses as
+/// DIR/losses.npy.
+static llvm::Error dumpTrainedModel(StringRef dir, const TrainedModel &model,
+                                    int64_t maxDumpElements) {
+  std::string weights = joinPath(dir, "weights"),
+              stateDir = joinPath(dir, "state");
+  for (const auto &[name, value] : model.params)
+    if (llvm::Error error = writeNpy(joinPath(weights, name + ".npy"), value))
+      return error;
+  for (const auto &[name, value] : model.states)
+    if (llvm::Error error = writeNpy(joinPath(stateDir, name + ".npy"), value))
+      return error;
+  for (const auto &entry : model.tables) {
     llvm::Expected<bool> written =
-        dumpTable(weights, entry.first(), table, maxDumpElements);
+        dumpTable(weights, entry.first(), entry.second, maxDumpElements);
     if (!written)
       return written.takeError();
-    if (!*written || !adagrad)
-      continue;
-    // Rows never looked up have a zero sum, as in a fresh optimizer.
-    SmallVector<int64_t, 2> shape = {table.getNumRows()};
-    if (!rowwise)
-      shape.push_back(table.getDim());
-    HostTensor sums(ElementKind::f32, shape);
-    auto rows = state.rowState.find(entry.first());
-    if (rows != state.rowState.end())
-      for (const auto &[row, values] : rows->second)
-        for (auto [c, value] : llvm::enumerate(values))
-          sums.data[row * (rowwise ? 1 : table.getDim()) + c] = value;
-    if (llvm::Error error =
-            writeNpy(joinPath(stateDir, entry.first() + ".sum.npy"), sums))
-      return error;
+    auto state = model.tableStates.find(entry.first().str());
+    if (*written && state != model.tableStates.end())
+      if (llvm::Error error = writeNpy(
+              joinPath(stateDir, entry.first() + ".sum.npy"), state->second))
+        return error;
   }
-  HostTensor lossTensor(ElementKind::f64, {int64_t(losses.size())});
-  lossTensor.data.assign(losses.begin(), losses.end());
+  HostTensor lossTensor(ElementKind::f64, {int64_t(model.losses.size())});
+  lossTensor.data.assign(model.losses.begin(), model.losses.end());
   return writeNpy(joinPath(dir, "losses.npy"), lossTensor);
+}
+
+/// Writes the inputs and labels a global training run used under
+/// DIR/inputs.
+static llvm::Error dumpTrainingInputs(StringRef dir, func::FuncOp func,
+                                      ArrayRef<HostTensor> args,
+                                      const HostTensor &labels) {
+  std::string inputs = joinPath(dir, "inputs");
+  if (llvm::Error error = writeNpy(joinPath(inputs, "labels.npy"), labels))
+    return error;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    if (!isParameter(func, i))
+      if (llvm::Error error = writeNpy(
+              joinPath(inputs, getArgumentName(func, i) + ".npy"), args[i]))
+        return error;
+  return llvm::Error::success();
+}
+
+/// The largest relative error between the values of `actual` and
+/// `expected` under each name; infinity when a name is missing.
+static double compareByName(const std::map<std::string, HostTensor> &actual,
+                            const std::map<std::string, HostTensor> &expected,
+                            std::string &missing) {
+  double worst = 0;
+  for (const auto &[name, value] : expected) {
+    auto found = actual.find(name);
+    if (found == actual.end()) {
+      missing = name;
+      return std::numeric_limits<double>::infinity();
+    }
+    worst = std::max(worst, relativeError(found->second, value));
+  }
+  return worst;
+}
+
+/// Compares a training run with the global reference training and prints
+/// the largest relative error of each kind; true when all are within the
+/// tolerance.
+static bool checkTrainedModel(const TrainedModel &actual,
+                              const TrainedModel &expected, double tolerance,
+                              bool json) {
+  double lossError = 0, tableError = 0;
+  if (actual.losses.size() != expected.losses.size())
+    lossError = std::numeric_limits<double>::infinity();
+  for (auto [a, e] : llvm::zip(actual.losses, expected.losses))
+    lossError = std::max(lossError,
+                         std::abs(a - e) / std::max(std::abs(e), 1e-30));
+  std::string missing;
+  double weightError = compareByName(actual.params, expected.params, missing);
+  double stateError = std::max(
+      compareByName(actual.states, expected.states, missing),
+      compareByName(actual.tableStates, expected.tableStates, missing));
+  for (const auto &entry : expected.tables) {
+    auto mine = actual.tables.find(entry.first());
+    if (mine == actual.tables.end()) {
+      missing = entry.first().str();
+      tableError = std::numeric_limits<double>::infinity();
+      continue;
+    }
+    tableError = std::max(tableError, relativeError(mine->second.materialize(),
+                                                    entry.second.materialize()));
+  }
+  if (!missing.empty())
+    failRun("check: the run has no '" + missing + "'");
+  double worst = std::max({lossError, weightError, tableError, stateError});
+  bool ok = worst <= tolerance;
+  (json ? llvm::errs() : llvm::outs())
+      << llvm::format("check against the global training step: max relative "
+                      "error: losses %.3g, weights %.3g, tables %.3g, "
+                      "optimizer state %.3g (tolerance %.3g): %s\n",
+                      lossError, weightError, tableError, stateError,
+                      tolerance, ok ? "ok" : "FAILED");
+  return ok;
+}
+
+int mlir::braid::finishTraining(const TrainedModel &actual,
+                                StringRef function, int64_t ranks,
+                                double stepMs, const TrainOptions &options,
+                                const GlobalTraining *check) {
+  if (options.json)
+    printTrainingJson(function, ranks, actual.losses, stepMs);
+  if (!options.dumpDir.empty()) {
+    if (llvm::Error error = dumpTrainedModel(options.dumpDir, actual,
+                                             options.maxDumpElements))
+      return fail(llvm::toString(std::move(error)));
+    if (!options.json)
+      llvm::outs() << "wrote the trained weights, optimizer state and losses "
+                      "to "
+                   << options.dumpDir << "\n";
+  }
+  if (!check)
+    return 0;
+  FailureOr<TrainingConfig> config = readTrainingConfig(check->module);
+  if (failed(config))
+    return 1;
+  std::vector<HostTensor> args = check->args;
+  TableMap tables = check->tables;
+  TrainingState state;
+  std::vector<double> losses;
+  for (size_t step = 0; step < actual.losses.size(); ++step) {
+    FailureOr<double> loss =
+        trainStep(check->func, args, tables, check->labels, *config, state);
+    if (failed(loss))
+      return 1;
+    losses.push_back(*loss);
+  }
+  TrainedModel expected =
+      describeGlobalTraining(check->func, args, tables, state, *config, losses);
+  return checkTrainedModel(actual, expected, check->tolerance, options.json)
+             ? 0
+             : 1;
 }
 
 int mlir::braid::runReferenceTraining(ModuleOp module, func::FuncOp func,
@@ -176,7 +322,8 @@ int mlir::braid::runReferenceTraining(ModuleOp module, func::FuncOp func,
   FailureOr<TrainingConfig> config = readTrainingConfig(module);
   if (failed(config))
     return 1;
-  FailureOr<HostTensor> labels = loadLabels(func, args, options.inputsDir);
+  FailureOr<HostTensor> labels =
+      loadLabels(describeFunction(func), args, options.inputsDir);
   if (failed(labels))
     return 1;
   TrainingState state;
@@ -193,17 +340,12 @@ int mlir::braid::runReferenceTraining(ModuleOp module, func::FuncOp func,
   }
   if (!options.dumpDir.empty())
     if (llvm::Error error =
-            dumpTraining(options.dumpDir, func, tables, args, *labels, state,
-                         *config, losses, options.maxDumpElements))
+            dumpTrainingInputs(options.dumpDir, func, args, *labels))
       return fail(llvm::toString(std::move(error)));
-  if (options.json) {
-    printTrainingJson(func, /*ranks=*/1, options.steps, losses);
-  } else if (!options.dumpDir.empty()) {
-    llvm::outs() << "wrote the trained weights, optimizer state and losses "
-                    "to "
-                 << options.dumpDir << "\n";
-  }
-  return 0;
+  return finishTraining(
+      describeGlobalTraining(func, args, tables, state, *config, losses),
+      func.getSymName(), /*ranks=*/1, /*stepMs=*/-1, options,
+      /*check=*/nullptr);
 }
 
 /// The argument of `func` whose attribute `key` is `name`, if any.
@@ -216,117 +358,19 @@ static std::optional<unsigned> findArgument(func::FuncOp func, StringRef key,
   return std::nullopt;
 }
 
-/// Compares the per-rank run with the global reference training step and
-/// prints the largest relative error of each kind; true when all are within
-/// the tolerance.
-static bool checkTraining(const RankTraining &run,
-                          ArrayRef<double> rankLosses,
-                          ArrayRef<double> globalLosses,
-                          ArrayRef<HostTensor> rankArgs,
-                          ArrayRef<HostTensor> globalArgs,
-                          const TableMap &rankTables,
-                          const TableMap &globalTables,
-                          const EmbeddingState &rankState,
-                          const TrainingState &globalState,
-                          const TrainingConfig &config, bool json) {
-  double lossError = 0, weightError = 0, tableError = 0, stateError = 0;
-  for (auto [actual, expected] : llvm::zip(rankLosses, globalLosses))
-    lossError = std::max(lossError, std::abs(actual - expected) /
-                                        std::max(std::abs(expected), 1e-30));
-  func::FuncOp global = run.globalFunc, train = run.trainStep;
-  for (unsigned i = 0; i < global.getNumArguments(); ++i) {
-    if (!isParameter(global, i))
-      continue;
-    std::string name = getArgumentName(global, i);
-    std::optional<unsigned> mine =
-        findArgument(train, BraidDialect::kParamAttrName, name);
-    if (!mine)
-      return fail("check failed: @train_step has no parameter '" + name +
-                  "'") == 0;
-    weightError =
-        std::max(weightError, relativeError(rankArgs[*mine], globalArgs[i]));
-    // Dense optimizer state, zero in the oracle until it is written.
-    for (auto [slot, suffix] :
-         llvm::enumerate(getDenseOptimizerStateSuffixes(config.dense.type))) {
-      std::optional<unsigned> mine =
-          findArgument(train, BraidDialect::kStateAttrName, name + suffix.str());
-      if (!mine)
-        return fail("check failed: @train_step has no state '" + name +
-                    suffix.str() + "'") == 0;
-      HostTensor expected = rankArgs[*mine];
-      if (const HostTensor *moment = getDenseState(globalState, i, slot))
-        expected = *moment;
-      else
-        std::fill(expected.data.begin(), expected.data.end(), 0.0);
-      stateError =
-          std::max(stateError, relativeError(rankArgs[*mine], expected));
-    }
-  }
-  for (const auto &entry : globalTables) {
-    auto mine = rankTables.find(entry.first());
-    if (mine == rankTables.end())
-      return fail("check failed: no table '" + entry.first() + "'") == 0;
-    tableError = std::max(tableError,
-                          relativeError(mine->second.materialize(),
-                                        entry.second.materialize()));
-    auto expectedRows = globalState.rowState.find(entry.first());
-    auto actualRows = rankState.find(entry.first());
-    size_t expectedCount =
-        expectedRows == globalState.rowState.end() ? 0
-                                                   : expectedRows->second.size();
-    size_t actualCount =
-        actualRows == rankState.end() ? 0 : actualRows->second.size();
-    if (expectedCount != actualCount) {
-      stateError = std::numeric_limits<double>::infinity();
-      continue;
-    }
-    if (!expectedCount)
-      continue;
-    for (const auto &[row, expected] : expectedRows->second) {
-      auto actual = actualRows->second.find(row);
-      if (actual == actualRows->second.end() ||
-          actual->second.size() != expected.size()) {
-        stateError = std::numeric_limits<double>::infinity();
-        continue;
-      }
-      for (auto [a, e] : llvm::zip(actual->second, expected))
-        stateError = std::max(stateError,
-                              std::abs(a - e) / std::max(std::abs(e), 1e-12));
-    }
-  }
-  double worst = std::max({lossError, weightError, tableError, stateError});
-  bool ok = worst <= run.tolerance;
-  (json ? llvm::errs() : llvm::outs())
-      << llvm::format("check against the global training step: max relative "
-                      "error: losses %.3g, weights %.3g, tables %.3g, "
-                      "optimizer state %.3g (tolerance %.3g): %s\n",
-                      lossError, weightError, tableError, stateError,
-                      run.tolerance, ok ? "ok" : "FAILED");
-  return ok;
-}
-
 int mlir::braid::runRankTraining(RankTraining &run,
                                  const TrainOptions &options) {
   if (options.steps < 1 || options.steps > 1000000)
     return fail("--steps must be between 1 and 1000000, got " +
                 llvm::Twine(options.steps));
-  if (!options.dumpDir.empty())
-    return fail("--dump of a per-rank training run is not supported yet; "
-                "train the global program (a .mlir with --reference) to "
-                "dump weights and state");
   FailureOr<TrainingConfig> config = readTrainingConfig(run.globalModule);
   if (failed(config))
     return 1;
   FailureOr<HostTensor> labels =
-      loadLabels(run.globalFunc, run.globalArgs, options.inputsDir);
+      loadGlobalLabels(describeFunction(run.globalFunc), run.globalArgs,
+                       run.batchSplit, options.inputsDir);
   if (failed(labels))
     return 1;
-  int64_t total = 0;
-  for (int64_t rows : run.batchSplit)
-    total += rows;
-  if (labels->getRank() != 1 || labels->shape[0] != total)
-    return fail("the labels are " + labels->describeType() +
-                " but the global batch has " + llvm::Twine(total) + " rows");
 
   // Each rank's arguments: its forward arguments, its labels, the step and
   // zero optimizer state.
@@ -358,14 +402,14 @@ int mlir::braid::runRankTraining(RankTraining &run,
     feedback.push_back(target);
   }
 
-  TableMap tables = run.tables;
+  TrainedModel model;
+  model.tables = run.tables;
   EmbeddingState embeddingState;
-  std::vector<double> losses;
   for (int64_t step = 1; step <= options.steps; ++step) {
     for (std::vector<HostTensor> &mine : args)
       mine[numForwardArgs + 1].data[0] = double(step);
     FailureOr<RankValues> results =
-        runTrainingFunction(train, args, tables, embeddingState);
+        runTrainingFunction(train, args, model.tables, embeddingState);
     if (failed(results))
       return 1;
     double loss = (*results)[0][0].data[0];
@@ -377,7 +421,7 @@ int mlir::braid::runRankTraining(RankTraining &run,
         if (target)
           args[rank][*target] = std::move(rankResults[index]);
     }
-    losses.push_back(loss);
+    model.losses.push_back(loss);
     if (!options.json)
       llvm::outs() << llvm::format("step %lld: loss %.6f\n",
                                    static_cast<long long>(step), loss);
@@ -389,26 +433,36 @@ int mlir::braid::runRankTraining(RankTraining &run,
           args[rank][i].data != args[0][i].data)
         return fail("rank " + llvm::Twine(rank) + "'s parameter '" +
                     getArgumentName(train, i) + "' differs from rank 0's");
-  if (options.json)
-    printTrainingJson(train, args.size(), options.steps, losses);
-  if (!run.check)
-    return 0;
+  for (unsigned i = 0; i < train.getNumArguments(); ++i)
+    for (auto [key, target] :
+         {std::pair{BraidDialect::kParamAttrName, &model.params},
+          std::pair{BraidDialect::kStateAttrName, &model.states}})
+      if (auto name = train.getArgAttrOfType<StringAttr>(i, key))
+        (*target)[name.getValue().str()] = args[0][i];
+  setTableStates(model, embeddingState, *config);
+  GlobalTraining global{run.globalModule, run.globalFunc, run.globalArgs,
+                        run.tables,       *labels,        run.tolerance};
+  return finishTraining(model, train.getSymName(), args.size(),
+                        /*stepMs=*/-1, options,
+                        run.check ? &global : nullptr);
+}
 
-  std::vector<HostTensor> globalArgs = run.globalArgs;
-  TableMap globalTables = run.tables;
-  TrainingState globalState;
-  std::vector<double> globalLosses;
-  for (int64_t step = 0; step < options.steps; ++step) {
-    FailureOr<double> loss = trainStep(run.globalFunc, globalArgs,
-                                       globalTables, *labels, *config,
-                                       globalState);
-    if (failed(loss))
-      return 1;
-    globalLosses.push_back(*loss);
+FailureOr<HostTensor> mlir::braid::loadGlobalLabels(const Signature &global,
+                                                    ArrayRef<HostTensor> args,
+                                                    ArrayRef<int64_t> split,
+                                                    StringRef inputsDir) {
+  FailureOr<HostTensor> labels = loadLabels(global, args, inputsDir);
+  if (failed(labels))
+    return failure();
+  int64_t total = 0;
+  for (int64_t rows : split)
+    total += rows;
+  if (labels->getRank() != 1 || labels->shape[0] != total) {
+    fail((inputsDir.empty() ? std::string("the labels")
+                            : joinPath(inputsDir, "labels.npy")) +
+         " is " + labels->describeType() + " but the global batch has " +
+         llvm::Twine(total) + " rows");
+    return failure();
   }
-  return checkTraining(run, losses, globalLosses, args[0], globalArgs, tables,
-                       globalTables, embeddingState, globalState, *config,
-                       options.json)
-             ? 0
-             : 1;
+  return labels;
 }

@@ -8,9 +8,12 @@
 #define BRAID_TOOLS_BRAID_RUN_TRAIN_H
 
 #include "braid/Interp/Interpreter.h"
+#include "braid/Interp/Signature.h"
+#include "braid/Interp/Training.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -24,6 +27,49 @@ struct TrainOptions {
   bool json = false;
   int64_t maxDumpElements = 0;
 };
+
+/// What a training run produced, by name: each step's loss, the
+/// parameters and their dense optimizer state (`<param>.sum`, ...), the
+/// tables and their optimizer state (`<table>`: [rows] or [rows, dim], zero
+/// for rows never updated).
+struct TrainedModel {
+  std::vector<double> losses;
+  std::map<std::string, interp::HostTensor> params, states, tableStates;
+  interp::TableMap tables;
+};
+
+/// Sets model.tableStates from the reference semantics' per-row state.
+void setTableStates(TrainedModel &model, const interp::EmbeddingState &rows,
+                    const interp::TrainingConfig &config);
+
+/// The global reference training a run is checked against.
+struct GlobalTraining {
+  ModuleOp module;
+  func::FuncOp func;
+  std::vector<interp::HostTensor> args;
+  interp::TableMap tables;
+  interp::HostTensor labels;
+  double tolerance = 0;
+};
+
+/// Reports a finished run: --json (with the median step time when
+/// `stepMs` >= 0), --dump, and with `check` the comparison with the global
+/// reference training of as many steps. Returns the exit code.
+int finishTraining(const TrainedModel &actual, StringRef function,
+                   int64_t ranks, double stepMs, const TrainOptions &options,
+                   const GlobalTraining *check);
+
+/// The labels: `labels.npy` in `inputsDir` (every element in [0, 1]) or,
+/// without it, a signal planted in the dense features of `args`.
+FailureOr<interp::HostTensor> loadLabels(const interp::Signature &global,
+                                         ArrayRef<interp::HostTensor> args,
+                                         StringRef inputsDir);
+/// loadLabels for the global batch of a split program, checked to have one
+/// label per sample of `split`.
+FailureOr<interp::HostTensor>
+loadGlobalLabels(const interp::Signature &global,
+                 ArrayRef<interp::HostTensor> args, ArrayRef<int64_t> split,
+                 StringRef inputsDir);
 
 /// Trains `func` (one rank, the global batch `args`) for options.steps
 /// steps under the reference semantics; returns the exit code.

@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CompiledTraining.h"
 #include "NativeProgram.h"
 #include "RunSupport.h"
 #include "Train.h"
@@ -76,9 +77,10 @@ static cl::opt<double>
               cl::desc("Largest relative error --check accepts"));
 static cl::opt<int64_t>
     steps(cl::cat(toolOptions), "steps", cl::init(0),
-          cl::desc("With --reference on a model with braid.optimizer: train "
-                   "the global program K steps on one batch (labels.npy in "
-                   "--inputs, or synthetic)"));
+          cl::desc("Train K steps on one batch (labels.npy in --inputs, or "
+                   "synthetic): a braid-compile --train --target cpu "
+                   "directory, its per-rank program with --reference, or a "
+                   "global .mlir with --reference"));
 static cl::opt<int64_t>
     maxDumpElements(cl::cat(toolOptions), "max-dump-table-elements",
                     cl::init(1 << 24),
@@ -162,42 +164,6 @@ static void printResults(StringRef label, ArrayRef<HostTensor> results) {
   }
 }
 
-/// True when started by mpirun (Open MPI, MPICH or PMIx environments).
-static bool isUnderMpirun() {
-  return std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMI_SIZE") ||
-         std::getenv("PMIX_RANK");
-}
-
-/// The rows of table argument `index` that `rank` passes to the compiled
-/// program: its slice in the library's manifest (the whole table, or the
-/// rank's shard, empty if none), checked against the table's data.
-static llvm::Expected<NativeProgram::TableSlice>
-tableArgument(const NativeProgram &program, const TableMap &tables,
-              size_t index, int64_t rank) {
-  const std::string &name = program.getArguments()[index].name;
-  auto data = tables.find(name);
-  if (data == tables.end())
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "no data for table '" + name + "'");
-  const TableData &table = data->second;
-  llvm::Expected<braidrt_table_slice> slice =
-      program.getTableSlice(index, rank);
-  if (!slice)
-    return slice.takeError();
-  if (slice->row_offset > table.getNumRows() ||
-      slice->rows > table.getNumRows() - slice->row_offset ||
-      slice->col_offset > table.getDim() ||
-      slice->cols > table.getDim() - slice->col_offset)
-    return llvm::createStringError(
-        llvm::inconvertibleErrorCode(),
-        "the manifest's slice of table '" + name + "' for rank " +
-            llvm::Twine(rank) + " lies outside its " +
-            llvm::Twine(table.getNumRows()) + " x " +
-            llvm::Twine(table.getDim()) + " rows and columns");
-  return NativeProgram::TableSlice{&table, slice->row_offset, slice->rows,
-                                   slice->col_offset, slice->cols};
-}
-
 /// Calls the compiled program for each rank of `rankIds` (all in this
 /// process without mpirun, this rank's alone under it) `--iterations`
 /// times; `iterationMs` is the median over iterations of the slowest
@@ -249,40 +215,6 @@ runNative(NativeProgram &program, const RankValues &rankArgs,
   std::sort(perIteration.begin(), perIteration.end());
   iterationMs = perIteration[perIteration.size() / 2];
   return results;
-}
-
-/// Sends every rank's results to rank 0; returns them there, in rank
-/// order, and nothing on the other ranks.
-static std::optional<RankValues>
-gatherToRankZero(const std::vector<HostTensor> &results) {
-  int64_t rank = braidrt_rank(), ranks = braidrt_world_size();
-  RankValues all(ranks);
-  for (const HostTensor &result : results) {
-    // The shapes first (rows differ by rank), then the values as doubles.
-    std::vector<int64_t> rows(ranks),
-        mine = {result.shape.empty() ? 1 : result.shape[0]};
-    braidrt_all_gather(mine.data(), rows.data(), 1, BRAIDRT_I64);
-    std::vector<int64_t> sendCounts(ranks, 0), recvCounts(ranks, 0);
-    sendCounts[0] = result.getNumElements();
-    void *received = nullptr;
-    braidrt_all_to_all_v(result.data.data(), sendCounts.data(), &received,
-                         recvCounts.data(), BRAIDRT_F64);
-    if (rank == 0) {
-      const double *values = static_cast<const double *>(received);
-      for (int64_t r = 0; r < ranks; ++r) {
-        HostTensor part = result;
-        if (!part.shape.empty())
-          part.shape[0] = rows[r];
-        part.data.assign(values, values + recvCounts[r]);
-        values += recvCounts[r];
-        all[r].push_back(std::move(part));
-      }
-    }
-    braidrt_free(received);
-  }
-  if (rank != 0)
-    return std::nullopt;
-  return all;
 }
 
 /// The values a run of an artifact binds: the global program's tables and
@@ -385,6 +317,12 @@ static int runArtifact(StringRef dir, const BindingOptions &options) {
     perRank = describeFunction(rankFunc);
     split.assign(attr.asArrayRef().begin(), attr.asArrayRef().end());
   } else {
+    if (!llvm::sys::fs::exists(joinPath(dir, "libprogram.so")) &&
+        llvm::sys::fs::exists(joinPath(dir, "program.mlir")))
+      return fail(dir + " has no compiled program (braid-compile --target "
+                        "none): add --reference to run its per-rank program "
+                        "under the reference semantics, or compile it with "
+                        "--target cpu");
     llvm::Expected<NativeProgram> loaded = NativeProgram::load(dir);
     if (!loaded)
       return fail(llvm::toString(loaded.takeError()));
@@ -397,6 +335,9 @@ static int runArtifact(StringRef dir, const BindingOptions &options) {
         return fail(joinPath(dir, "libprogram.so") +
                     " was not compiled from " + joinPath(dir, "model.mlir") +
                     ": " + *why);
+    if (program->isTrainingStep() && !steps.getNumOccurrences())
+      return fail(dir + " holds a training step (braid-compile --train): "
+                        "train it with --steps K");
     global = program->getGlobalSignature();
     perRank = program->getRankSignature();
     split.assign(program->getBatchSplit().begin(),
@@ -420,6 +361,29 @@ static int runArtifact(StringRef dir, const BindingOptions &options) {
   if (!binding)
     return fail(llvm::toString(binding.takeError()));
   int64_t ranks = split.size();
+  TrainOptions train;
+  train.steps = steps;
+  train.inputsDir = options.inputsDir.value_or("");
+  train.dumpDir = dumpDir.getValue();
+  train.json = emitJson;
+  train.maxDumpElements = maxDumpElements;
+  if (steps.getNumOccurrences() && !reference) {
+    CompiledTraining run;
+    run.global = global;
+    run.globalArgs = binding->globalArgs.front();
+    run.rankArgs = binding->rankArgs;
+    run.batchSplit = split;
+    run.tables = binding->tables;
+    if (check) {
+      FailureOr<HostTensor> labels = loadGlobalLabels(
+          global, run.globalArgs, split, train.inputsDir);
+      if (failed(labels))
+        return 1;
+      run.check = GlobalTraining{*globalModule, globalFunc, run.globalArgs,
+                                 run.tables,    *labels,    tolerance};
+    }
+    return runCompiledTraining(*program, run, train);
+  }
   if (steps.getNumOccurrences()) {
     auto trainStep = rankModule->lookupSymbol<func::FuncOp>("train_step");
     if (!trainStep)
@@ -436,12 +400,6 @@ static int runArtifact(StringRef dir, const BindingOptions &options) {
     run.tables = binding->tables;
     run.check = check;
     run.tolerance = tolerance;
-    TrainOptions train;
-    train.steps = steps;
-    train.inputsDir = options.inputsDir.value_or("");
-    train.dumpDir = dumpDir.getValue();
-    train.json = emitJson;
-    train.maxDumpElements = maxDumpElements;
     return runRankTraining(run, train);
   }
   RankValues rankResults;
@@ -542,10 +500,6 @@ int main(int argc, char **argv) {
       return fail("'" + dir + "' is not a directory");
 
   if (isArtifact) {
-    if (steps.getNumOccurrences() && !reference)
-      return fail("--steps trains a braid-compile --train directory under "
-                  "the reference semantics: add --reference (compiled "
-                  "training steps are not built yet)");
     if (numRanks.getNumOccurrences())
       return fail("with a braid-compile directory the ranks come from its "
                   "program");

@@ -146,7 +146,8 @@ LogicalResult BraidDialect::verifyRegionArgAttribute(Operation *op,
                                                      unsigned argIndex,
                                                      NamedAttribute attr) {
   if (attr.getName() != kInputAttrName && attr.getName() != kParamAttrName &&
-      attr.getName() != kTableAttrName && attr.getName() != kStateAttrName)
+      attr.getName() != kTableAttrName && attr.getName() != kStateAttrName &&
+      attr.getName() != kTableStateAttrName)
     return op->emitOpError() << "unknown Braid argument attribute '"
                              << attr.getName().getValue() << "'";
   return verifyNameAttribute(op, "argument", argIndex, attr);

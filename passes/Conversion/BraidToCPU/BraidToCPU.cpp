@@ -154,10 +154,13 @@ static LogicalResult prepareFunction(func::FuncOp func,
   if (func.isExternal())
     return success();
   llvm::MapVector<StringAttr, Value> tableArgs;
+  llvm::DenseMap<StringAttr, Value> stateArgs;
+  SmallVector<std::tuple<StringAttr, Type, Location>> stateTypes;
   WalkResult walk = func.walk([&](Operation *op) {
     bool lowered = isa<AllToAllOp, ReduceScatterOp, AllToAllStartOp,
                        ReduceScatterStartOp, WaitOp>(op) ||
-                   isa<BucketizeOp, AllToAllVOp, CombineShardsOp>(op);
+                   isa<BucketizeOp, AllToAllVOp, CombineShardsOp>(op) ||
+                   isa<AllReduceOp, AllGatherOp>(op);
     if (!lowered && isa<CollectiveOpInterface, PermuteOp, WaitOp, RankOp,
                         WorldSizeOp>(op)) {
       op->emitError() << "the CPU backend does not lower '" << op->getName()
@@ -172,13 +175,27 @@ static LogicalResult prepareFunction(func::FuncOp func,
                          "exchange to go to braid.wait alone";
       return WalkResult::interrupt();
     }
-    // Lookups read a table: the whole of it, or this rank's shard.
+    // Lookups read a table, the whole of it or this rank's shard; a
+    // training step's updates write it, and its optimizer state.
     FlatSymbolRefAttr tableRef;
     Type argType;
+    DictionaryAttr optimizer;
+    bool shard = isa<ShardEmbeddingBagOp, ShardEmbeddingBagUpdateOp>(op);
     if (auto bag = dyn_cast<EmbeddingBagOp>(op)) {
       tableRef = bag.getTableAttr();
-    } else if (auto shard = dyn_cast<ShardEmbeddingBagOp>(op)) {
-      tableRef = shard.getTableAttr();
+    } else if (auto lookup = dyn_cast<ShardEmbeddingBagOp>(op)) {
+      tableRef = lookup.getTableAttr();
+    } else if (auto update = dyn_cast<EmbeddingBagUpdateOp>(op)) {
+      tableRef = update.getTableAttr();
+      optimizer = update.getOptimizer();
+    } else if (auto update = dyn_cast<ShardEmbeddingBagUpdateOp>(op)) {
+      tableRef = update.getTableAttr();
+      optimizer = update.getOptimizer();
+    } else if (auto grad = dyn_cast<EmbeddingBagGradOp>(op)) {
+      tableRef = grad.getTableAttr();
+    } else if (auto update = dyn_cast<TableUpdateOp>(op)) {
+      tableRef = update.getTableAttr();
+      optimizer = update.getOptimizer();
     } else {
       return WalkResult::advance();
     }
@@ -188,7 +205,7 @@ static LogicalResult prepareFunction(func::FuncOp func,
                       << "' does not name a braid.table";
       return WalkResult::interrupt();
     }
-    argType = isa<ShardEmbeddingBagOp>(op)
+    argType = shard
                   ? RankedTensorType::get(
                         {ShapedType::kDynamic, ShapedType::kDynamic},
                         table.getElementType())
@@ -206,27 +223,51 @@ static LogicalResult prepareFunction(func::FuncOp func,
         return WalkResult::interrupt();
       tableArgs[name] = func.getArgument(index);
     }
+    // An update's optimizer state follows the tables, one per table.
+    std::optional<Type> stateType =
+        optimizer ? getTableStateType(func.getContext(), optimizer)
+                  : std::nullopt;
+    if (stateType && !stateArgs.count(name)) {
+      stateArgs[name] = Value();
+      stateTypes.push_back({name, *stateType, table.getLoc()});
+    }
     return WalkResult::advance();
   });
   if (walk.wasInterrupted())
     return failure();
+  for (auto [name, type, loc] : stateTypes) {
+    unsigned index = func.getNumArguments();
+    if (failed(func.insertArgument(
+            index, type,
+            DictionaryAttr::get(
+                func.getContext(),
+                {NamedAttribute(BraidDialect::kTableStateAttrName, name)}),
+            loc)))
+      return failure();
+    state.tableStateArgs[{func, name}] = func.getArgument(index);
+  }
 
   for (auto [name, argument] : tableArgs)
     state.tableArgs[{func, name}] = argument;
   return success();
 }
 
-/// What every lowered function gets: read-only arguments and a C interface.
-static void finishFunction(func::FuncOp func) {
+/// What every lowered function gets: read-only arguments, but for the
+/// tables a training step updates and their optimizer state, and a C
+/// interface.
+static void finishFunction(func::FuncOp func,
+                           const llvm::DenseSet<Value> &updated) {
   if (func.isExternal())
     return;
   // The caller's buffers are read-only: the host calls a compiled program
-  // again and again on the same inputs and tables.
+  // again and again on the same inputs and tables. A training step updates
+  // its tables and their state in place, for the next step.
   for (BlockArgument argument : func.getArguments())
     if (isa<TensorType>(argument.getType()))
       func.setArgAttr(argument.getArgNumber(),
                       bufferization::BufferizationDialect::kWritableAttrName,
-                      BoolAttr::get(func.getContext(), false));
+                      BoolAttr::get(func.getContext(),
+                                    updated.contains(argument)));
   // The outlined kernels are internal; only the program's entry points get
   // a C interface.
   if (func.isPublic())
@@ -279,6 +320,17 @@ struct ConvertBraidToCPUPass
     for (auto func : module.getOps<func::FuncOp>())
       if (failed(prepareFunction(func, state)))
         return signalPassFailure();
+    // The arguments a training step writes: the tables it updates (found
+    // before their updates are lowered) and their optimizer state.
+    llvm::DenseSet<Value> updated;
+    for (auto [key, argument] : state.tableStateArgs)
+      updated.insert(argument);
+    module.walk([&](Operation *op) {
+      if (isa<EmbeddingBagUpdateOp, ShardEmbeddingBagUpdateOp, TableUpdateOp>(
+              op))
+        updated.insert(state.tableArgument(
+            op, op->getAttrOfType<FlatSymbolRefAttr>("table")));
+    });
     outlineKernels(state);
     // Every Braid op a program runs is converted; the kernels and calls
     // they become are upstream ops.
@@ -287,14 +339,20 @@ struct ConvertBraidToCPUPass
                         AllToAllVOp, ReduceScatterOp, BucketizeOp,
                         ShardEmbeddingBagOp, CombineShardsOp, AllToAllStartOp,
                         ReduceScatterStartOp, WaitOp>();
+    target.addIllegalOp<BceWithLogitsOp, LinearGradOp, InteractionGradOp,
+                        CombineShardsGradOp, EmbeddingBagUpdateOp,
+                        ShardEmbeddingBagUpdateOp, EmbeddingBagGradOp,
+                        TableUpdateOp, DenseUpdateOp, AllReduceOp,
+                        AllGatherOp>();
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     RewritePatternSet patterns(&getContext());
     populateBraidComputeToCPUPatterns(patterns, state);
     populateBraidExchangeToCPUPatterns(patterns, state);
+    populateBraidTrainingToCPUPatterns(patterns, state);
     if (failed(applyPartialConversion(module, target, std::move(patterns))))
       return signalPassFailure();
     for (auto func : module.getOps<func::FuncOp>())
-      finishFunction(func);
+      finishFunction(func, updated);
     // The tables are function arguments now.
     for (auto table : llvm::to_vector(module.getOps<TableOp>()))
       table.erase();

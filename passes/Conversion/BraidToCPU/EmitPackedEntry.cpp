@@ -28,8 +28,10 @@ struct BraidEmitPackedEntryPass
     // them.
     for (auto func : module.getOps<LLVM::LLVMFuncOp>())
       for (unsigned i = 0; i < func.getNumArguments(); ++i)
-        for (StringRef name : {"braid.input", "braid.param", "braid.table"})
-          func.removeArgAttr(i, StringAttr::get(&getContext(), name));
+        for (NamedAttribute attr : llvm::to_vector(
+                 function_interface_impl::getArgAttrs(func, i)))
+          if (attr.getName().getValue().starts_with("braid."))
+            func.removeArgAttr(i, attr.getName());
     for (auto interface : llvm::to_vector(module.getOps<LLVM::LLVMFuncOp>())) {
       StringRef name = interface.getSymName();
       if (!name.consume_front("_mlir_ciface_") || interface.isExternal())

@@ -58,6 +58,60 @@ Value mlir::braid::toUnrankedBuffer(OpBuilder &b, Location loc, Value tensor) {
       b, loc, UnrankedMemRefType::get(type.getElementType(), 0), buffer);
 }
 
+FailureOr<std::pair<int64_t, Value>>
+mlir::braid::lowerRankBlocks(OpBuilder &b, Location loc, ModuleOp module,
+                             Operation *op, ReplicaGroupsAttr groups) {
+  auto cluster =
+      module->getAttrOfType<ClusterAttr>(BraidDialect::kClusterAttrName);
+  // Without groups the collective spans every rank of the cluster.
+  if (!groups) {
+    if (!cluster)
+      return op->emitError() << "the CPU backend needs explicit groups or the "
+                                "module's braid.cluster";
+    return std::pair<int64_t, Value>(
+        cluster.getWorldSize(), arith::ConstantIntOp::create(b, loc, 1, 1));
+  }
+  int64_t size = groups.getGroupSize();
+  SmallVector<int64_t> firsts;
+  for (int64_t g = 0; g < groups.getNumGroups(); ++g) {
+    ArrayRef<int64_t> members = groups.getGroup(g);
+    for (auto [position, member] : llvm::enumerate(members))
+      if (member != members.front() + int64_t(position) ||
+          members.front() % size != 0)
+        return op->emitError() << "the CPU backend lowers "
+                               << op->getName().stripDialect()
+                               << " over blocks of consecutive ranks";
+    firsts.push_back(members.front());
+  }
+  // Whether this rank's block is one of the groups; a rank in none keeps
+  // its input. Groups that tile the cluster's ranks make it a constant.
+  llvm::sort(firsts);
+  bool tiles =
+      cluster && int64_t(firsts.size()) * size == cluster.getWorldSize();
+  for (auto [g, first] : llvm::enumerate(firsts))
+    tiles = tiles && first == int64_t(g) * size;
+  if (tiles)
+    return std::pair<int64_t, Value>(
+        size, arith::ConstantIntOp::create(b, loc, 1, 1));
+  auto index = [&](int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, value);
+  };
+  func::FuncOp rankFn = declareRuntimeFunction(module, runtime::kRank, {},
+                                               {b.getI64Type()}, false);
+  Value rank = arith::IndexCastOp::create(
+      b, loc, b.getIndexType(),
+      func::CallOp::create(b, loc, rankFn, ValueRange{}).getResult(0));
+  Value first = arith::MulIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, rank, index(size)), index(size));
+  Value member = arith::ConstantIntOp::create(b, loc, 0, 1);
+  for (int64_t groupFirst : firsts)
+    member = arith::OrIOp::create(
+        b, loc, member,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, first,
+                              index(groupFirst)));
+  return std::pair<int64_t, Value>(size, member);
+}
+
 namespace {
 /// Builds the lowering of one op.
 class ExchangeLowering {
@@ -232,49 +286,17 @@ FailureOr<Value> ExchangeLowering::reduceScatter(OpTy op,
   if (op.getDim() != 0)
     return op.emitError() << "the CPU backend lowers reduce_scatter along "
                              "dimension 0";
-  ReplicaGroupsAttr groups = op.getReplicaGroupsAttr();
-  if (!groups)
-    return op.emitError() << "the CPU backend needs explicit groups";
-  int64_t size = groups.getGroupSize();
-  SmallVector<int64_t> firsts;
-  for (int64_t g = 0; g < groups.getNumGroups(); ++g) {
-    ArrayRef<int64_t> members = groups.getGroup(g);
-    for (auto [position, member] : llvm::enumerate(members))
-      if (member != members.front() + int64_t(position) ||
-          members.front() % size != 0)
-        return op.emitError() << "the CPU backend lowers reduce_scatter over "
-                                 "blocks of consecutive ranks";
-    firsts.push_back(members.front());
-  }
+  FailureOr<std::pair<int64_t, Value>> blocks = lowerRankBlocks(
+      b, loc, module, op, op.getReplicaGroupsAttr());
+  if (failed(blocks))
+    return failure();
+  auto [size, member] = *blocks;
   if (op.getReduction() == ReductionKind::avg)
     return op.emitError() << "the CPU backend does not lower avg reductions";
   auto type = cast<RankedTensorType>(op.getResultTensorType());
   FailureOr<std::string> kind = suffix(op, type.getElementType());
   if (failed(kind) || *kind == "i64")
     return op.emitError() << "the CPU backend reduce-scatters f32 and f64";
-  // Whether this rank's block is one of the groups; a rank in none keeps
-  // its input. Groups that tile the cluster's ranks make it a constant.
-  Value member;
-  auto cluster =
-      module->getAttrOfType<ClusterAttr>(BraidDialect::kClusterAttrName);
-  llvm::sort(firsts);
-  bool tiles =
-      cluster && int64_t(firsts.size()) * size == cluster.getWorldSize();
-  for (auto [g, first] : llvm::enumerate(firsts))
-    tiles = tiles && first == int64_t(g) * size;
-  if (tiles) {
-    member = arith::ConstantIntOp::create(b, loc, 1, 1);
-  } else {
-    Value first = arith::MulIOp::create(
-        b, loc, arith::DivUIOp::create(b, loc, rank(), index(size)),
-        index(size));
-    member = arith::ConstantIntOp::create(b, loc, 0, 1);
-    for (int64_t groupFirst : firsts)
-      member = arith::OrIOp::create(
-          b, loc, member,
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, first,
-                                index(groupFirst)));
-  }
   Value inputRows = tensor::DimOp::create(b, loc, op.getInput(), 0);
   Value rows = arith::SelectOp::create(
       b, loc, member, arith::DivUIOp::create(b, loc, inputRows, index(size)),

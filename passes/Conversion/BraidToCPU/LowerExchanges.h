@@ -34,6 +34,14 @@ func::FuncOp declareOffsetsError(ModuleOp module);
 /// The buffer of `tensor` as an unranked memref (for C-interface calls).
 Value toUnrankedBuffer(OpBuilder &b, Location loc, Value tensor);
 
+/// For an exchange over `groups`, which must be blocks of consecutive
+/// ranks: the group size and whether the calling rank is in one of the
+/// groups (an i1, constant when the groups tile the cluster). An error on
+/// `op` otherwise.
+FailureOr<std::pair<int64_t, Value>>
+lowerRankBlocks(OpBuilder &b, Location loc, ModuleOp module, Operation *op,
+                ReplicaGroupsAttr groups);
+
 /// Exchanges started and not yet waited for, by their token.
 struct PendingExchange {
   Value handle, input, output;
@@ -48,11 +56,21 @@ struct CpuLoweringState {
   ModuleOp module;
   /// Per function and table name, the argument holding its rows.
   llvm::DenseMap<std::pair<Operation *, Attribute>, Value> tableArgs;
+  /// Per function and table name, the argument holding the table's
+  /// optimizer state, for tables a training step updates with an optimizer
+  /// that keeps state.
+  llvm::DenseMap<std::pair<Operation *, Attribute>, Value> tableStateArgs;
   PendingExchanges pending;
 
   /// The argument of `table` in the function around `op`.
   Value tableArgument(Operation *op, FlatSymbolRefAttr table) const {
     return tableArgs.lookup(
+        {op->getParentOfType<func::FuncOp>(), table.getAttr()});
+  }
+  /// The argument of `table`'s optimizer state in the function around
+  /// `op`, or null where its optimizer keeps none.
+  Value tableStateArgument(Operation *op, FlatSymbolRefAttr table) const {
+    return tableStateArgs.lookup(
         {op->getParentOfType<func::FuncOp>(), table.getAttr()});
   }
   /// The runtime's abort for an index outside a table: (index, rows).
@@ -73,6 +91,19 @@ void outlineKernels(CpuLoweringState &state);
 /// shard_embedding_bag and combine_shards become generated kernels.
 void populateBraidExchangeToCPUPatterns(RewritePatternSet &patterns,
                                         CpuLoweringState &state);
+
+/// Patterns for the training step's ops: the gradient exchanges
+/// (all_reduce, all_gather) and the training kernels, runtime calls that
+/// update tables and their state in place.
+void populateBraidTrainingToCPUPatterns(RewritePatternSet &patterns,
+                                        CpuLoweringState &state);
+
+/// The type of a table's optimizer-state argument under `optimizer` (an
+/// `embedding` part of braid.optimizer): [rows] f32 for rowwise_adagrad,
+/// [rows, cols] f32 for adagrad, none for sgd. Sizes are dynamic: they are
+/// the rank's slice of the table.
+std::optional<Type> getTableStateType(MLIRContext *context,
+                                      DictionaryAttr optimizer);
 
 /// Patterns for the compute ops: embedding_bag (the pooling kernel with
 /// its checks), linear (BLAS through the runtime for f32, else generated)

@@ -51,6 +51,40 @@ inline constexpr llvm::StringLiteral kReduceScatterStart =
 /// (i64 handle, memref in, memref out): completes a started exchange.
 inline constexpr llvm::StringLiteral kWaitExchange = "braidrt_wait_exchange_";
 
+/// The gradient exchanges, like reduce_scatter's arguments:
+/// (memref in, memref out, i64 group size, i32 member, i32 reduction) for
+/// all_reduce (any rank), without the reduction for all_gather (rows).
+inline constexpr llvm::StringLiteral kAllReduce = "braidrt_all_reduce_";
+inline constexpr llvm::StringLiteral kAllGather = "braidrt_all_gather_";
+/// The training kernels (runtime/lib/Training.cpp; compiled.h documents
+/// them): (memref logits, memref labels, memref loss, memref grad, f64
+/// scale).
+inline constexpr llvm::StringLiteral kBceWithLogits =
+    "braidrt_bce_with_logits";
+/// (memref x, w, y, dy, dx, dw, db, i32 activation).
+inline constexpr llvm::StringLiteral kLinearGradF32 = "braidrt_linear_grad_f32";
+/// (memref result grad, memref stacked features, memref grads, i64 count).
+inline constexpr llvm::StringLiteral kInteractionDotGrad =
+    "braidrt_interaction_dot_grad";
+/// (memref result grad, memref offsets, memref out, memref parts, i32 mode,
+/// i64 slots).
+inline constexpr llvm::StringLiteral kCombineShardsGrad =
+    "braidrt_combine_shards_grad";
+/// (memref param, grad, first, second, out, out first, out second, i64
+/// step, i32 optimizer, f64 lr, eps, beta1, beta2).
+inline constexpr llvm::StringLiteral kDenseUpdateF32 =
+    "braidrt_dense_update_f32";
+/// Per table element type (suffix f32, f16, bf16): (memref table, memref
+/// state, memref rows, memref bounds, i32 bounds are lengths, memref grad,
+/// i32 mode, i32 optimizer, f64 lr, f64 eps).
+inline constexpr llvm::StringLiteral kBagUpdate = "braidrt_bag_update_";
+/// (memref table, memref indices, memref offsets, memref grad, memref out,
+/// i32 mode).
+inline constexpr llvm::StringLiteral kBagGrad = "braidrt_bag_grad_";
+/// (memref table, memref state, memref grad, i32 optimizer, f64 lr, f64
+/// eps).
+inline constexpr llvm::StringLiteral kTableUpdate = "braidrt_table_update_";
+
 } // namespace mlir::braid::runtime
 
 #endif // BRAID_CONVERSION_BRAIDTOCPU_RUNTIMEFUNCTIONS_H

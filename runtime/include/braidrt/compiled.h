@@ -82,6 +82,86 @@ void _mlir_ciface_braidrt_wait_exchange_f64(int64_t handle,
                                             braidrt_unranked_memref *in,
                                             braidrt_unranked_memref *out);
 
+/* The gradient exchanges of training steps, over blocks of `group_size`
+ * consecutive ranks as reduce_scatter: all_reduce (any rank, `reduction` as
+ * braidrt_reduction) and all_gather (rows, in rank order). */
+#define BRAIDRT_DECLARE_GRADIENT_EXCHANGES(SUFFIX)                             \
+  void _mlir_ciface_braidrt_all_reduce_##SUFFIX(                               \
+      braidrt_unranked_memref *in, braidrt_unranked_memref *out,               \
+      int64_t group_size, int32_t member, int32_t reduction);                  \
+  void _mlir_ciface_braidrt_all_gather_##SUFFIX(                               \
+      braidrt_unranked_memref *in, braidrt_unranked_memref *out,               \
+      int64_t group_size, int32_t member);
+BRAIDRT_DECLARE_GRADIENT_EXCHANGES(f32)
+BRAIDRT_DECLARE_GRADIENT_EXCHANGES(f64)
+#undef BRAIDRT_DECLARE_GRADIENT_EXCHANGES
+
+/* The training step's kernels (runtime/lib/Training.cpp). Gradients are f32;
+ * `mode` is the pooling mode (0 sum, 1 mean, 2 max); `optimizer` numbers
+ * the optimizer as braidrt/OptimizerMath.h (0 sgd, 1 adagrad, 2
+ * rowwise_adagrad, 3 adam); a table's `state` is its optimizer state, f32:
+ * [rows] for rowwise_adagrad, [rows, cols] for adagrad, unread for sgd.
+ *
+ * bce_with_logits: loss (0-d) = scale * sum of the stable binary
+ * cross-entropy of logits [B, 1] against labels [B]; grad [B, 1] its
+ * gradient. */
+void _mlir_ciface_braidrt_bce_with_logits(braidrt_unranked_memref *logits,
+                                          braidrt_unranked_memref *labels,
+                                          braidrt_unranked_memref *loss,
+                                          braidrt_unranked_memref *grad,
+                                          double scale);
+/* The backward of braidrt_linear_f32 from its input, weight, result and
+ * the result's gradient, through BLAS. */
+void _mlir_ciface_braidrt_linear_grad_f32(
+    braidrt_unranked_memref *input, braidrt_unranked_memref *weight,
+    braidrt_unranked_memref *result, braidrt_unranked_memref *result_grad,
+    braidrt_unranked_memref *input_grad, braidrt_unranked_memref *weight_grad,
+    braidrt_unranked_memref *bias_grad, int32_t activation);
+/* The dot interaction's backward: `features` [B, count * d] holds the
+ * dense vector then the pooled embeddings side by side; `grads` gets their
+ * gradients in the same layout. */
+void _mlir_ciface_braidrt_interaction_dot_grad(
+    braidrt_unranked_memref *result_grad, braidrt_unranked_memref *features,
+    braidrt_unranked_memref *grads, int64_t count);
+/* combine_shards' backward: `parts` lists (column offset, columns) of each
+ * received part; `out` is [parts * slots, widest shard]. */
+void _mlir_ciface_braidrt_combine_shards_grad(
+    braidrt_unranked_memref *result_grad, braidrt_unranked_memref *offsets,
+    braidrt_unranked_memref *out, braidrt_unranked_memref *parts,
+    int32_t mode, int64_t slots);
+/* One dense optimizer step: out = the updated parameter, out_first and
+ * out_second the updated state (read for the optimizer's states only). */
+void _mlir_ciface_braidrt_dense_update_f32(
+    braidrt_unranked_memref *param, braidrt_unranked_memref *grad,
+    braidrt_unranked_memref *first, braidrt_unranked_memref *second,
+    braidrt_unranked_memref *out, braidrt_unranked_memref *out_first,
+    braidrt_unranked_memref *out_second, int64_t step, int32_t optimizer,
+    double lr, double eps, double beta1, double beta2);
+/* Per table element type (f32, f16, bf16), updating the table in place:
+ * bag_update: a lookup's backward fused with the optimizer; `rows` are the
+ * looked-up rows, `bounds` the bags' offsets (B + 1) or, with
+ * bounds_are_lengths, their lengths (B); grad is [B, >= cols].
+ * bag_grad: the whole-table gradient [rows, cols] of a lookup.
+ * table_update: the optimizer on every row whose gradient is not zero. */
+#define BRAIDRT_DECLARE_TABLE_KERNELS(SUFFIX)                                  \
+  void _mlir_ciface_braidrt_bag_update_##SUFFIX(                               \
+      braidrt_unranked_memref *table, braidrt_unranked_memref *state,          \
+      braidrt_unranked_memref *rows, braidrt_unranked_memref *bounds,          \
+      int32_t bounds_are_lengths, braidrt_unranked_memref *grad, int32_t mode, \
+      int32_t optimizer, double lr, double eps);                               \
+  void _mlir_ciface_braidrt_bag_grad_##SUFFIX(                                 \
+      braidrt_unranked_memref *table, braidrt_unranked_memref *indices,        \
+      braidrt_unranked_memref *offsets, braidrt_unranked_memref *grad,         \
+      braidrt_unranked_memref *out, int32_t mode);                             \
+  void _mlir_ciface_braidrt_table_update_##SUFFIX(                             \
+      braidrt_unranked_memref *table, braidrt_unranked_memref *state,          \
+      braidrt_unranked_memref *grad, int32_t optimizer, double lr,             \
+      double eps);
+BRAIDRT_DECLARE_TABLE_KERNELS(f32)
+BRAIDRT_DECLARE_TABLE_KERNELS(f16)
+BRAIDRT_DECLARE_TABLE_KERNELS(bf16)
+#undef BRAIDRT_DECLARE_TABLE_KERNELS
+
 #ifdef __cplusplus
 }
 #endif

@@ -25,8 +25,12 @@ extern "C" {
 
 typedef struct braidrt_program braidrt_program;
 
-/* An argument or result: `kind` is "input", "param" or "table" (empty for
- * results); `dtype` is "f32", "f64", "f16", "bf16", "i32", "i64" or
+/* An argument or result: `kind` is "input", "param" or "table", and for a
+ * training step "state" (a parameter's optimizer state) or "table_state"
+ * (a table's optimizer state, sliced like the table: [rows] or [rows,
+ * cols]); a training step's results are "output" (the loss), "param" and
+ * "state", named like the arguments they update (empty for a forward
+ * program's results); `dtype` is "f32", "f64", "f16", "bf16", "i32", "i64" or
  * "index"; `shape` has `rank` sizes, -1 where dynamic. The strings and
  * the shape live as long as the program. */
 typedef struct {
@@ -83,7 +87,8 @@ const int64_t *braidrt_program_batch_split(const braidrt_program *program);
 int64_t braidrt_program_num_arguments(const braidrt_program *program);
 int braidrt_program_argument(const braidrt_program *program, int64_t index,
                              braidrt_argument_info *info);
-/* The slice of table argument `index` that `rank` passes. */
+/* The slice of table (or table state) argument `index` that `rank`
+ * passes. */
 int braidrt_program_table_slice(const braidrt_program *program, int64_t index,
                                 int64_t rank, braidrt_table_slice *slice);
 int64_t braidrt_program_num_results(const braidrt_program *program);

@@ -55,6 +55,9 @@ def Braid_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kParamAttrName = "braid.param";
     static constexpr ::llvm::StringLiteral kTableAttrName = "braid.table";
     static constexpr ::llvm::StringLiteral kStateAttrName = "braid.state";
+    /// A lowered program's argument holding a table's optimizer state
+    /// (sliced like the table), named by the table.
+    static constexpr ::llvm::StringLiteral kTableStateAttrName = "braid.table_state";
     static constexpr ::llvm::StringLiteral kOutputAttrName = "braid.output";
 
     void registerAttributes();

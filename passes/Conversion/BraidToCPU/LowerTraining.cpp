@@ -1,0 +1,484 @@
+//===- LowerTraining.cpp - CPU lowering of the training step's ops --------===//
+//
+// This file holds convert-braid-to-cpu's patterns for the ops
+// braid-differentiate emits: the gradient exchanges (all_reduce, all_gather)
+// and the training kernels (the loss, the backward of linear layers,
+// interactions and shard assembly, the fused embedding updates and the
+// dense optimizer step). They become calls of the runtime's training
+// kernels (runtime/lib/Training.cpp) through MLIR's C interface; cat's
+// backward is slices of the result's gradient. Tables and their optimizer
+// state are updated in place through writable buffers of the function's
+// arguments.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LowerExchanges.h"
+#include "RuntimeFunctions.h"
+#include "braid/Conversion/BraidToLoops/ShardKernels.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+#include <type_traits>
+
+using namespace mlir;
+using namespace mlir::braid;
+
+/// The number compiled programs pass for an optimizer type
+/// (braidrt/OptimizerMath.h).
+static int64_t optimizerNumber(StringRef type) {
+  return llvm::StringSwitch<int64_t>(type)
+      .Case("sgd", 0)
+      .Case("adagrad", 1)
+      .Case("rowwise_adagrad", 2)
+      .Case("adam", 3)
+      .Default(-1);
+}
+
+std::optional<Type> mlir::braid::getTableStateType(MLIRContext *context,
+                                                   DictionaryAttr optimizer) {
+  auto type = optimizer.getAs<StringAttr>("type");
+  Type f32 = Float32Type::get(context);
+  if (type && type.getValue() == "rowwise_adagrad")
+    return RankedTensorType::get({ShapedType::kDynamic}, f32);
+  if (type && type.getValue() == "adagrad")
+    return RankedTensorType::get({ShapedType::kDynamic, ShapedType::kDynamic},
+                                 f32);
+  return std::nullopt;
+}
+
+namespace {
+/// Builds the lowering of one training op.
+class TrainingLowering {
+public:
+  TrainingLowering(OpBuilder &b, Location loc, CpuLoweringState &state)
+      : b(b), loc(loc), state(state) {}
+
+  FailureOr<SmallVector<Value>> lower(BceWithLogitsOp op);
+  FailureOr<SmallVector<Value>> lower(LinearGradOp op);
+  FailureOr<SmallVector<Value>> lower(InteractionGradOp op);
+  FailureOr<SmallVector<Value>> lower(CombineShardsGradOp op);
+  FailureOr<SmallVector<Value>> lower(EmbeddingBagUpdateOp op);
+  FailureOr<SmallVector<Value>> lower(ShardEmbeddingBagUpdateOp op);
+  FailureOr<SmallVector<Value>> lower(EmbeddingBagGradOp op);
+  FailureOr<SmallVector<Value>> lower(TableUpdateOp op);
+  FailureOr<SmallVector<Value>> lower(DenseUpdateOp op);
+  FailureOr<SmallVector<Value>> lower(AllReduceOp op);
+  FailureOr<SmallVector<Value>> lower(AllGatherOp op);
+
+private:
+  /// A buffer of `type` whose dynamic sizes are those of `like`'s
+  /// dimensions (in order).
+  Value allocate(RankedTensorType type, Value like = Value()) {
+    SmallVector<Value> dynamic;
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      if (type.isDynamicDim(d))
+        dynamic.push_back(tensor::DimOp::create(b, loc, like, d));
+    return memref::AllocOp::create(
+        b, loc, MemRefType::get(type.getShape(), type.getElementType()),
+        dynamic);
+  }
+  Value toTensor(Type type, Value buffer) {
+    return bufferization::ToTensorOp::create(b, loc, type, buffer,
+                                             /*restrict=*/true,
+                                             /*writable=*/true);
+  }
+  Value unranked(Value buffer) {
+    auto type = cast<MemRefType>(buffer.getType());
+    return memref::CastOp::create(
+        b, loc, UnrankedMemRefType::get(type.getElementType(), 0), buffer);
+  }
+  Value read(Value tensor) { return toUnrankedBuffer(b, loc, tensor); }
+  /// The buffer of a table or state argument, which the runtime updates in
+  /// place (the argument is writable, so bufferization makes no copy).
+  Value write(Value tensor) {
+    auto type = cast<RankedTensorType>(tensor.getType());
+    Value buffer = bufferization::ToBufferOp::create(
+        b, loc, MemRefType::get(type.getShape(), type.getElementType()),
+        tensor);
+    return unranked(buffer);
+  }
+  Value i32(int64_t value) {
+    return arith::ConstantIntOp::create(b, loc, value, 32);
+  }
+  Value i64(int64_t value) {
+    return arith::ConstantIntOp::create(b, loc, value, 64);
+  }
+  Value f64(double value) {
+    return arith::ConstantFloatOp::create(b, loc, b.getF64Type(),
+                                          APFloat(value));
+  }
+  /// Calls runtime function `name` through the C interface.
+  void call(StringRef name, ValueRange args) {
+    func::FuncOp fn = declareRuntimeFunction(state.module, name,
+                                             ValueRange(args).getTypes(), {},
+                                             true);
+    func::CallOp::create(b, loc, fn, args);
+  }
+  /// The runtime's suffix of a table element type, or an error.
+  FailureOr<std::string> tableSuffix(Operation *op, FlatSymbolRefAttr table);
+  /// The table's argument and its optimizer state's (the table's own
+  /// buffer where the optimizer keeps none: the runtime does not read it).
+  std::pair<Value, Value> tableAndState(Operation *op,
+                                        FlatSymbolRefAttr table) {
+    Value rows = state.tableArgument(op, table);
+    Value optimizerState = state.tableStateArgument(op, table);
+    Value rowsBuffer = write(rows);
+    return {rowsBuffer, optimizerState ? write(optimizerState) : rowsBuffer};
+  }
+  /// The embedding optimizer's arguments: number, lr, eps.
+  SmallVector<Value> optimizerArgs(DictionaryAttr optimizer) {
+    auto number = [&](StringRef key) {
+      auto value = optimizer.getAs<FloatAttr>(key);
+      return f64(value ? value.getValueAsDouble() : 0.0);
+    };
+    return {i32(optimizerNumber(
+                optimizer.getAs<StringAttr>("type").getValue())),
+            number("lr"), number("eps")};
+  }
+  FailureOr<SmallVector<Value>> bagUpdate(Operation *op,
+                                          FlatSymbolRefAttr table, Value rows,
+                                          Value bounds, bool lengths,
+                                          Value grad, PoolingMode mode,
+                                          DictionaryAttr optimizer);
+
+  OpBuilder &b;
+  Location loc;
+  CpuLoweringState &state;
+};
+} // namespace
+
+FailureOr<std::string>
+TrainingLowering::tableSuffix(Operation *op, FlatSymbolRefAttr table) {
+  auto tableOp = SymbolTable::lookupNearestSymbolFrom<TableOp>(op, table);
+  Type element = tableOp.getElementType();
+  if (element.isF32())
+    return std::string("f32");
+  if (element.isF16())
+    return std::string("f16");
+  if (element.isBF16())
+    return std::string("bf16");
+  return op->emitError() << "the CPU backend trains f32, f16 and bf16 "
+                            "tables, not "
+                         << element;
+}
+
+FailureOr<SmallVector<Value>> TrainingLowering::lower(BceWithLogitsOp op) {
+  Value loss = allocate(cast<RankedTensorType>(op.getLoss().getType()));
+  auto gradType = cast<RankedTensorType>(op.getLogitsGrad().getType());
+  Value grad = allocate(gradType, op.getLogits());
+  call(runtime::kBceWithLogits,
+       {read(op.getLogits()), read(op.getLabels()), unranked(loss),
+        unranked(grad), f64(op.getScale().convertToDouble())});
+  return SmallVector<Value>{toTensor(op.getLoss().getType(), loss),
+                            toTensor(gradType, grad)};
+}
+
+FailureOr<SmallVector<Value>> TrainingLowering::lower(LinearGradOp op) {
+  for (Value operand : op->getOperands())
+    if (!cast<RankedTensorType>(operand.getType()).getElementType().isF32())
+      return op.emitError() << "the CPU backend lowers linear_grad of f32 "
+                               "layers";
+  Value dx = allocate(cast<RankedTensorType>(op.getInputGrad().getType()),
+                      op.getInput());
+  Value dw = allocate(cast<RankedTensorType>(op.getWeightGrad().getType()),
+                      op.getWeight());
+  Value db = allocate(cast<RankedTensorType>(op.getBiasGrad().getType()));
+  call(runtime::kLinearGradF32,
+       {read(op.getInput()), read(op.getWeight()), read(op.getResult()),
+        read(op.getResultGrad()), unranked(dx), unranked(dw), unranked(db),
+        i32(static_cast<int64_t>(op.getActivation()))});
+  return SmallVector<Value>{toTensor(op.getInputGrad().getType(), dx),
+                            toTensor(op.getWeightGrad().getType(), dw),
+                            toTensor(op.getBiasGrad().getType(), db)};
+}
+
+FailureOr<SmallVector<Value>> TrainingLowering::lower(InteractionGradOp op) {
+  SmallVector<Value> features = {op.getDense()};
+  llvm::append_range(features, op.getEmbeddings());
+  Value dy = op.getResultGrad();
+  Value batch = tensor::DimOp::create(b, loc, dy, 0);
+  auto slice = [&](Value source, int64_t column, int64_t width) -> Value {
+    SmallVector<OpFoldResult> offsets = {b.getIndexAttr(0),
+                                         b.getIndexAttr(column)};
+    SmallVector<OpFoldResult> sizes = {batch, b.getIndexAttr(width)};
+    SmallVector<OpFoldResult> strides = {b.getIndexAttr(1), b.getIndexAttr(1)};
+    return tensor::ExtractSliceOp::create(b, loc, source, offsets, sizes,
+                                          strides);
+  };
+  SmallVector<Value> grads;
+  if (op.getKind() == InteractionKind::cat) {
+    // Each feature's gradient is its columns of the result's.
+    int64_t column = 0;
+    for (auto [feature, result] : llvm::zip(features, op.getFeatureGrads())) {
+      int64_t width = cast<RankedTensorType>(feature.getType()).getDimSize(1);
+      if (ShapedType::isDynamic(width))
+        return op.emitError() << "the CPU backend needs static feature widths";
+      Value part = slice(dy, column, width);
+      if (part.getType() != result.getType())
+        part = tensor::CastOp::create(b, loc, result.getType(), part);
+      grads.push_back(part);
+      column += width;
+    }
+    return grads;
+  }
+  if (op.getKind() != InteractionKind::dot)
+    return op.emitError() << "the CPU backend does not lower this interaction's "
+                             "gradient";
+  // dot: the features side by side, one runtime call, then each feature's
+  // columns of the gradients.
+  int64_t dim = cast<RankedTensorType>(features[0].getType()).getDimSize(1);
+  for (Value feature : features) {
+    auto type = cast<RankedTensorType>(feature.getType());
+    if (!type.getElementType().isF32() || type.getDimSize(1) != dim ||
+        ShapedType::isDynamic(dim))
+      return op.emitError() << "the CPU backend lowers dot interaction "
+                               "gradients of f32 features of one static "
+                               "width";
+  }
+  int64_t count = features.size();
+  Value stacked =
+      tensor::ConcatOp::create(b, loc, /*dim=*/1, ValueRange(features));
+  auto stackedType = RankedTensorType::get({ShapedType::kDynamic, count * dim},
+                                           b.getF32Type());
+  Value out = allocate(stackedType, dy);
+  call(runtime::kInteractionDotGrad,
+       {read(dy), read(stacked), unranked(out), i64(count)});
+  Value all = toTensor(stackedType, out);
+  for (auto [i, result] : llvm::enumerate(op.getFeatureGrads())) {
+    Value part = slice(all, int64_t(i) * dim, dim);
+    if (part.getType() != result.getType())
+      part = tensor::CastOp::create(b, loc, result.getType(), part);
+    grads.push_back(part);
+  }
+  return grads;
+}
+
+FailureOr<SmallVector<Value>> TrainingLowering::lower(CombineShardsGradOp op) {
+  auto table =
+      SymbolTable::lookupNearestSymbolFrom<TableOp>(op, op.getTableAttr());
+  // The received parts, in rank order: each column shard, or one part of
+  // the whole width.
+  SmallVector<int64_t> parts = {0, table.getDim()};
+  if (isa<ColumnWiseAttr>(table.getPlacementAttr())) {
+    SmallVector<TableShard> shards = table.getPlacementAttr().getShards(
+        table.getNumRows(), table.getDim());
+    llvm::sort(shards, [](const TableShard &x, const TableShard &y) {
+      return x.rank < y.rank;
+    });
+    parts.clear();
+    for (const TableShard &shard : shards)
+      llvm::append_values(parts, shard.colOffset, shard.cols);
+  }
+  auto type = cast<RankedTensorType>(op.getReceivedGrad().getType());
+  if (type.isDynamicDim(0))
+    return op.emitError() << "the CPU backend needs a static number of "
+                             "received rows";
+  Value out = allocate(type);
+  call(runtime::kCombineShardsGrad,
+       {read(op.getResultGrad()), read(op.getOffsets()), unranked(out),
+        read(buildConstantVector(b, loc, parts, b.getI64Type())),
+        i32(static_cast<int64_t>(op.getMode())), i64(op.getBagsPerRank())});
+  return SmallVector<Value>{toTensor(type, out)};
+}
+
+FailureOr<SmallVector<Value>> TrainingLowering::bagUpdate(
+    Operation *op, FlatSymbolRefAttr table, Value rows, Value bounds,
+    bool lengths, Value grad, PoolingMode mode, DictionaryAttr optimizer) {
+  FailureOr<std::string> suffix = tableSuffix(op, table);
+  if (failed(suffix))
+    return failure();
+  for (Value ids : {rows, bounds})
+    if (!cast<RankedTensorType>(ids.getType()).getElementType().isInteger(64))
+      return op->emitError() << "the CPU backend trains lookups with i64 "
+                                "indices";
+  auto [tableBuffer, stateBuffer] = tableAndState(op, table);
+  SmallVector<Value> args = {tableBuffer,         stateBuffer,  read(rows),
+                             read(bounds),        i32(lengths), read(grad),
+                             i32(int64_t(mode))};
+  llvm::append_range(args, optimizerArgs(optimizer));
+  call((runtime::kBagUpdate + *suffix).str(), args);
+  return SmallVector<Value>{};
+}
+
+FailureOr<SmallVector<Value>> TrainingLowering::lower(EmbeddingBagUpdateOp op) {
+  return bagUpdate(op, op.getTableAttr(), op.getIndices(), op.getOffsets(),
+                   /*lengths=*/false, op.getPooledGrad(), op.getMode(),
+                   op.getOptimizer());
+}
+
+FailureOr<SmallVector<Value>>
+TrainingLowering::lower(ShardEmbeddingBagUpdateOp op) {
+  return bagUpdate(op, op.getTableAttr(), op.getValues(), op.getLengths(),
+                   /*lengths=*/true, op.getPooledGrad(), op.getMode(),
+                   op.getOptimizer());
+}
+
+FailureOr<SmallVector<Value>> TrainingLowering::lower(EmbeddingBagGradOp op) {
+  FailureOr<std::string> suffix = tableSuffix(op, op.getTableAttr());
+  if (failed(suffix))
+    return failure();
+  auto type = cast<RankedTensorType>(op.getTableGrad().getType());
+  if (!type.hasStaticShape())
+    return op.emitError() << "the CPU backend needs a static table gradient";
+  Value out = allocate(type);
+  call((runtime::kBagGrad + *suffix).str(),
+       {read(state.tableArgument(op, op.getTableAttr())),
+        read(op.getIndices()), read(op.getOffsets()), read(op.getPooledGrad()),
+        unranked(out), i32(static_cast<int64_t>(op.getMode()))});
+  return SmallVector<Value>{toTensor(type, out)};
+}
+
+FailureOr<SmallVector<Value>> TrainingLowering::lower(TableUpdateOp op) {
+  FailureOr<std::string> suffix = tableSuffix(op, op.getTableAttr());
+  if (failed(suffix))
+    return failure();
+  auto [tableBuffer, stateBuffer] = tableAndState(op, op.getTableAttr());
+  SmallVector<Value> args = {tableBuffer, stateBuffer,
+                             read(op.getTableGrad())};
+  llvm::append_range(args, optimizerArgs(op.getOptimizer()));
+  call((runtime::kTableUpdate + *suffix).str(), args);
+  return SmallVector<Value>{};
+}
+
+FailureOr<SmallVector<Value>> TrainingLowering::lower(DenseUpdateOp op) {
+  auto type = cast<RankedTensorType>(op.getParam().getType());
+  if (!type.getElementType().isF32() || !type.hasStaticShape())
+    return op.emitError() << "the CPU backend updates static f32 parameters";
+  Value out = allocate(type);
+  SmallVector<Value> stateIn, stateOut;
+  for (Value moment : op.getState()) {
+    stateIn.push_back(read(moment));
+    stateOut.push_back(allocate(cast<RankedTensorType>(moment.getType())));
+  }
+  // The runtime reads only the optimizer's states; the others are
+  // placeholders.
+  Value grad = read(op.getGrad());
+  Value step = tensor::ExtractOp::create(b, loc, op.getStep(), ValueRange{});
+  DictionaryAttr optimizer = op.getOptimizer();
+  auto number = [&](StringRef key) {
+    auto value = optimizer.getAs<FloatAttr>(key);
+    return f64(value ? value.getValueAsDouble() : 0.0);
+  };
+  SmallVector<Value> args = {read(op.getParam()), grad};
+  for (size_t i = 0; i < 2; ++i)
+    args.push_back(i < stateIn.size() ? stateIn[i] : grad);
+  args.push_back(unranked(out));
+  for (size_t i = 0; i < 2; ++i)
+    args.push_back(i < stateOut.size() ? unranked(stateOut[i]) : unranked(out));
+  llvm::append_values(
+      args, step,
+      i32(optimizerNumber(optimizer.getAs<StringAttr>("type").getValue())),
+      number("lr"), number("eps"), number("beta1"), number("beta2"));
+  call(runtime::kDenseUpdateF32, args);
+  SmallVector<Value> results = {toTensor(type, out)};
+  for (auto [buffer, result] : llvm::zip(stateOut, op.getNewState()))
+    results.push_back(toTensor(result.getType(), buffer));
+  return results;
+}
+
+/// The suffix of a gradient exchange's element type, or an error.
+static FailureOr<std::string> exchangeSuffix(Operation *op, Type type) {
+  Type element = cast<RankedTensorType>(type).getElementType();
+  if (element.isF32())
+    return std::string("f32");
+  if (element.isF64())
+    return std::string("f64");
+  return op->emitError() << "the CPU backend exchanges gradients of f32 and "
+                            "f64, not "
+                         << element;
+}
+
+FailureOr<SmallVector<Value>> TrainingLowering::lower(AllReduceOp op) {
+  if (op.getReduction() != ReductionKind::sum &&
+      op.getReduction() != ReductionKind::max)
+    return op.emitError() << "the CPU backend lowers sum and max all_reduce";
+  FailureOr<std::string> suffix = exchangeSuffix(op, op.getResult().getType());
+  FailureOr<std::pair<int64_t, Value>> blocks = lowerRankBlocks(
+      b, loc, state.module, op, op.getReplicaGroupsAttr());
+  if (failed(suffix) || failed(blocks))
+    return failure();
+  auto type = cast<RankedTensorType>(op.getResult().getType());
+  Value out = allocate(type, op.getInput());
+  call((runtime::kAllReduce + *suffix).str(),
+       {read(op.getInput()), unranked(out), i64(blocks->first),
+        arith::ExtUIOp::create(b, loc, b.getI32Type(), blocks->second),
+        i32(static_cast<int64_t>(op.getReduction()))});
+  return SmallVector<Value>{toTensor(type, out)};
+}
+
+FailureOr<SmallVector<Value>> TrainingLowering::lower(AllGatherOp op) {
+  if (op.getDim() != 0)
+    return op.emitError() << "the CPU backend lowers all_gather along "
+                             "dimension 0";
+  auto type = cast<RankedTensorType>(op.getResult().getType());
+  FailureOr<std::string> suffix = exchangeSuffix(op, type);
+  FailureOr<std::pair<int64_t, Value>> blocks = lowerRankBlocks(
+      b, loc, state.module, op, op.getReplicaGroupsAttr());
+  if (failed(suffix) || failed(blocks))
+    return failure();
+  // A member gathers its group's rows; a rank in no group keeps its own.
+  Value out;
+  if (type.isDynamicDim(0)) {
+    Value inputRows = tensor::DimOp::create(b, loc, op.getInput(), 0);
+    Value rows = arith::SelectOp::create(
+        b, loc, blocks->second,
+        arith::MulIOp::create(
+            b, loc, inputRows,
+            arith::ConstantIndexOp::create(b, loc, blocks->first)),
+        inputRows);
+    SmallVector<Value> dynamic = {rows};
+    for (int64_t d = 1; d < type.getRank(); ++d)
+      if (type.isDynamicDim(d))
+        dynamic.push_back(tensor::DimOp::create(b, loc, op.getInput(), d));
+    out = memref::AllocOp::create(
+        b, loc, MemRefType::get(type.getShape(), type.getElementType()),
+        dynamic);
+  } else {
+    out = allocate(type);
+  }
+  call((runtime::kAllGather + *suffix).str(),
+       {read(op.getInput()), unranked(out), i64(blocks->first),
+        arith::ExtUIOp::create(b, loc, b.getI32Type(), blocks->second)});
+  return SmallVector<Value>{toTensor(type, out)};
+}
+
+namespace {
+template <typename OpTy>
+struct TrainingOpLowering : OpConversionPattern<OpTy> {
+  TrainingOpLowering(MLIRContext *context, CpuLoweringState &state)
+      : OpConversionPattern<OpTy>(context), state(state) {}
+  LogicalResult
+  matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    TrainingLowering lowering(rewriter, op.getLoc(), state);
+    FailureOr<SmallVector<Value>> results = lowering.lower(op);
+    if (failed(results))
+      return failure();
+    if (op->getNumResults() == 0)
+      rewriter.eraseOp(op);
+    else
+      rewriter.replaceOp(op, *results);
+    return success();
+  }
+  CpuLoweringState &state;
+};
+} // namespace
+
+void mlir::braid::populateBraidTrainingToCPUPatterns(
+    RewritePatternSet &patterns, CpuLoweringState &state) {
+  patterns.add<TrainingOpLowering<BceWithLogitsOp>,
+               TrainingOpLowering<LinearGradOp>,
+               TrainingOpLowering<InteractionGradOp>,
+               TrainingOpLowering<CombineShardsGradOp>,
+               TrainingOpLowering<EmbeddingBagUpdateOp>,
+               TrainingOpLowering<ShardEmbeddingBagUpdateOp>,
+               TrainingOpLowering<EmbeddingBagGradOp>,
+               TrainingOpLowering<TableUpdateOp>,
+               TrainingOpLowering<DenseUpdateOp>,
+               TrainingOpLowering<AllReduceOp>, TrainingOpLowering<AllGatherOp>>(
+      patterns.getContext(), state);
+}

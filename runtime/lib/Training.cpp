@@ -1,0 +1,503 @@
+//===- Training.cpp - The training kernels compiled programs call ---------===//
+//
+// This file implements the training entry points of compiled.h: the loss,
+// the linear layer's and the dot interaction's backward (GEMMs through
+// BLAS), the gradient of combine_shards, the embedding backward fused with
+// the table's optimizer (FBGEMM's way: the gradient of each looked-up row is
+// summed over the batch and the row updated in place; no gradient of the
+// whole table exists), the whole-table gradient of a replicated table with
+// its update, and the dense optimizer step. Gradients are summed and
+// optimizers applied in doubles, with the formulas the reference semantics
+// uses (braidrt/OptimizerMath.h), then rounded to the buffers' types.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Descriptors.h"
+
+#include "braidrt/OptimizerMath.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <unordered_map>
+#include <vector>
+
+using braidrt::View;
+using braidrt::viewOf;
+namespace optim = braidrt::optim;
+
+namespace {
+
+/// bf16 as its bits; conversions round to nearest even.
+struct BF16 {
+  uint16_t bits;
+};
+
+template <typename T> double load(T value) { return double(value); }
+template <> double load(BF16 value) {
+  uint32_t word = uint32_t(value.bits) << 16;
+  float f;
+  std::memcpy(&f, &word, 4);
+  return f;
+}
+template <typename T> T store(double value) { return T(value); }
+template <> BF16 store(double value) {
+  float f = float(value);
+  uint32_t word;
+  std::memcpy(&word, &f, 4);
+  if (std::isnan(f))
+    return BF16{uint16_t((word >> 16) | 0x40)};
+  word += 0x7fff + ((word >> 16) & 1);
+  return BF16{uint16_t(word >> 16)};
+}
+
+/// The pooling modes, numbered as braid::PoolingMode.
+enum class Mode : int32_t { sum = 0, mean = 1, max = 2 };
+
+optim::Config configOf(int32_t kind, double lr, double eps, double beta1 = 0,
+                       double beta2 = 0) {
+  if (kind < 0 || kind > int32_t(optim::Kind::adam))
+    braidrt_fail("unknown optimizer %d", int(kind));
+  return {optim::Kind(kind), lr, eps, beta1, beta2};
+}
+
+/// The gradients of the rows a batch read, in order of first use: row ids
+/// and, per row, `cols` sums in doubles.
+struct RowGradients {
+  int64_t cols = 0;
+  std::vector<int64_t> rows;
+  std::vector<double> sums;
+  std::unordered_map<int64_t, int64_t> slotOf;
+
+  double *row(int64_t id) {
+    auto [it, inserted] = slotOf.try_emplace(id, int64_t(rows.size()));
+    if (inserted) {
+      rows.push_back(id);
+      sums.resize(sums.size() + size_t(cols), 0.0);
+    }
+    return &sums[size_t(it->second * cols)];
+  }
+};
+
+/// The bags of a lookup: entry j of bag b is in [begin(b), end(b)).
+struct Bags {
+  const int64_t *bounds = nullptr; ///< offsets (bags + 1) or lengths (bags)
+  bool lengths = false;
+  int64_t count = 0;
+  std::vector<int64_t> starts; ///< from lengths: their running sums
+
+  Bags(const View<int64_t> &view, bool areLengths, int64_t entries,
+       const char *op) {
+    lengths = areLengths;
+    count = areLengths ? view.size(0) : view.size(0) - 1;
+    if (count < 0)
+      braidrt_fail("%s: empty offsets", op);
+    starts.resize(size_t(count) + 1, 0);
+    for (int64_t b = 0; b < count; ++b) {
+      int64_t begin = areLengths ? starts[b] : view.data[b];
+      int64_t end = areLengths ? begin + view.data[b] : view.data[b + 1];
+      if (begin < 0 || end < begin || end > entries)
+        braidrt_fail("%s: bag %lld spans entries [%lld, %lld) of %lld", op,
+                     (long long)b, (long long)begin, (long long)end,
+                     (long long)entries);
+      starts[b] = begin;
+      starts[b + 1] = end;
+    }
+  }
+  int64_t begin(int64_t b) const { return starts[b]; }
+  int64_t end(int64_t b) const { return starts[b + 1]; }
+};
+
+/// Sums into `gradients` what each bag sends the rows it read: its gradient
+/// (sum), that over its size (mean), or per column to the first row in bag
+/// order holding the maximum (max). `grad` has `width` >= cols columns.
+template <typename T>
+void addBagGradients(const View<T> &table, const int64_t *rowIds,
+                     const Bags &bags, const View<float> &grad, Mode mode,
+                     RowGradients &gradients, const char *op) {
+  int64_t cols = table.size(1), rows = table.size(0);
+  int64_t width = grad.size(1);
+  if (grad.size(0) != bags.count || width < cols)
+    braidrt_fail("%s: the gradient is [%lld, %lld] for %lld bags of %lld "
+                 "columns",
+                 op, (long long)grad.size(0), (long long)width,
+                 (long long)bags.count, (long long)cols);
+  for (int64_t b = 0; b < bags.count; ++b) {
+    int64_t begin = bags.begin(b), end = bags.end(b);
+    if (begin == end)
+      continue;
+    for (int64_t j = begin; j < end; ++j)
+      if (rowIds[j] < 0 || rowIds[j] >= rows)
+        braidrt_fail("%s: row %lld is outside the table's %lld rows", op,
+                     (long long)rowIds[j], (long long)rows);
+    const float *g = grad.data + b * width;
+    if (mode == Mode::max) {
+      for (int64_t c = 0; c < cols; ++c) {
+        int64_t best = rowIds[begin];
+        for (int64_t j = begin + 1; j < end; ++j)
+          if (load(table.data[rowIds[j] * cols + c]) >
+              load(table.data[best * cols + c]))
+            best = rowIds[j];
+        gradients.row(best)[c] += g[c];
+      }
+      continue;
+    }
+    double scale = mode == Mode::mean ? 1.0 / double(end - begin) : 1.0;
+    for (int64_t j = begin; j < end; ++j) {
+      double *sum = gradients.row(rowIds[j]);
+      for (int64_t c = 0; c < cols; ++c)
+        sum[c] += double(g[c]) * scale;
+    }
+  }
+}
+
+/// The optimizer's state of a table: nothing (sgd), one value per row
+/// (rowwise_adagrad) or per element (adagrad), f32.
+float *tableState(const braidrt_unranked_memref *state,
+                  const optim::Config &config, int64_t rows, int64_t cols,
+                  const char *op) {
+  if (config.kind == optim::Kind::sgd)
+    return nullptr;
+  if (config.kind == optim::Kind::adam)
+    braidrt_fail("%s: adam is not an embedding optimizer", op);
+  bool rowwise = config.kind == optim::Kind::rowwise_adagrad;
+  View<float> view = viewOf<float>(state, rowwise ? 1 : 2, op, "the state");
+  if (view.size(0) != rows || (!rowwise && view.size(1) != cols))
+    braidrt_fail("%s: the optimizer state does not match the table's "
+                 "[%lld, %lld]",
+                 op, (long long)rows, (long long)cols);
+  return view.data;
+}
+
+/// Applies the optimizer to each row of `gradients`, in place.
+template <typename T>
+void updateRows(View<T> &table, float *state, const optim::Config &config,
+                const RowGradients &gradients) {
+  int64_t cols = table.size(1);
+  bool rowwise = config.kind == optim::Kind::rowwise_adagrad;
+  std::vector<double> weights(static_cast<size_t>(cols));
+  for (size_t slot = 0; slot < gradients.rows.size(); ++slot) {
+    int64_t row = gradients.rows[slot];
+    T *w = table.data + row * cols;
+    for (int64_t c = 0; c < cols; ++c)
+      weights[c] = load(w[c]);
+    float *first =
+        state ? state + (rowwise ? row : row * cols) : nullptr;
+    optim::update(config, /*step=*/1, weights.data(),
+                  &gradients.sums[slot * size_t(cols)], size_t(cols), first,
+                  static_cast<float *>(nullptr));
+    for (int64_t c = 0; c < cols; ++c)
+      w[c] = store<T>(weights[c]);
+  }
+}
+
+template <typename T>
+void bagUpdate(braidrt_unranked_memref *tableRef,
+               braidrt_unranked_memref *stateRef,
+               braidrt_unranked_memref *rowsRef,
+               braidrt_unranked_memref *boundsRef, int32_t boundsAreLengths,
+               braidrt_unranked_memref *gradRef, int32_t mode,
+               int32_t optimizer, double lr, double eps) {
+  const char *op = boundsAreLengths ? "shard_embedding_bag_update"
+                                    : "embedding_bag_update";
+  View<T> table = viewOf<T>(tableRef, 2, op, "the table");
+  View<int64_t> rowIds = viewOf<int64_t>(rowsRef, 1, op, "the rows");
+  View<int64_t> bounds = viewOf<int64_t>(boundsRef, 1, op, "the bags");
+  View<float> grad = viewOf<float>(gradRef, 2, op, "the gradient");
+  optim::Config config = configOf(optimizer, lr, eps);
+  float *state = tableState(stateRef, config, table.size(0),
+                            table.size(1), op);
+  Bags bags(bounds, boundsAreLengths, rowIds.size(0), op);
+  RowGradients gradients;
+  gradients.cols = table.size(1);
+  gradients.slotOf.reserve(size_t(rowIds.size(0)));
+  // Every gradient is taken from the rows as the forward pass read them,
+  // before any is updated (max pooling compares row values).
+  addBagGradients(table, rowIds.data, bags, grad, Mode(mode), gradients, op);
+  updateRows(table, state, config, gradients);
+}
+
+template <typename T>
+void bagGrad(braidrt_unranked_memref *tableRef,
+             braidrt_unranked_memref *indicesRef,
+             braidrt_unranked_memref *offsetsRef,
+             braidrt_unranked_memref *gradRef, braidrt_unranked_memref *outRef,
+             int32_t mode) {
+  const char *op = "embedding_bag_grad";
+  View<T> table = viewOf<T>(tableRef, 2, op, "the table");
+  View<int64_t> indices = viewOf<int64_t>(indicesRef, 1, op, "the indices");
+  View<int64_t> offsets = viewOf<int64_t>(offsetsRef, 1, op, "the offsets");
+  View<float> grad = viewOf<float>(gradRef, 2, op, "the gradient");
+  View<float> out = viewOf<float>(outRef, 2, op, "the table gradient");
+  int64_t rows = table.size(0), cols = table.size(1);
+  if (out.size(0) != rows || out.size(1) != cols)
+    braidrt_fail("%s: the table gradient is not [%lld, %lld]", op,
+                 (long long)rows, (long long)cols);
+  Bags bags(offsets, false, indices.size(0), op);
+  RowGradients gradients;
+  gradients.cols = cols;
+  addBagGradients(table, indices.data, bags, grad, Mode(mode), gradients, op);
+  std::fill(out.data, out.data + rows * cols, 0.0f);
+  for (size_t slot = 0; slot < gradients.rows.size(); ++slot)
+    for (int64_t c = 0; c < cols; ++c)
+      out.data[gradients.rows[slot] * cols + c] =
+          float(gradients.sums[slot * size_t(cols) + c]);
+}
+
+template <typename T>
+void tableUpdate(braidrt_unranked_memref *tableRef,
+                 braidrt_unranked_memref *stateRef,
+                 braidrt_unranked_memref *gradRef, int32_t optimizer,
+                 double lr, double eps) {
+  const char *op = "table_update";
+  View<T> table = viewOf<T>(tableRef, 2, op, "the table");
+  View<float> grad = viewOf<float>(gradRef, 2, op, "the gradient");
+  int64_t rows = table.size(0), cols = table.size(1);
+  if (grad.size(0) != rows || grad.size(1) != cols)
+    braidrt_fail("%s: the gradient is not [%lld, %lld]", op, (long long)rows,
+                 (long long)cols);
+  optim::Config config = configOf(optimizer, lr, eps);
+  float *state = tableState(stateRef, config, rows, cols, op);
+  // Rows whose gradient is zero everywhere were not read on any rank.
+  RowGradients gradients;
+  gradients.cols = cols;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float *g = grad.data + r * cols;
+    if (std::all_of(g, g + cols, [](float v) { return v == 0.0f; }))
+      continue;
+    double *sum = gradients.row(r);
+    for (int64_t c = 0; c < cols; ++c)
+      sum[c] = g[c];
+  }
+  updateRows(table, state, config, gradients);
+}
+
+} // namespace
+
+extern "C" {
+
+void _mlir_ciface_braidrt_bce_with_logits(braidrt_unranked_memref *logitsRef,
+                                          braidrt_unranked_memref *labelsRef,
+                                          braidrt_unranked_memref *lossRef,
+                                          braidrt_unranked_memref *gradRef,
+                                          double scale) {
+  const char *op = "bce_with_logits";
+  View<float> logits = viewOf<float>(logitsRef, 2, op, "the logits");
+  View<float> labels = viewOf<float>(labelsRef, 1, op, "the labels");
+  View<float> loss = viewOf<float>(lossRef, 0, op, "the loss");
+  View<float> grad = viewOf<float>(gradRef, 2, op, "the logits' gradient");
+  int64_t batch = logits.size(0);
+  if (logits.size(1) != 1 || labels.size(0) != batch ||
+      grad.size(0) != batch || grad.size(1) != 1)
+    braidrt_fail("%s: %lld labels for [%lld, %lld] logits", op,
+                 (long long)labels.size(0), (long long)batch,
+                 (long long)logits.size(1));
+  double sum = 0;
+  for (int64_t b = 0; b < batch; ++b) {
+    double z = logits.data[b], y = labels.data[b];
+    sum += std::max(z, 0.0) - z * y + std::log1p(std::exp(-std::fabs(z)));
+    grad.data[b] = float(scale * (1 / (1 + std::exp(-z)) - y));
+  }
+  loss.data[0] = float(scale * sum);
+}
+
+void _mlir_ciface_braidrt_linear_grad_f32(
+    braidrt_unranked_memref *inputRef, braidrt_unranked_memref *weightRef,
+    braidrt_unranked_memref *resultRef, braidrt_unranked_memref *resultGradRef,
+    braidrt_unranked_memref *inputGradRef,
+    braidrt_unranked_memref *weightGradRef,
+    braidrt_unranked_memref *biasGradRef, int32_t activation) {
+  const char *op = "linear_grad";
+  View<float> x = viewOf<float>(inputRef, 2, op, "the input");
+  View<float> w = viewOf<float>(weightRef, 2, op, "the weight");
+  View<float> y = viewOf<float>(resultRef, 2, op, "the result");
+  View<float> dy = viewOf<float>(resultGradRef, 2, op, "the result gradient");
+  View<float> dx = viewOf<float>(inputGradRef, 2, op, "the input gradient");
+  View<float> dw = viewOf<float>(weightGradRef, 2, op, "the weight gradient");
+  View<float> db = viewOf<float>(biasGradRef, 1, op, "the bias gradient");
+  int64_t batch = x.size(0), in = x.size(1), out = w.size(0);
+  if (w.size(1) != in || y.size(0) != batch || y.size(1) != out ||
+      dy.size(0) != batch || dy.size(1) != out || dx.size(0) != batch ||
+      dx.size(1) != in || dw.size(0) != out || dw.size(1) != in ||
+      db.size(0) != out)
+    braidrt_fail("%s: shapes do not agree (input [%lld, %lld], weight "
+                 "[%lld, %lld])",
+                 op, (long long)batch, (long long)in, (long long)w.size(0),
+                 (long long)w.size(1));
+  // The pre-activation gradient.
+  std::vector<float> g(size_t(batch * out));
+  for (int64_t i = 0; i < batch * out; ++i) {
+    float grad = dy.data[i], value = y.data[i];
+    if (activation == BRAIDRT_ACT_RELU)
+      grad = value > 0 ? grad : 0.0f;
+    else if (activation == BRAIDRT_ACT_SIGMOID)
+      grad = float(double(grad) * value * (1 - double(value)));
+    g[size_t(i)] = grad;
+  }
+  for (int64_t o = 0; o < out; ++o) {
+    double sum = 0;
+    for (int64_t b = 0; b < batch; ++b)
+      sum += g[size_t(b * out + o)];
+    db.data[o] = float(sum);
+  }
+  std::fill(dx.data, dx.data + batch * in, 0.0f);
+  std::fill(dw.data, dw.data + out * in, 0.0f);
+  if (batch == 0 || in == 0 || out == 0)
+    return;
+  // dx = g w ([B, out] x [out, in]); dw = g^T x ([out, B] x [B, in]).
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, batch, in, out, 1.0f,
+              g.data(), out, w.data, in, 0.0f, dx.data, in);
+  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, out, in, batch, 1.0f,
+              g.data(), out, x.data, in, 0.0f, dw.data, in);
+}
+
+void _mlir_ciface_braidrt_interaction_dot_grad(
+    braidrt_unranked_memref *resultGradRef,
+    braidrt_unranked_memref *featuresRef, braidrt_unranked_memref *gradsRef,
+    int64_t count) {
+  const char *op = "interaction_grad";
+  View<float> dy = viewOf<float>(resultGradRef, 2, op, "the result gradient");
+  View<float> f = viewOf<float>(featuresRef, 2, op, "the features");
+  View<float> grads = viewOf<float>(gradsRef, 2, op, "the gradients");
+  int64_t batch = f.size(0);
+  if (count < 1 || f.size(1) % count != 0 || grads.size(0) != batch ||
+      grads.size(1) != f.size(1) || dy.size(0) != batch)
+    braidrt_fail("%s: %lld features in [%lld, %lld]", op, (long long)count,
+                 (long long)batch, (long long)f.size(1));
+  int64_t dim = f.size(1) / count, width = dy.size(1);
+  if (width != dim + count * (count - 1) / 2)
+    braidrt_fail("%s: the result gradient has %lld columns, not %lld", op,
+                 (long long)width, (long long)(dim + count * (count - 1) / 2));
+  std::vector<double> row(size_t(count * dim));
+  for (int64_t b = 0; b < batch; ++b) {
+    const float *features = f.data + b * count * dim;
+    const float *g = dy.data + b * width;
+    std::fill(row.begin(), row.end(), 0.0);
+    for (int64_t c = 0; c < dim; ++c)
+      row[c] = g[c];
+    int64_t column = dim;
+    for (int64_t i = 1; i < count; ++i)
+      for (int64_t k = 0; k < i; ++k, ++column) {
+        double pair = g[column];
+        for (int64_t c = 0; c < dim; ++c) {
+          row[i * dim + c] += pair * features[k * dim + c];
+          row[k * dim + c] += pair * features[i * dim + c];
+        }
+      }
+    float *out = grads.data + b * count * dim;
+    for (int64_t e = 0; e < count * dim; ++e)
+      out[e] = float(row[e]);
+  }
+}
+
+void _mlir_ciface_braidrt_combine_shards_grad(
+    braidrt_unranked_memref *resultGradRef, braidrt_unranked_memref *offsetsRef,
+    braidrt_unranked_memref *outRef, braidrt_unranked_memref *partsRef,
+    int32_t mode, int64_t slots) {
+  const char *op = "combine_shards_grad";
+  View<float> dy = viewOf<float>(resultGradRef, 2, op, "the result gradient");
+  View<int64_t> offsets = viewOf<int64_t>(offsetsRef, 1, op, "the offsets");
+  View<float> out = viewOf<float>(outRef, 2, op, "the parts' gradient");
+  View<int64_t> parts = viewOf<int64_t>(partsRef, 1, op, "the parts");
+  int64_t numParts = parts.size(0) / 2, bags = offsets.size(0) - 1;
+  int64_t dim = dy.size(1), width = out.size(1);
+  if (bags < 0 || bags > slots || dy.size(0) != bags ||
+      out.size(0) != numParts * slots)
+    braidrt_fail("%s: %lld bags, %lld slots per rank, %lld parts", op,
+                 (long long)bags, (long long)slots, (long long)numParts);
+  std::fill(out.data, out.data + out.numElements(), 0.0f);
+  for (int64_t b = 0; b < bags; ++b) {
+    int64_t size = offsets.data[b + 1] - offsets.data[b];
+    if (size == 0 && Mode(mode) != Mode::sum)
+      continue;
+    double scale = Mode(mode) == Mode::mean && size > 0 ? 1.0 / double(size)
+                                                        : 1.0;
+    for (int64_t p = 0; p < numParts; ++p) {
+      int64_t colOffset = parts.data[2 * p], cols = parts.data[2 * p + 1];
+      if (colOffset < 0 || cols > width || colOffset + cols > dim)
+        braidrt_fail("%s: part %lld is columns [%lld, %lld) of %lld", op,
+                     (long long)p, (long long)colOffset,
+                     (long long)(colOffset + cols), (long long)dim);
+      float *row = out.data + (p * slots + b) * width;
+      for (int64_t c = 0; c < cols; ++c)
+        row[c] = float(double(dy.data[b * dim + colOffset + c]) * scale);
+    }
+  }
+}
+
+void _mlir_ciface_braidrt_dense_update_f32(
+    braidrt_unranked_memref *paramRef, braidrt_unranked_memref *gradRef,
+    braidrt_unranked_memref *firstRef, braidrt_unranked_memref *secondRef,
+    braidrt_unranked_memref *outRef, braidrt_unranked_memref *outFirstRef,
+    braidrt_unranked_memref *outSecondRef, int64_t step, int32_t optimizer,
+    double lr, double eps, double beta1, double beta2) {
+  const char *op = "dense_update";
+  optim::Config config = configOf(optimizer, lr, eps, beta1, beta2);
+  if (config.kind == optim::Kind::rowwise_adagrad)
+    braidrt_fail("%s: rowwise_adagrad is an embedding optimizer", op);
+  if (config.kind == optim::Kind::adam && step < 1)
+    braidrt_fail("%s: adam needs a step number from 1, got %lld", op,
+                 (long long)step);
+  int64_t rank = paramRef ? paramRef->rank : 0;
+  View<float> param = viewOf<float>(paramRef, rank, op, "the parameter");
+  View<float> grad = viewOf<float>(gradRef, rank, op, "the gradient");
+  View<float> out = viewOf<float>(outRef, rank, op, "the new parameter");
+  int64_t n = param.numElements();
+  if (grad.numElements() != n || out.numElements() != n)
+    braidrt_fail("%s: the gradient does not match the parameter", op);
+  int states = optim::numStates(config.kind);
+  float *first = nullptr, *second = nullptr;
+  if (states > 0) {
+    View<float> in = viewOf<float>(firstRef, rank, op, "the state");
+    View<float> next = viewOf<float>(outFirstRef, rank, op, "the new state");
+    if (in.numElements() != n || next.numElements() != n)
+      braidrt_fail("%s: the state does not match the parameter", op);
+    std::copy(in.data, in.data + n, next.data);
+    first = next.data;
+  }
+  if (states > 1) {
+    View<float> in = viewOf<float>(secondRef, rank, op, "the second moment");
+    View<float> next =
+        viewOf<float>(outSecondRef, rank, op, "the new second moment");
+    if (in.numElements() != n || next.numElements() != n)
+      braidrt_fail("%s: the second moment does not match the parameter", op);
+    std::copy(in.data, in.data + n, next.data);
+    second = next.data;
+  }
+  std::vector<double> weights(param.data, param.data + n),
+      gradient(grad.data, grad.data + n);
+  optim::update(config, step, weights.data(), gradient.data(), size_t(n),
+                first, second);
+  for (int64_t i = 0; i < n; ++i)
+    out.data[i] = float(weights[size_t(i)]);
+}
+
+#define BRAIDRT_TABLE_KERNELS(SUFFIX, TYPE)                                    \
+  void _mlir_ciface_braidrt_bag_update_##SUFFIX(                               \
+      braidrt_unranked_memref *table, braidrt_unranked_memref *state,          \
+      braidrt_unranked_memref *rows, braidrt_unranked_memref *bounds,          \
+      int32_t bounds_are_lengths, braidrt_unranked_memref *grad, int32_t mode, \
+      int32_t optimizer, double lr, double eps) {                              \
+    bagUpdate<TYPE>(table, state, rows, bounds, bounds_are_lengths, grad,      \
+                    mode, optimizer, lr, eps);                                 \
+  }                                                                            \
+  void _mlir_ciface_braidrt_bag_grad_##SUFFIX(                                 \
+      braidrt_unranked_memref *table, braidrt_unranked_memref *indices,        \
+      braidrt_unranked_memref *offsets, braidrt_unranked_memref *grad,         \
+      braidrt_unranked_memref *out, int32_t mode) {                            \
+    bagGrad<TYPE>(table, indices, offsets, grad, out, mode);                   \
+  }                                                                            \
+  void _mlir_ciface_braidrt_table_update_##SUFFIX(                             \
+      braidrt_unranked_memref *table, braidrt_unranked_memref *state,          \
+      braidrt_unranked_memref *grad, int32_t optimizer, double lr,             \
+      double eps) {                                                            \
+    tableUpdate<TYPE>(table, state, grad, optimizer, lr, eps);                 \
+  }
+BRAIDRT_TABLE_KERNELS(f32, float)
+BRAIDRT_TABLE_KERNELS(f16, _Float16)
+BRAIDRT_TABLE_KERNELS(bf16, BF16)
+#undef BRAIDRT_TABLE_KERNELS
+
+} // extern "C"

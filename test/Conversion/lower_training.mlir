@@ -1,0 +1,157 @@
+// RUN: braid-opt %s --convert-braid-to-cpu --split-input-file | FileCheck %s
+
+// A fused update of a whole table (one rank): the table argument becomes
+// writable (the runtime updates it in place, step after step), the
+// optimizer's state is a trailing argument named after the table, and the
+// update is one runtime call with the bags' offsets (bounds_are_lengths 0)
+// and the optimizer's number, lr and eps. The forward lookup still reads
+// the table read-only.
+// CHECK-LABEL: func.func @train_step
+// CHECK-SAME: %[[T:[a-z0-9]+]]: tensor<10x4xf32> {braid.table = "t", bufferization.writable = true}
+// CHECK-SAME: %[[S:[a-z0-9]+]]: tensor<?xf32> {braid.table_state = "t", bufferization.writable = true}
+// CHECK: call @__braid_train_step_embedding_bag_t({{.*}}, %[[T]])
+// CHECK-DAG: %[[TB:.*]] = bufferization.to_buffer %[[T]] : tensor<10x4xf32> to memref<10x4xf32>
+// CHECK-DAG: %[[SB:.*]] = bufferization.to_buffer %[[S]] : tensor<?xf32> to memref<?xf32>
+// CHECK-DAG: %[[NOT_LENGTHS:.*]] = arith.constant 0 : i32
+// CHECK-DAG: %[[ROWWISE:.*]] = arith.constant 2 : i32
+// CHECK-DAG: %[[LR:.*]] = arith.constant 5.000000e-02 : f64
+// CHECK: call @braidrt_bag_update_f32(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[NOT_LENGTHS]], %{{.*}}, %{{.*}}, %[[ROWWISE]], %[[LR]], %{{.*}}) : (memref<*xf32>, memref<*xf32>, memref<*xi64>, memref<*xi64>, i32, memref<*xf32>, i32, i32, f64, f64) -> ()
+braid.table @t : tensor<10x4xf32> pooling_factor = 1.0
+func.func @train_step(%idx: tensor<?xi64> {braid.input = "t.indices"},
+                      %off: tensor<?xi64> {braid.input = "t.offsets"},
+                      %g: tensor<?x4xf32> {braid.input = "g"}) -> tensor<?x4xf32> {
+  %e = braid.embedding_bag @t(%idx, %off) sum : (tensor<?xi64>, tensor<?xi64>) -> tensor<?x4xf32>
+  braid.embedding_bag_update @t(%idx, %off, %g) sum optimizer = {eps = 1.0e-08 : f64, lr = 5.0e-02 : f64, type = "rowwise_adagrad"} : tensor<?xi64>, tensor<?xi64>, tensor<?x4xf32>
+  return %e : tensor<?x4xf32>
+}
+
+// -----
+
+// A shard's update: the shard argument (dynamic rows and columns), an
+// element-wise Adagrad state of the same shape, the routed values and the
+// bags' lengths (bounds_are_lengths 1), and the f16 kernel.
+// CHECK-LABEL: func.func @train_step
+// CHECK-SAME: %[[T:[a-z0-9]+]]: tensor<?x?xf16> {braid.table = "t", bufferization.writable = true}
+// CHECK-SAME: %[[S:[a-z0-9]+]]: tensor<?x?xf32> {braid.table_state = "t", bufferization.writable = true}
+// CHECK-DAG: %[[LENGTHS:.*]] = arith.constant 1 : i32
+// CHECK-DAG: %[[ADAGRAD:.*]] = arith.constant 1 : i32
+// CHECK: call @braidrt_bag_update_f16({{.*}}, %[[LENGTHS]], {{.*}}, %[[ADAGRAD]], {{.*}}) : (memref<*xf16>, memref<*xf32>, memref<*xi64>, memref<*xi64>, i32, memref<*xf32>, i32, i32, f64, f64) -> ()
+braid.table @t : tensor<10x4xf16> pooling_factor = 1.0 placement = #braid.row_wise<ranks = [0, 1], row_offsets = [0, 5, 10]>
+func.func @train_step(%vals: tensor<?xi64> {braid.input = "v"},
+                      %lens: tensor<8xi64> {braid.input = "l"},
+                      %g: tensor<8x4xf32> {braid.input = "g"}) {
+  braid.shard_embedding_bag_update @t(%vals, %lens, %g) sum optimizer = {eps = 1.0e-10 : f64, lr = 1.0e-01 : f64, type = "adagrad"} : tensor<?xi64>, tensor<8xi64>, tensor<8x4xf32>
+  return
+}
+
+// -----
+
+// SGD keeps no state: no state argument; the table's own buffer stands in
+// for it (the runtime does not read it).
+// CHECK-LABEL: func.func @train_step
+// CHECK-SAME: %[[T:[a-z0-9]+]]: tensor<?x?xf32> {braid.table = "t", bufferization.writable = true})
+// CHECK: %[[TB:.*]] = bufferization.to_buffer %[[T]] : tensor<?x?xf32> to memref<?x?xf32>
+// CHECK: %[[TU:.*]] = memref.cast %[[TB]]
+// CHECK: call @braidrt_bag_update_f32(%[[TU]], %[[TU]],
+braid.table @t : tensor<10x4xf32> pooling_factor = 1.0 placement = #braid.table_wise<rank = 1>
+func.func @train_step(%vals: tensor<?xi64> {braid.input = "v"},
+                      %lens: tensor<8xi64> {braid.input = "l"},
+                      %g: tensor<8x4xf32> {braid.input = "g"}) {
+  braid.shard_embedding_bag_update @t(%vals, %lens, %g) max optimizer = {lr = 1.0e-01 : f64, type = "sgd"} : tensor<?xi64>, tensor<8xi64>, tensor<8x4xf32>
+  return
+}
+
+// -----
+
+// A replicated table on two ranks: its whole-table gradient (read-only
+// table), summed over the ranks by the runtime's all_reduce (the groups
+// tile the cluster: member is a constant), then the update.
+// CHECK-LABEL: func.func @train_step
+// CHECK-SAME: %[[T:[a-z0-9]+]]: tensor<10x4xf32> {braid.table = "t", bufferization.writable = true}
+// CHECK: %[[GRAD:.*]] = memref.alloc() : memref<10x4xf32>
+// CHECK: call @braidrt_bag_grad_f32({{.*}}) : (memref<*xf32>, memref<*xi64>, memref<*xi64>, memref<*xf32>, memref<*xf32>, i32) -> ()
+// CHECK: %[[SUM:.*]] = memref.alloc() : memref<10x4xf32>
+// CHECK: %[[MEMBER:.*]] = arith.extui %true : i1 to i32
+// CHECK: call @braidrt_all_reduce_f32(%{{.*}}, %{{.*}}, %c2_i64, %[[MEMBER]], %c0_i32{{.*}}) : (memref<*xf32>, memref<*xf32>, i64, i32, i32) -> ()
+// CHECK: call @braidrt_table_update_f32({{.*}}) : (memref<*xf32>, memref<*xf32>, memref<*xf32>, i32, f64, f64) -> ()
+module attributes {braid.cluster = #braid.cluster<hardware = "dgx-h100", nodes = 1, ranks_per_node = 2>} {
+braid.table @t : tensor<10x4xf32> pooling_factor = 1.0 placement = #braid.data_parallel<ranks = [0, 1]>
+func.func @train_step(%idx: tensor<?xi64> {braid.input = "t.indices"},
+                      %off: tensor<?xi64> {braid.input = "t.offsets"},
+                      %g: tensor<?x4xf32> {braid.input = "g"}) {
+  %tg = braid.embedding_bag_grad @t(%idx, %off, %g) mean : (tensor<?xi64>, tensor<?xi64>, tensor<?x4xf32>) -> tensor<10x4xf32>
+  %sum = braid.all_reduce sum %tg groups [[0, 1]] : tensor<10x4xf32>
+  braid.table_update @t(%sum) optimizer = {lr = 1.0e-01 : f64, type = "sgd"} : tensor<10x4xf32>
+  return
+}
+}
+
+// -----
+
+// The loss, a layer's backward and the dense optimizer: runtime calls into
+// fresh buffers; Adam reads both moments and its step number.
+// CHECK-LABEL: func.func @dense
+// CHECK: call @braidrt_bce_with_logits({{.*}}) : (memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, f64) -> ()
+// CHECK: call @braidrt_linear_grad_f32({{.*}}) : (memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, i32) -> ()
+// CHECK: %[[STEP:.*]] = tensor.extract %{{.*}}[] : tensor<i64>
+// CHECK: %[[ADAM:.*]] = arith.constant 3 : i32
+// CHECK: call @braidrt_dense_update_f32({{.*}}, %[[STEP]], %[[ADAM]], {{.*}}) : (memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, i64, i32, f64, f64, f64, f64) -> ()
+func.func @dense(%x: tensor<?x3xf32>, %w: tensor<1x3xf32>, %z: tensor<?x1xf32>,
+                 %y: tensor<?xf32>, %t: tensor<i64>, %m: tensor<1x3xf32>,
+                 %v: tensor<1x3xf32>) -> (tensor<f32>, tensor<1x3xf32>, tensor<1x3xf32>, tensor<1x3xf32>) {
+  %loss, %dz = braid.bce_with_logits %z, %y scale = 0.25 : tensor<?x1xf32>, tensor<?xf32> -> tensor<f32>, tensor<?x1xf32>
+  %dx, %dw, %db = braid.linear_grad %x, %w, %z, %dz none : (tensor<?x3xf32>, tensor<1x3xf32>, tensor<?x1xf32>, tensor<?x1xf32>) -> (tensor<?x3xf32>, tensor<1x3xf32>, tensor<1xf32>)
+  %w2, %m2, %v2 = braid.dense_update %w, %dw step %t state(%m, %v) optimizer = {beta1 = 9.0e-01 : f64, beta2 = 9.99e-01 : f64, eps = 1.0e-08 : f64, lr = 1.0e-03 : f64, type = "adam"} : (tensor<1x3xf32>, tensor<1x3xf32>, tensor<i64>, tensor<1x3xf32>, tensor<1x3xf32>) -> (tensor<1x3xf32>, tensor<1x3xf32>, tensor<1x3xf32>)
+  return %loss, %w2, %m2, %v2 : tensor<f32>, tensor<1x3xf32>, tensor<1x3xf32>, tensor<1x3xf32>
+}
+
+// -----
+
+// The interactions' backward: cat is slices of the result's gradient; dot
+// stacks its features side by side for one runtime call and slices each
+// feature's gradient out.
+// CHECK-LABEL: func.func @interactions
+// CHECK: tensor.extract_slice %[[CAT:[a-z0-9]+]][0, 0] [%{{.*}}, 3] [1, 1] : tensor<?x7xf32> to tensor<?x3xf32>
+// CHECK: tensor.extract_slice %[[CAT]][0, 3] [%{{.*}}, 4] [1, 1] : tensor<?x7xf32> to tensor<?x4xf32>
+// CHECK: %[[STACK:.*]] = tensor.concat dim(1) %{{.*}}, %{{.*}}, %{{.*}} : (tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x12xf32>
+// CHECK: call @braidrt_interaction_dot_grad(%{{.*}}, %{{.*}}, %{{.*}}, %c3_i64) : (memref<*xf32>, memref<*xf32>, memref<*xf32>, i64) -> ()
+// CHECK: tensor.extract_slice %{{.*}}[0, 8] [%{{.*}}, 4] [1, 1] : tensor<?x12xf32> to tensor<?x4xf32>
+func.func @interactions(%dcat: tensor<?x7xf32>, %a: tensor<?x3xf32>, %b: tensor<?x4xf32>,
+                        %ddot: tensor<?x7xf32>, %d: tensor<?x4xf32>, %e: tensor<?x4xf32>,
+                        %f: tensor<?x4xf32>) -> (tensor<?x3xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>) {
+  %ga, %gb = braid.interaction_grad cat %dcat, %a, %b : (tensor<?x7xf32>, tensor<?x3xf32>, tensor<?x4xf32>) -> (tensor<?x3xf32>, tensor<?x4xf32>)
+  %gd, %ge, %gf = braid.interaction_grad dot %ddot, %d, %e, %f : (tensor<?x7xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>)
+  return %ga, %gb, %gd, %ge, %gf : tensor<?x3xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>
+}
+
+// -----
+
+// combine_shards' backward of a column-wise table: the parts are the
+// column shards in rank order, (offset, columns) pairs.
+// CHECK-LABEL: func.func @combine
+// CHECK: memref.alloc() : memref<8x3xf32>
+// CHECK: arith.constant dense<[0, 1, 1, 3]> : tensor<4xi64>
+// CHECK: call @braidrt_combine_shards_grad({{.*}}, %c1_i32, %c4_i64) : (memref<*xf32>, memref<*xi64>, memref<*xf32>, memref<*xi64>, i32, i64) -> ()
+braid.table @t : tensor<10x4xf32> pooling_factor = 1.0 placement = #braid.column_wise<ranks = [0, 1], col_offsets = [0, 1, 4]>
+func.func @combine(%de: tensor<?x4xf32>, %off: tensor<?xi64>) -> tensor<8x3xf32> {
+  %dr = braid.combine_shards_grad @t(%de, %off) mean bags_per_rank = 4 : (tensor<?x4xf32>, tensor<?xi64>) -> tensor<8x3xf32>
+  return %dr : tensor<8x3xf32>
+}
+
+// -----
+
+// A row-wise partial's gradient gathered back inside a group that does not
+// tile the cluster: whether this rank gathers is computed from its rank,
+// and so is its row count (a rank in no group keeps its own rows).
+// CHECK-LABEL: func.func @gather
+// CHECK: call @braidrt_rank() : () -> i64
+// CHECK: %[[MEMBER:.*]] = arith.ori
+// CHECK: %[[ROWS:.*]] = arith.select %[[MEMBER]]
+// CHECK: memref.alloc(%[[ROWS]]) : memref<?x4xf32>
+// CHECK: call @braidrt_all_gather_f32({{.*}}, %c2_i64, {{.*}}) : (memref<*xf32>, memref<*xf32>, i64, i32) -> ()
+module attributes {braid.cluster = #braid.cluster<hardware = "dgx-h100", nodes = 2, ranks_per_node = 2>} {
+func.func @gather(%p: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %g = braid.all_gather %p dim = 0 groups [[2, 3]] : tensor<?x4xf32> -> tensor<?x4xf32>
+  return %g : tensor<?x4xf32>
+}
+}

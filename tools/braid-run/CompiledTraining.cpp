@@ -1,0 +1,263 @@
+//===- CompiledTraining.cpp - braid-run OUT --steps K ---------------------===//
+//
+// This file implements braid-run's training with a compiled training step
+// (braid-compile --train --target cpu): each rank stages its share of the
+// batch, its labels, its table slices and zero optimizer state once, then
+// calls the step K times. The step updates the tables and their state in
+// place; the parameters and their dense state come back as results and
+// are staged again for the next step. Afterwards the ranks' slices are
+// gathered to rank 0 for --dump and --check.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CompiledTraining.h"
+
+#include "RunSupport.h"
+
+#include "braidrt/braidrt.h"
+
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace mlir::braid;
+using namespace mlir::braid::interp;
+
+static int fail(const llvm::Twine &message) { return failRun(message); }
+
+/// The optimizer state a rank starts from for argument `index`: zeros of
+/// its static shape ("state") or of its table slice ("table_state").
+static llvm::Expected<HostTensor> zeroState(const NativeProgram &program,
+                                            size_t index, int64_t rank) {
+  const NativeProgram::Argument &argument = program.getArguments()[index];
+  if (argument.kind == "state") {
+    for (int64_t size : argument.shape)
+      if (size < 0)
+        return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                       "the state '" + argument.name +
+                                           "' has a dynamic shape");
+    return HostTensor(ElementKind::f32, argument.shape);
+  }
+  llvm::Expected<braidrt_table_slice> slice =
+      program.getTableSlice(index, rank);
+  if (!slice)
+    return slice.takeError();
+  SmallVector<int64_t, 2> shape = {slice->rows};
+  if (argument.shape.size() == 2)
+    shape.push_back(slice->cols);
+  return HostTensor(ElementKind::f32, shape);
+}
+
+/// Stages rank `rank`'s arguments in manifest order; `stepIndex` gets the
+/// step argument's position.
+static llvm::Error stageRank(NativeProgram &program, const CompiledTraining &run,
+                             const HostTensor &labels, int64_t rank,
+                             size_t &stepIndex) {
+  int64_t offset = 0;
+  for (int64_t r = 0; r < rank; ++r)
+    offset += run.batchSplit[r];
+  size_t next = 0;
+  std::optional<size_t> step;
+  for (auto [index, argument] : llvm::enumerate(program.getArguments())) {
+    NativeProgram::ArgumentValue value;
+    if (argument.kind == "table") {
+      llvm::Expected<NativeProgram::TableSlice> table =
+          tableArgument(program, run.tables, index, rank);
+      if (!table)
+        return table.takeError();
+      value = *table;
+    } else if (argument.kind == "state" || argument.kind == "table_state") {
+      llvm::Expected<HostTensor> zeros = zeroState(program, index, rank);
+      if (!zeros)
+        return zeros.takeError();
+      value = std::move(*zeros);
+    } else if (argument.kind == "input" && argument.name == "labels") {
+      value = labels.slice(0, offset, run.batchSplit[rank]);
+    } else if (argument.kind == "input" && argument.name == "step") {
+      step = index;
+      value = HostTensor(ElementKind::i64, {});
+    } else {
+      if (next >= run.rankArgs[rank].size())
+        return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                       "too few arguments for the program");
+      value = run.rankArgs[rank][next++];
+    }
+    if (llvm::Error error = program.bindOne(index, value))
+      return error;
+  }
+  if (!step)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "the training step takes no 'step'");
+  stepIndex = *step;
+  return llvm::Error::success();
+}
+
+/// Writes rank `rank`'s slice `part` of table or state argument `index`
+/// into the global `model` on rank 0.
+static llvm::Error placeSlice(const NativeProgram &program, size_t index,
+                              int64_t rank, const HostTensor &part,
+                              TrainedModel &model) {
+  const NativeProgram::Argument &argument = program.getArguments()[index];
+  llvm::Expected<braidrt_table_slice> slice =
+      program.getTableSlice(index, rank);
+  if (!slice)
+    return slice.takeError();
+  // The slice's width is the manifest's: gathered parts take rank 0's
+  // shape apart from their rows.
+  int64_t cols = argument.shape.size() == 2 ? slice->cols : 1;
+  if (int64_t(part.data.size()) != slice->rows * cols)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "rank " + llvm::Twine(rank) + "'s '" +
+                                       argument.name +
+                                       "' has an unexpected shape");
+  if (argument.kind == "table") {
+    TableData &table = model.tables.find(argument.name)->second;
+    std::vector<double> row(table.getDim());
+    for (int64_t r = 0; r < slice->rows; ++r) {
+      int64_t global = slice->row_offset + r;
+      for (int64_t c = 0; c < table.getDim(); ++c)
+        row[c] = table.get(global, c);
+      for (int64_t c = 0; c < cols; ++c)
+        row[slice->col_offset + c] = part.data[r * cols + c];
+      table.setRow(global, row);
+    }
+    return llvm::Error::success();
+  }
+  HostTensor &state = model.tableStates[argument.name];
+  int64_t width = state.getRank() == 2 ? state.shape[1] : 1;
+  for (int64_t r = 0; r < slice->rows; ++r)
+    for (int64_t c = 0; c < cols; ++c)
+      state.data[(slice->row_offset + r) * width +
+                 (state.getRank() == 2 ? slice->col_offset : 0) + c] =
+          part.data[r * cols + c];
+  return llvm::Error::success();
+}
+
+int mlir::braid::runCompiledTraining(NativeProgram &program,
+                                     const CompiledTraining &run,
+                                     const TrainOptions &options) {
+  if (options.steps < 1 || options.steps > 1000000)
+    return fail("--steps must be between 1 and 1000000, got " +
+                llvm::Twine(options.steps));
+  if (!program.isTrainingStep())
+    return fail("--steps needs a training artifact: compile the model with "
+                "braid-compile --train --target cpu");
+  FailureOr<HostTensor> labels = loadGlobalLabels(
+      run.global, run.globalArgs, run.batchSplit, options.inputsDir);
+  if (failed(labels))
+    return 1;
+  int64_t ranks = program.getRanks();
+  bool mpi = isUnderMpirun();
+  if (!mpi && ranks > 1)
+    return fail("this training step exchanges gradients between its " +
+                llvm::Twine(ranks) + " ranks; run it under mpirun -n " +
+                llvm::Twine(ranks));
+  int64_t rank = mpi ? braidrt_rank() : 0;
+  auto abortOnError = [&](llvm::Error error) {
+    // One rank failing alone would leave the others waiting: abort all.
+    if (mpi && ranks > 1)
+      braidrt_fail("%s", llvm::toString(std::move(error)).c_str());
+    return fail(llvm::toString(std::move(error)));
+  };
+
+  size_t stepIndex = 0;
+  if (llvm::Error error = stageRank(program, run, *labels, rank, stepIndex))
+    return abortOnError(std::move(error));
+  // Where each result goes back: the argument of the same kind and name.
+  std::optional<size_t> lossIndex;
+  SmallVector<std::pair<size_t, size_t>> feedback;
+  for (auto [r, result] : llvm::enumerate(program.getResults())) {
+    if (result.kind == "output")
+      lossIndex = r;
+    for (auto [a, argument] : llvm::enumerate(program.getArguments()))
+      if ((result.kind == "param" || result.kind == "state") &&
+          argument.kind == result.kind && argument.name == result.name)
+        feedback.push_back({r, a});
+  }
+  if (!lossIndex)
+    return abortOnError(llvm::createStringError(
+        llvm::inconvertibleErrorCode(), "the training step returns no loss"));
+
+  TrainedModel model;
+  std::vector<double> stepMs;
+  std::vector<HostTensor> outputs;
+  for (int64_t step = 1; step <= options.steps; ++step) {
+    HostTensor stepNumber(ElementKind::i64, {});
+    stepNumber.data[0] = double(step);
+    if (llvm::Error error = program.bindOne(stepIndex, stepNumber))
+      return abortOnError(std::move(error));
+    double ms = 0;
+    llvm::Expected<std::vector<HostTensor>> results = program.run(ms);
+    if (!results)
+      return abortOnError(results.takeError());
+    outputs = std::move(*results);
+    for (auto [r, a] : feedback)
+      if (llvm::Error error = program.bindOne(a, outputs[r]))
+        return abortOnError(std::move(error));
+    stepMs.push_back(ms);
+    model.losses.push_back(outputs[*lossIndex].data[0]);
+    if (!options.json && rank == 0)
+      llvm::outs() << llvm::format("step %lld: loss %.6f\n",
+                                   static_cast<long long>(step),
+                                   model.losses.back());
+  }
+  // A step takes as long as its slowest rank.
+  if (mpi && ranks > 1) {
+    std::vector<double> slowest(stepMs.size());
+    braidrt_all_reduce(stepMs.data(), slowest.data(), slowest.size(),
+                       BRAIDRT_F64, BRAIDRT_MAX);
+    stepMs = std::move(slowest);
+  }
+  std::vector<double> sorted = stepMs;
+  std::sort(sorted.begin(), sorted.end());
+  double medianMs = sorted[sorted.size() / 2];
+
+  // The parameters and their state are replicated: rank 0's are the
+  // model's. Tables and their state come from every rank's slices.
+  for (auto [r, a] : feedback) {
+    const NativeProgram::Argument &argument = program.getArguments()[a];
+    (argument.kind == "param" ? model.params
+                              : model.states)[argument.name] = outputs[r];
+  }
+  bool gather = run.check || !options.dumpDir.empty();
+  if (!gather)
+    return rank == 0 ? finishTraining(model, program.getFunctionName(), ranks,
+                                      medianMs, options, nullptr)
+                     : 0;
+  SmallVector<size_t> sliced;
+  std::vector<HostTensor> mine;
+  for (auto [index, argument] : llvm::enumerate(program.getArguments()))
+    if (argument.kind == "table" || argument.kind == "table_state") {
+      llvm::Expected<HostTensor> part = program.readArgument(index);
+      if (!part)
+        return abortOnError(part.takeError());
+      sliced.push_back(index);
+      mine.push_back(std::move(*part));
+    }
+  std::optional<RankValues> all;
+  if (mpi && ranks > 1)
+    all = gatherToRankZero(mine);
+  else
+    all = RankValues{std::move(mine)};
+  if (!all)
+    return 0; // rank 0 reports
+  model.tables = run.tables;
+  for (auto [position, index] : llvm::enumerate(sliced)) {
+    const NativeProgram::Argument &argument = program.getArguments()[index];
+    if (argument.kind == "table_state") {
+      const TableData &table = model.tables.find(argument.name)->second;
+      SmallVector<int64_t, 2> shape = {table.getNumRows()};
+      if (argument.shape.size() == 2)
+        shape.push_back(table.getDim());
+      model.tableStates[argument.name] = HostTensor(ElementKind::f32, shape);
+    }
+    for (int64_t r = 0; r < ranks; ++r)
+      if (llvm::Error error =
+              placeSlice(program, index, r, (*all)[r][position], model))
+        return fail(llvm::toString(std::move(error)));
+  }
+  return finishTraining(model, program.getFunctionName(), ranks, medianMs,
+                        options, run.check ? &*run.check : nullptr);
+}
