@@ -16,6 +16,8 @@
 
 #include "braidrt/braidrt.h"
 
+#include "braid/Interp/BatchSplit.h"
+
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -50,18 +52,39 @@ static llvm::Expected<HostTensor> zeroState(const NativeProgram &program,
   return HostTensor(ElementKind::f32, shape);
 }
 
-/// Stages rank `rank`'s arguments in manifest order; `stepIndex` gets the
-/// step argument's position.
-static llvm::Error stageRank(NativeProgram &program, const CompiledTraining &run,
-                             const HostTensor &labels, int64_t rank,
-                             size_t &stepIndex) {
-  int64_t offset = 0;
-  for (int64_t r = 0; r < rank; ++r)
-    offset += run.batchSplit[r];
+namespace {
+/// Where a rank's per-step arguments are in the manifest: the step, the
+/// labels, and the batch's inputs (by position in the rank's forward
+/// arguments).
+struct StepArguments {
+  size_t step = 0, labels = 0;
+  SmallVector<std::pair<size_t, size_t>> inputs;
+};
+} // namespace
+
+/// Stages rank `rank`'s tables and zero optimizer state, and its
+/// parameters from `rankArgs`, in manifest order; returns where the
+/// per-step arguments go.
+static llvm::Expected<StepArguments>
+stageRank(NativeProgram &program, const CompiledTraining &run,
+          ArrayRef<HostTensor> rankArgs, int64_t rank) {
+  StepArguments where;
   size_t next = 0;
-  std::optional<size_t> step;
+  std::optional<size_t> step, labels;
   for (auto [index, argument] : llvm::enumerate(program.getArguments())) {
     NativeProgram::ArgumentValue value;
+    if (argument.kind == "input" && argument.name == "labels") {
+      labels = index;
+      continue;
+    }
+    if (argument.kind == "input" && argument.name == "step") {
+      step = index;
+      continue;
+    }
+    if (argument.kind == "input") {
+      where.inputs.push_back({index, next++});
+      continue;
+    }
     if (argument.kind == "table") {
       llvm::Expected<NativeProgram::TableSlice> table =
           tableArgument(program, run.tables, index, rank);
@@ -73,25 +96,22 @@ static llvm::Error stageRank(NativeProgram &program, const CompiledTraining &run
       if (!zeros)
         return zeros.takeError();
       value = std::move(*zeros);
-    } else if (argument.kind == "input" && argument.name == "labels") {
-      value = labels.slice(0, offset, run.batchSplit[rank]);
-    } else if (argument.kind == "input" && argument.name == "step") {
-      step = index;
-      value = HostTensor(ElementKind::i64, {});
     } else {
-      if (next >= run.rankArgs[rank].size())
+      if (next >= rankArgs.size())
         return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                        "too few arguments for the program");
-      value = run.rankArgs[rank][next++];
+      value = rankArgs[next++];
     }
     if (llvm::Error error = program.bindOne(index, value))
-      return error;
+      return std::move(error);
   }
-  if (!step)
+  if (!step || !labels)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "the training step takes no 'step'");
-  stepIndex = *step;
-  return llvm::Error::success();
+                                   "the training step takes no 'step' or no "
+                                   "'labels'");
+  where.step = *step;
+  where.labels = *labels;
+  return where;
 }
 
 /// Writes rank `rank`'s slice `part` of table or state argument `index`
@@ -144,10 +164,6 @@ int mlir::braid::runCompiledTraining(NativeProgram &program,
   if (!program.isTrainingStep())
     return fail("--steps needs a training artifact: compile the model with "
                 "braid-compile --train --target cpu");
-  FailureOr<HostTensor> labels = loadGlobalLabels(
-      run.global, run.globalArgs, run.batchSplit, options.inputsDir);
-  if (failed(labels))
-    return 1;
   int64_t ranks = program.getRanks();
   bool mpi = isUnderMpirun();
   if (!mpi && ranks > 1)
@@ -162,9 +178,14 @@ int mlir::braid::runCompiledTraining(NativeProgram &program,
     return fail(llvm::toString(std::move(error)));
   };
 
-  size_t stepIndex = 0;
-  if (llvm::Error error = stageRank(program, run, *labels, rank, stepIndex))
-    return abortOnError(std::move(error));
+  llvm::Expected<StepArguments> where =
+      stageRank(program, run, run.rankArgs[rank], rank);
+  if (!where)
+    return abortOnError(where.takeError());
+  int64_t offset = 0;
+  for (int64_t r = 0; r < rank; ++r)
+    offset += run.batchSplit[r];
+  std::vector<HostTensor> globalArgs = run.globalArgs;
   // Where each result goes back: the argument of the same kind and name.
   std::optional<size_t> lossIndex;
   SmallVector<std::pair<size_t, size_t>> feedback;
@@ -184,10 +205,29 @@ int mlir::braid::runCompiledTraining(NativeProgram &program,
   std::vector<double> stepMs;
   std::vector<HostTensor> outputs;
   for (int64_t step = 1; step <= options.steps; ++step) {
+    // This step's batch: the rank's share of its inputs and labels.
+    FailureOr<HostTensor> labels =
+        options.batches->load(step - 1, globalArgs);
+    if (failed(labels)) {
+      if (mpi && ranks > 1)
+        braidrt_fail("the batch of step %lld is bad", (long long)step);
+      return 1;
+    }
+    llvm::Expected<RankValues> split = splitGlobalArguments(
+        run.global, globalArgs, program.getRankSignature(), run.batchSplit);
+    if (!split)
+      return abortOnError(split.takeError());
     HostTensor stepNumber(ElementKind::i64, {});
     stepNumber.data[0] = double(step);
-    if (llvm::Error error = program.bindOne(stepIndex, stepNumber))
+    if (llvm::Error error = program.bindOne(where->step, stepNumber))
       return abortOnError(std::move(error));
+    if (llvm::Error error = program.bindOne(
+            where->labels, labels->slice(0, offset, run.batchSplit[rank])))
+      return abortOnError(std::move(error));
+    for (auto [index, position] : where->inputs)
+      if (llvm::Error error =
+              program.bindOne(index, (*split)[rank][position]))
+        return abortOnError(std::move(error));
     double ms = 0;
     llvm::Expected<std::vector<HostTensor>> results = program.run(ms);
     if (!results)

@@ -32,51 +32,6 @@ using namespace mlir::braid::interp;
 
 static int fail(const llvm::Twine &message) { return failRun(message); }
 
-/// The labels: `labels.npy` in the inputs directory, every element in
-/// [0, 1]; or, without inputs, a signal planted in the dense features (a
-/// sample is a click when its dense features sum above the batch's mean),
-/// so that the loss visibly falls.
-FailureOr<HostTensor> mlir::braid::loadLabels(const Signature &global,
-                                             ArrayRef<HostTensor> args,
-                                             StringRef inputsDir) {
-  if (!inputsDir.empty()) {
-    std::string path = joinPath(inputsDir, "labels.npy");
-    llvm::Expected<HostTensor> labels = readNpy(path);
-    if (!labels) {
-      fail("training reads its labels from " + path + ": " +
-           llvm::toString(labels.takeError()));
-      return failure();
-    }
-    for (auto [index, value] : llvm::enumerate(labels->data))
-      if (!(value >= 0 && value <= 1)) {
-        std::string text;
-        llvm::raw_string_ostream(text) << llvm::format("%g", value);
-        fail(path + ": element " + llvm::Twine(index) + " is " + text +
-             ", outside [0, 1]");
-        return failure();
-      }
-    return *labels;
-  }
-  if (std::optional<unsigned> index = global.findArgument("dense")) {
-    const HostTensor &dense = args[*index];
-    int64_t batch = dense.shape[0], width = dense.shape[1];
-    std::vector<double> sums(batch, 0.0);
-    double mean = 0;
-    for (int64_t b = 0; b < batch; ++b) {
-      for (int64_t c = 0; c < width; ++c)
-        sums[b] += dense.data[b * width + c];
-      mean += sums[b] / double(batch);
-    }
-    HostTensor labels(ElementKind::f32, {batch});
-    for (int64_t b = 0; b < batch; ++b)
-      labels.data[b] = sums[b] > mean ? 1 : 0;
-    return labels;
-  }
-  fail("synthetic labels are planted in the 'dense' input, which the model "
-       "does not take; give --inputs DIR with labels.npy");
-  return failure();
-}
-
 /// The dense optimizer state of argument `index` under the suffix's slot
 /// (getDenseOptimizerStateSuffixes order: the first moment or sum, then the
 /// second moment), or null while the optimizer has not written it.
@@ -201,8 +156,8 @@ static llvm::Error dumpTrainedModel(StringRef dir, const TrainedModel &model,
   return writeNpy(joinPath(dir, "losses.npy"), lossTensor);
 }
 
-/// Writes the inputs and labels a global training run used under
-/// DIR/inputs.
+/// Writes the inputs and labels of a global training run's last batch
+/// under DIR/inputs.
 static llvm::Error dumpTrainingInputs(StringRef dir, func::FuncOp func,
                                       ArrayRef<HostTensor> args,
                                       const HostTensor &labels) {
@@ -299,8 +254,11 @@ int mlir::braid::finishTraining(const TrainedModel &actual,
   TrainingState state;
   std::vector<double> losses;
   for (size_t step = 0; step < actual.losses.size(); ++step) {
+    FailureOr<HostTensor> labels = options.batches->load(int64_t(step), args);
+    if (failed(labels))
+      return 1;
     FailureOr<double> loss =
-        trainStep(check->func, args, tables, check->labels, *config, state);
+        trainStep(check->func, args, tables, *labels, *config, state);
     if (failed(loss))
       return 1;
     losses.push_back(*loss);
@@ -322,13 +280,14 @@ int mlir::braid::runReferenceTraining(ModuleOp module, func::FuncOp func,
   FailureOr<TrainingConfig> config = readTrainingConfig(module);
   if (failed(config))
     return 1;
-  FailureOr<HostTensor> labels =
-      loadLabels(describeFunction(func), args, options.inputsDir);
-  if (failed(labels))
-    return 1;
   TrainingState state;
   std::vector<double> losses;
+  HostTensor lastLabels;
   for (int64_t step = 0; step < options.steps; ++step) {
+    FailureOr<HostTensor> labels = options.batches->load(step, args);
+    if (failed(labels))
+      return 1;
+    lastLabels = *labels;
     FailureOr<double> loss =
         trainStep(func, args, tables, *labels, *config, state);
     if (failed(loss))
@@ -340,7 +299,7 @@ int mlir::braid::runReferenceTraining(ModuleOp module, func::FuncOp func,
   }
   if (!options.dumpDir.empty())
     if (llvm::Error error =
-            dumpTrainingInputs(options.dumpDir, func, args, *labels))
+            dumpTrainingInputs(options.dumpDir, func, args, lastLabels))
       return fail(llvm::toString(std::move(error)));
   return finishTraining(
       describeGlobalTraining(func, args, tables, state, *config, losses),
@@ -366,12 +325,6 @@ int mlir::braid::runRankTraining(RankTraining &run,
   FailureOr<TrainingConfig> config = readTrainingConfig(run.globalModule);
   if (failed(config))
     return 1;
-  FailureOr<HostTensor> labels =
-      loadGlobalLabels(describeFunction(run.globalFunc), run.globalArgs,
-                       run.batchSplit, options.inputsDir);
-  if (failed(labels))
-    return 1;
-
   // Each rank's arguments: its forward arguments, its labels, the step and
   // zero optimizer state.
   func::FuncOp train = run.trainStep;
@@ -379,11 +332,8 @@ int mlir::braid::runRankTraining(RankTraining &run,
   if (train.getNumArguments() < numForwardArgs + 2)
     return fail("@train_step takes fewer arguments than @forward");
   RankValues args = run.rankArgs;
-  int64_t offset = 0;
-  for (auto [rank, rows] : llvm::enumerate(run.batchSplit)) {
-    std::vector<HostTensor> &mine = args[rank];
-    mine.push_back(labels->slice(0, offset, rows));
-    offset += rows;
+  for (std::vector<HostTensor> &mine : args) {
+    mine.emplace_back(); // the labels, per step
     mine.emplace_back(ElementKind::i64, ArrayRef<int64_t>{});
     for (unsigned i = numForwardArgs + 2; i < train.getNumArguments(); ++i) {
       auto type = cast<RankedTensorType>(train.getArgumentTypes()[i]);
@@ -405,9 +355,29 @@ int mlir::braid::runRankTraining(RankTraining &run,
   TrainedModel model;
   model.tables = run.tables;
   EmbeddingState embeddingState;
+  Signature perRank = describeFunction(train);
+  perRank.arguments.resize(numForwardArgs);
+  std::vector<HostTensor> globalArgs = run.globalArgs;
   for (int64_t step = 1; step <= options.steps; ++step) {
-    for (std::vector<HostTensor> &mine : args)
+    // This step's batch, split by rank; the parameters stay the ranks' own.
+    FailureOr<HostTensor> labels =
+        options.batches->load(step - 1, globalArgs);
+    if (failed(labels))
+      return 1;
+    llvm::Expected<RankValues> split = splitGlobalArguments(
+        describeFunction(run.globalFunc), globalArgs, perRank, run.batchSplit);
+    if (!split)
+      return fail(llvm::toString(split.takeError()));
+    int64_t offset = 0;
+    for (auto [rank, rows] : llvm::enumerate(run.batchSplit)) {
+      std::vector<HostTensor> &mine = args[rank];
+      for (unsigned i = 0; i < numForwardArgs; ++i)
+        if (!isParameter(train, i))
+          mine[i] = std::move((*split)[rank][i]);
+      mine[numForwardArgs] = labels->slice(0, offset, rows);
+      offset += rows;
       mine[numForwardArgs + 1].data[0] = double(step);
+    }
     FailureOr<RankValues> results =
         runTrainingFunction(train, args, model.tables, embeddingState);
     if (failed(results))
@@ -441,28 +411,9 @@ int mlir::braid::runRankTraining(RankTraining &run,
         (*target)[name.getValue().str()] = args[0][i];
   setTableStates(model, embeddingState, *config);
   GlobalTraining global{run.globalModule, run.globalFunc, run.globalArgs,
-                        run.tables,       *labels,        run.tolerance};
+                        run.tables, run.tolerance};
   return finishTraining(model, train.getSymName(), args.size(),
                         /*stepMs=*/-1, options,
                         run.check ? &global : nullptr);
 }
 
-FailureOr<HostTensor> mlir::braid::loadGlobalLabels(const Signature &global,
-                                                    ArrayRef<HostTensor> args,
-                                                    ArrayRef<int64_t> split,
-                                                    StringRef inputsDir) {
-  FailureOr<HostTensor> labels = loadLabels(global, args, inputsDir);
-  if (failed(labels))
-    return failure();
-  int64_t total = 0;
-  for (int64_t rows : split)
-    total += rows;
-  if (labels->getRank() != 1 || labels->shape[0] != total) {
-    fail((inputsDir.empty() ? std::string("the labels")
-                            : joinPath(inputsDir, "labels.npy")) +
-         " is " + labels->describeType() + " but the global batch has " +
-         llvm::Twine(total) + " rows");
-    return failure();
-  }
-  return labels;
-}

@@ -7,6 +7,8 @@
 #ifndef BRAID_TOOLS_BRAID_RUN_TRAIN_H
 #define BRAID_TOOLS_BRAID_RUN_TRAIN_H
 
+#include "Batches.h"
+
 #include "braid/Interp/Interpreter.h"
 #include "braid/Interp/Signature.h"
 #include "braid/Interp/Training.h"
@@ -21,8 +23,8 @@ namespace mlir::braid {
 
 struct TrainOptions {
   int64_t steps = 0;
-  /// Where labels.npy is read from (with the inputs); empty: synthetic.
-  std::string inputsDir;
+  /// The batches, taken in turn (not owned).
+  const TrainingBatches *batches = nullptr;
   std::string dumpDir;
   bool json = false;
   int64_t maxDumpElements = 0;
@@ -48,7 +50,6 @@ struct GlobalTraining {
   func::FuncOp func;
   std::vector<interp::HostTensor> args;
   interp::TableMap tables;
-  interp::HostTensor labels;
   double tolerance = 0;
 };
 
@@ -59,20 +60,9 @@ int finishTraining(const TrainedModel &actual, StringRef function,
                    int64_t ranks, double stepMs, const TrainOptions &options,
                    const GlobalTraining *check);
 
-/// The labels: `labels.npy` in `inputsDir` (every element in [0, 1]) or,
-/// without it, a signal planted in the dense features of `args`.
-FailureOr<interp::HostTensor> loadLabels(const interp::Signature &global,
-                                         ArrayRef<interp::HostTensor> args,
-                                         StringRef inputsDir);
-/// loadLabels for the global batch of a split program, checked to have one
-/// label per sample of `split`.
-FailureOr<interp::HostTensor>
-loadGlobalLabels(const interp::Signature &global,
-                 ArrayRef<interp::HostTensor> args, ArrayRef<int64_t> split,
-                 StringRef inputsDir);
-
-/// Trains `func` (one rank, the global batch `args`) for options.steps
-/// steps under the reference semantics; returns the exit code.
+/// Trains `func` (one rank, the global batch; `args` holds its parameters
+/// and the first batch) for options.steps steps under the reference
+/// semantics; returns the exit code.
 int runReferenceTraining(ModuleOp module, func::FuncOp func,
                          interp::TableMap &tables,
                          std::vector<interp::HostTensor> args,

@@ -363,7 +363,17 @@ static int runArtifact(StringRef dir, const BindingOptions &options) {
   int64_t ranks = split.size();
   TrainOptions train;
   train.steps = steps;
-  train.inputsDir = options.inputsDir.value_or("");
+  int64_t globalBatch = 0;
+  for (int64_t samples : split)
+    globalBatch += samples;
+  FailureOr<TrainingBatches> batches;
+  if (steps.getNumOccurrences()) {
+    batches = TrainingBatches::open(global, binding->tables, options,
+                                    globalBatch);
+    if (failed(batches))
+      return 1;
+    train.batches = &*batches;
+  }
   train.dumpDir = dumpDir.getValue();
   train.json = emitJson;
   train.maxDumpElements = maxDumpElements;
@@ -374,14 +384,9 @@ static int runArtifact(StringRef dir, const BindingOptions &options) {
     run.rankArgs = binding->rankArgs;
     run.batchSplit = split;
     run.tables = binding->tables;
-    if (check) {
-      FailureOr<HostTensor> labels = loadGlobalLabels(
-          global, run.globalArgs, split, train.inputsDir);
-      if (failed(labels))
-        return 1;
+    if (check)
       run.check = GlobalTraining{*globalModule, globalFunc, run.globalArgs,
-                                 run.tables,    *labels,    tolerance};
-    }
+                                 run.tables, tolerance};
     return runCompiledTraining(*program, run, train);
   }
   if (steps.getNumOccurrences()) {
@@ -547,7 +552,13 @@ int main(int argc, char **argv) {
                   "drop --ranks");
     TrainOptions train;
     train.steps = steps;
-    train.inputsDir = inputsDir.getValue();
+    Signature signature = describeFunction(*func);
+    FailureOr<TrainingBatches> batches = TrainingBatches::open(
+        signature, *tables, options,
+        getGlobalBatch(signature, args->front()));
+    if (failed(batches))
+      return 1;
+    train.batches = &*batches;
     train.dumpDir = dumpDir.getValue();
     train.json = emitJson;
     train.maxDumpElements = maxDumpElements;
