@@ -88,6 +88,11 @@ static std::string batchDir(StringRef dir, int64_t index) {
   return joinPath(dir, name);
 }
 
+std::string mlir::braid::getFirstBatchDir(StringRef dir) {
+  std::string first = batchDir(dir, 0);
+  return llvm::sys::fs::is_directory(first) ? first : dir.str();
+}
+
 FailureOr<TrainingBatches>
 TrainingBatches::open(const Signature &global, const TableMap &tables,
                       const BindingOptions &options, int64_t globalBatch) {

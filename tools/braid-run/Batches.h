@@ -46,6 +46,10 @@ private:
   int64_t globalBatch = 0;
 };
 
+/// Where a run binds its first inputs from: DIR/batch_0000 when DIR holds
+/// batches, else DIR.
+std::string getFirstBatchDir(StringRef dir);
+
 /// The samples of a global program's batch: the rows of its dense input,
 /// else its first bag offsets' bags.
 int64_t getGlobalBatch(const interp::Signature &global,

@@ -368,7 +368,10 @@ static int runArtifact(StringRef dir, const BindingOptions &options) {
     globalBatch += samples;
   FailureOr<TrainingBatches> batches;
   if (steps.getNumOccurrences()) {
-    batches = TrainingBatches::open(global, binding->tables, options,
+    BindingOptions data = options;
+    data.inputsDir = inputsDir.empty() ? std::nullopt
+                                       : std::optional(inputsDir.getValue());
+    batches = TrainingBatches::open(global, binding->tables, data,
                                     globalBatch);
     if (failed(batches))
       return 1;
@@ -514,7 +517,7 @@ int main(int argc, char **argv) {
     BindingOptions globalOptions;
     globalOptions.seed = seed;
     if (!inputsDir.empty())
-      globalOptions.inputsDir = inputsDir.getValue();
+      globalOptions.inputsDir = getFirstBatchDir(inputsDir);
     if (!weightsDir.empty())
       globalOptions.weightsDir = weightsDir.getValue();
     int code = runArtifact(inputFile, globalOptions);
@@ -533,7 +536,7 @@ int main(int argc, char **argv) {
   options.numRanks = numRanks;
   options.seed = seed;
   if (!inputsDir.empty())
-    options.inputsDir = inputsDir.getValue();
+    options.inputsDir = getFirstBatchDir(inputsDir);
   if (!weightsDir.empty())
     options.weightsDir = weightsDir.getValue();
 
@@ -553,9 +556,11 @@ int main(int argc, char **argv) {
     TrainOptions train;
     train.steps = steps;
     Signature signature = describeFunction(*func);
+    BindingOptions data = options;
+    data.inputsDir = inputsDir.empty() ? std::nullopt
+                                       : std::optional(inputsDir.getValue());
     FailureOr<TrainingBatches> batches = TrainingBatches::open(
-        signature, *tables, options,
-        getGlobalBatch(signature, args->front()));
+        signature, *tables, data, getGlobalBatch(signature, args->front()));
     if (failed(batches))
       return 1;
     train.batches = &*batches;
