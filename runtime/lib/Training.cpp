@@ -1,14 +1,15 @@
 //===- Training.cpp - The training kernels compiled programs call ---------===//
 //
 // This file implements the training entry points of compiled.h: the loss,
-// the linear layer's and the dot interaction's backward (GEMMs through
-// BLAS), the gradient of combine_shards, the embedding backward fused with
-// the table's optimizer (FBGEMM's way: the gradient of each looked-up row is
-// summed over the batch and the row updated in place; no gradient of the
-// whole table exists), the whole-table gradient of a replicated table with
-// its update, and the dense optimizer step. Gradients are summed and
-// optimizers applied in doubles, with the formulas the reference semantics
-// uses (braidrt/OptimizerMath.h), then rounded to the buffers' types.
+// the linear layer's backward (GEMMs through BLAS), the gradient of
+// combine_shards, the embedding backward fused with the table's optimizer
+// (FBGEMM's way: no gradient of the whole table exists; the gradient of
+// each looked-up row is summed over the batch and the row updated in place,
+// or for SGD on f32 rows each entry's share applied directly), the
+// whole-table gradient of a replicated table with its update, and the
+// dense optimizer step. The optimizers' arithmetic is in doubles, with the
+// formulas the reference semantics uses (braidrt/OptimizerMath.h), rounded
+// to the buffers' types.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,7 +22,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <unordered_map>
+#include <type_traits>
 #include <vector>
 
 using braidrt::View;
@@ -64,22 +65,58 @@ optim::Config configOf(int32_t kind, double lr, double eps, double beta1 = 0,
 }
 
 /// The gradients of the rows a batch read, in order of first use: row ids
-/// and, per row, `cols` sums in doubles.
-struct RowGradients {
+/// and, per row, `cols` sums of type `Acc`: f32 for f32 tables (a row's few
+/// contributions), doubles for 16-bit ones, whose rounding of the updated
+/// row would otherwise turn the sums' last bits into a different value. The buffers live as long as the
+/// thread and keep their capacity, so that a training step's calls
+/// allocate (and fault in) nothing after the first: `slotOf` maps a row to
+/// its slot (-1 for none) and is reset for the rows used when the
+/// gradients are released.
+template <typename Acc> struct RowGradients {
   int64_t cols = 0;
-  std::vector<int64_t> rows;
-  std::vector<double> sums;
-  std::unordered_map<int64_t, int64_t> slotOf;
+  std::vector<int64_t> &rows;
+  std::vector<Acc> &sums;
+  std::vector<int32_t> &slotOf;
 
-  double *row(int64_t id) {
-    auto [it, inserted] = slotOf.try_emplace(id, int64_t(rows.size()));
-    if (inserted) {
+  RowGradients(int64_t tableRows, int64_t cols, int64_t entries)
+      : cols(cols), rows(buffers().rows), sums(buffers().sums),
+        slotOf(buffers().slotOf) {
+    rows.clear();
+    sums.clear();
+    sums.reserve(size_t(std::min(entries, tableRows) * cols));
+    if (int64_t(slotOf.size()) < tableRows)
+      slotOf.resize(size_t(tableRows), -1);
+  }
+  ~RowGradients() {
+    for (int64_t row : rows)
+      slotOf[size_t(row)] = -1;
+  }
+  Acc *row(int64_t id) {
+    int32_t &slot = slotOf[size_t(id)];
+    if (slot < 0) {
+      slot = int32_t(rows.size());
       rows.push_back(id);
-      sums.resize(sums.size() + size_t(cols), 0.0);
+      sums.resize(sums.size() + size_t(cols), Acc(0));
     }
-    return &sums[size_t(it->second * cols)];
+    return &sums[size_t(slot) * size_t(cols)];
+  }
+
+private:
+  struct Buffers {
+    std::vector<int64_t> rows;
+    std::vector<int32_t> slotOf;
+    std::vector<Acc> sums;
+  };
+  static Buffers &buffers() {
+    thread_local Buffers storage;
+    return storage;
   }
 };
+
+/// The row gradients' accumulator for a table of `T`.
+template <typename T>
+using RowGradientsOf =
+    RowGradients<std::conditional_t<std::is_same_v<T, float>, float, double>>;
 
 /// The bags of a lookup: entry j of bag b is in [begin(b), end(b)).
 struct Bags {
@@ -116,7 +153,7 @@ struct Bags {
 template <typename T>
 void addBagGradients(const View<T> &table, const int64_t *rowIds,
                      const Bags &bags, const View<float> &grad, Mode mode,
-                     RowGradients &gradients, const char *op) {
+                     RowGradientsOf<T> &gradients, const char *op) {
   int64_t cols = table.size(1), rows = table.size(0);
   int64_t width = grad.size(1);
   if (grad.size(0) != bags.count || width < cols)
@@ -144,11 +181,22 @@ void addBagGradients(const View<T> &table, const int64_t *rowIds,
       }
       continue;
     }
-    double scale = mode == Mode::mean ? 1.0 / double(end - begin) : 1.0;
+    if (mode == Mode::mean) {
+      using Acc = std::remove_reference_t<decltype(gradients.sums[0])>;
+      Acc scale = Acc(1.0 / double(end - begin));
+      for (int64_t j = begin; j < end; ++j) {
+        auto *sum = gradients.row(rowIds[j]);
+        for (int64_t c = 0; c < cols; ++c)
+          sum[c] += Acc(g[c]) * scale;
+      }
+      continue;
+    }
     for (int64_t j = begin; j < end; ++j) {
-      double *sum = gradients.row(rowIds[j]);
+      if (j + 16 < end)
+        __builtin_prefetch(&gradients.slotOf[size_t(rowIds[j + 16])]);
+      auto *sum = gradients.row(rowIds[j]);
       for (int64_t c = 0; c < cols; ++c)
-        sum[c] += double(g[c]) * scale;
+        sum[c] += g[c];
     }
   }
 }
@@ -171,25 +219,73 @@ float *tableState(const braidrt_unranked_memref *state,
   return view.data;
 }
 
-/// Applies the optimizer to each row of `gradients`, in place.
+/// Applies the optimizer to each row of `gradients`, in place: on an f32
+/// row directly, on a 16-bit one through doubles rounded back once.
 template <typename T>
 void updateRows(View<T> &table, float *state, const optim::Config &config,
-                const RowGradients &gradients) {
+                const RowGradientsOf<T> &gradients) {
   int64_t cols = table.size(1);
   bool rowwise = config.kind == optim::Kind::rowwise_adagrad;
   std::vector<double> weights(static_cast<size_t>(cols));
+  constexpr size_t ahead = 8;
   for (size_t slot = 0; slot < gradients.rows.size(); ++slot) {
+    // The rows are random reads from a table far larger than the caches:
+    // start loading a later row (and its state) while this one updates.
+    if (slot + ahead < gradients.rows.size()) {
+      int64_t later = gradients.rows[slot + ahead];
+      __builtin_prefetch(table.data + later * cols, 1);
+      if (state)
+        __builtin_prefetch(state + (rowwise ? later : later * cols), 1);
+    }
     int64_t row = gradients.rows[slot];
     T *w = table.data + row * cols;
-    for (int64_t c = 0; c < cols; ++c)
-      weights[c] = load(w[c]);
-    float *first =
-        state ? state + (rowwise ? row : row * cols) : nullptr;
-    optim::update(config, /*step=*/1, weights.data(),
-                  &gradients.sums[slot * size_t(cols)], size_t(cols), first,
-                  static_cast<float *>(nullptr));
-    for (int64_t c = 0; c < cols; ++c)
-      w[c] = store<T>(weights[c]);
+    const auto *g = &gradients.sums[slot * size_t(cols)];
+    float *first = state ? state + (rowwise ? row : row * cols) : nullptr;
+    if constexpr (std::is_same_v<T, float>) {
+      optim::update(config, /*step=*/1, w, g, size_t(cols), first,
+                    static_cast<float *>(nullptr));
+    } else {
+      for (int64_t c = 0; c < cols; ++c)
+        weights[c] = load(w[c]);
+      optim::update(config, /*step=*/1, weights.data(), g, size_t(cols),
+                    first, static_cast<float *>(nullptr));
+      for (int64_t c = 0; c < cols; ++c)
+        w[c] = store<T>(weights[c]);
+    }
+  }
+}
+
+/// SGD on an f32 table, one entry at a time: row -= lr * scale * (its
+/// bag's gradient), prefetching the rows of later entries.
+void applySgdPerEntry(View<float> &table, const int64_t *rowIds,
+                      const Bags &bags, const View<float> &grad, Mode mode,
+                      double lr, const char *op) {
+  int64_t cols = table.size(1), rows = table.size(0), width = grad.size(1);
+  if (grad.size(0) != bags.count || width < cols)
+    braidrt_fail("%s: the gradient is [%lld, %lld] for %lld bags of %lld "
+                 "columns",
+                 op, (long long)grad.size(0), (long long)width,
+                 (long long)bags.count, (long long)cols);
+  int64_t entries = bags.count ? bags.end(bags.count - 1) : 0;
+  for (int64_t j = 0; j < entries; ++j)
+    if (rowIds[j] < 0 || rowIds[j] >= rows)
+      braidrt_fail("%s: row %lld is outside the table's %lld rows", op,
+                   (long long)rowIds[j], (long long)rows);
+  constexpr int64_t ahead = 16;
+  for (int64_t b = 0; b < bags.count; ++b) {
+    int64_t begin = bags.begin(b), end = bags.end(b);
+    if (begin == end)
+      continue;
+    double scale = mode == Mode::mean ? 1.0 / double(end - begin) : 1.0;
+    float step = float(lr * scale);
+    const float *g = grad.data + b * width;
+    for (int64_t j = begin; j < end; ++j) {
+      if (j + ahead < entries)
+        __builtin_prefetch(table.data + rowIds[j + ahead] * cols, 1);
+      float *w = table.data + rowIds[j] * cols;
+      for (int64_t c = 0; c < cols; ++c)
+        w[c] -= step * g[c];
+    }
   }
 }
 
@@ -210,9 +306,16 @@ void bagUpdate(braidrt_unranked_memref *tableRef,
   float *state = tableState(stateRef, config, table.size(0),
                             table.size(1), op);
   Bags bags(bounds, boundsAreLengths, rowIds.size(0), op);
-  RowGradients gradients;
-  gradients.cols = table.size(1);
-  gradients.slotOf.reserve(size_t(rowIds.size(0)));
+  if constexpr (std::is_same_v<T, float>) {
+    // SGD is linear in the gradient: each entry's share of its bag's
+    // gradient updates its row directly, with no per-row sums (16-bit rows
+    // would round once per entry; max pooling reads the rows it updates).
+    if (config.kind == optim::Kind::sgd && Mode(mode) != Mode::max) {
+      applySgdPerEntry(table, rowIds.data, bags, grad, Mode(mode), lr, op);
+      return;
+    }
+  }
+  RowGradientsOf<T> gradients(table.size(0), table.size(1), rowIds.size(0));
   // Every gradient is taken from the rows as the forward pass read them,
   // before any is updated (max pooling compares row values).
   addBagGradients(table, rowIds.data, bags, grad, Mode(mode), gradients, op);
@@ -236,14 +339,13 @@ void bagGrad(braidrt_unranked_memref *tableRef,
     braidrt_fail("%s: the table gradient is not [%lld, %lld]", op,
                  (long long)rows, (long long)cols);
   Bags bags(offsets, false, indices.size(0), op);
-  RowGradients gradients;
-  gradients.cols = cols;
+  RowGradientsOf<T> gradients(rows, cols, indices.size(0));
   addBagGradients(table, indices.data, bags, grad, Mode(mode), gradients, op);
   std::fill(out.data, out.data + rows * cols, 0.0f);
   for (size_t slot = 0; slot < gradients.rows.size(); ++slot)
     for (int64_t c = 0; c < cols; ++c)
       out.data[gradients.rows[slot] * cols + c] =
-          float(gradients.sums[slot * size_t(cols) + c]);
+          gradients.sums[slot * size_t(cols) + c];
 }
 
 template <typename T>
@@ -261,15 +363,12 @@ void tableUpdate(braidrt_unranked_memref *tableRef,
   optim::Config config = configOf(optimizer, lr, eps);
   float *state = tableState(stateRef, config, rows, cols, op);
   // Rows whose gradient is zero everywhere were not read on any rank.
-  RowGradients gradients;
-  gradients.cols = cols;
+  RowGradientsOf<T> gradients(rows, cols, rows);
   for (int64_t r = 0; r < rows; ++r) {
     const float *g = grad.data + r * cols;
     if (std::all_of(g, g + cols, [](float v) { return v == 0.0f; }))
       continue;
-    double *sum = gradients.row(r);
-    for (int64_t c = 0; c < cols; ++c)
-      sum[c] = g[c];
+    std::copy(g, g + cols, gradients.row(r));
   }
   updateRows(table, state, config, gradients);
 }
@@ -351,45 +450,6 @@ void _mlir_ciface_braidrt_linear_grad_f32(
               g.data(), out, w.data, in, 0.0f, dx.data, in);
   cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, out, in, batch, 1.0f,
               g.data(), out, x.data, in, 0.0f, dw.data, in);
-}
-
-void _mlir_ciface_braidrt_interaction_dot_grad(
-    braidrt_unranked_memref *resultGradRef,
-    braidrt_unranked_memref *featuresRef, braidrt_unranked_memref *gradsRef,
-    int64_t count) {
-  const char *op = "interaction_grad";
-  View<float> dy = viewOf<float>(resultGradRef, 2, op, "the result gradient");
-  View<float> f = viewOf<float>(featuresRef, 2, op, "the features");
-  View<float> grads = viewOf<float>(gradsRef, 2, op, "the gradients");
-  int64_t batch = f.size(0);
-  if (count < 1 || f.size(1) % count != 0 || grads.size(0) != batch ||
-      grads.size(1) != f.size(1) || dy.size(0) != batch)
-    braidrt_fail("%s: %lld features in [%lld, %lld]", op, (long long)count,
-                 (long long)batch, (long long)f.size(1));
-  int64_t dim = f.size(1) / count, width = dy.size(1);
-  if (width != dim + count * (count - 1) / 2)
-    braidrt_fail("%s: the result gradient has %lld columns, not %lld", op,
-                 (long long)width, (long long)(dim + count * (count - 1) / 2));
-  std::vector<double> row(size_t(count * dim));
-  for (int64_t b = 0; b < batch; ++b) {
-    const float *features = f.data + b * count * dim;
-    const float *g = dy.data + b * width;
-    std::fill(row.begin(), row.end(), 0.0);
-    for (int64_t c = 0; c < dim; ++c)
-      row[c] = g[c];
-    int64_t column = dim;
-    for (int64_t i = 1; i < count; ++i)
-      for (int64_t k = 0; k < i; ++k, ++column) {
-        double pair = g[column];
-        for (int64_t c = 0; c < dim; ++c) {
-          row[i * dim + c] += pair * features[k * dim + c];
-          row[k * dim + c] += pair * features[i * dim + c];
-        }
-      }
-    float *out = grads.data + b * count * dim;
-    for (int64_t e = 0; e < count * dim; ++e)
-      out[e] = float(row[e]);
-  }
 }
 
 void _mlir_ciface_braidrt_combine_shards_grad(

@@ -107,15 +107,26 @@ func.func @dense(%x: tensor<?x3xf32>, %w: tensor<1x3xf32>, %z: tensor<?x1xf32>,
 
 // -----
 
-// The interactions' backward: cat is slices of the result's gradient; dot
-// stacks its features side by side for one runtime call and slices each
-// feature's gradient out.
+// The interactions' backward, generated like their forward: a forall over
+// the samples. cat copies each feature's columns of the result's gradient
+// row; dot reads the sample's features once, accumulates each pair's
+// gradient times the other feature in f64 (the reference semantics' sums,
+// rounded once) and writes each gradient row once. No concatenated copy
+// of the features.
 // CHECK-LABEL: func.func @interactions
-// CHECK: tensor.extract_slice %[[CAT:[a-z0-9]+]][0, 0] [%{{.*}}, 3] [1, 1] : tensor<?x7xf32> to tensor<?x3xf32>
-// CHECK: tensor.extract_slice %[[CAT]][0, 3] [%{{.*}}, 4] [1, 1] : tensor<?x7xf32> to tensor<?x4xf32>
-// CHECK: %[[STACK:.*]] = tensor.concat dim(1) %{{.*}}, %{{.*}}, %{{.*}} : (tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x12xf32>
-// CHECK: call @braidrt_interaction_dot_grad(%{{.*}}, %{{.*}}, %{{.*}}, %c3_i64) : (memref<*xf32>, memref<*xf32>, memref<*xf32>, i64) -> ()
-// CHECK: tensor.extract_slice %{{.*}}[0, 8] [%{{.*}}, 4] [1, 1] : tensor<?x12xf32> to tensor<?x4xf32>
+// CHECK: %[[DCAT:.*]] = bufferization.to_buffer %arg0 read_only
+// CHECK: %[[GA:.*]] = memref.alloc(%{{.*}}) : memref<?x3xf32>
+// CHECK: %[[GB:.*]] = memref.alloc(%{{.*}}) : memref<?x4xf32>
+// CHECK: scf.forall (%[[S:.*]]) in
+// CHECK: %[[A:.*]] = vector.transfer_read %[[DCAT]][%[[S]], %{{.*}}], %{{.*}} {in_bounds = [true]} : memref<?x7xf32>, vector<3xf32>
+// CHECK: vector.transfer_write %[[A]], %[[GA]][%[[S]], %{{.*}}]
+// CHECK: vector.transfer_read %[[DCAT]][%[[S]], %c3]{{.*}} : memref<?x7xf32>, vector<4xf32>
+// CHECK: scf.forall
+// CHECK-COUNT-4: arith.extf %{{.*}} : vector<4xf32> to vector<4xf64>
+// CHECK-COUNT-6: vector.fma %{{.*}} : vector<4xf64>
+// CHECK-COUNT-3: arith.truncf %{{.*}} : vector<4xf64> to vector<4xf32>
+// CHECK-NOT: tensor.concat
+// CHECK: return
 func.func @interactions(%dcat: tensor<?x7xf32>, %a: tensor<?x3xf32>, %b: tensor<?x4xf32>,
                         %ddot: tensor<?x7xf32>, %d: tensor<?x4xf32>, %e: tensor<?x4xf32>,
                         %f: tensor<?x4xf32>) -> (tensor<?x3xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>) {

@@ -23,11 +23,21 @@
 
 #include <algorithm>
 
+#include <sys/resource.h>
+
 using namespace mlir;
 using namespace mlir::braid;
 using namespace mlir::braid::interp;
 
 static int fail(const llvm::Twine &message) { return failRun(message); }
+
+/// This process's peak resident set so far, in MiB.
+static double peakResidentMiB() {
+  struct rusage usage;
+  if (getrusage(RUSAGE_SELF, &usage) != 0)
+    return 0;
+  return double(usage.ru_maxrss) / 1024; // kilobytes on Linux
+}
 
 /// The optimizer state a rank starts from for argument `index`: zeros of
 /// its static shape ("state") or of its table slice ("table_state").
@@ -253,6 +263,19 @@ int mlir::braid::runCompiledTraining(NativeProgram &program,
   std::vector<double> sorted = stepMs;
   std::sort(sorted.begin(), sorted.end());
   double medianMs = sorted[sorted.size() / 2];
+  // Memory, the largest rank's: its peak resident set beside the tables and
+  // their optimizer state it holds (no dense table gradient exists).
+  double memory[2] = {peakResidentMiB(), 0};
+  for (auto [index, argument] : llvm::enumerate(program.getArguments()))
+    if (argument.kind == "table" || argument.kind == "table_state")
+      memory[1] += double(program.getStagedBytes(index)) / (1 << 20);
+  if (mpi && ranks > 1) {
+    double largest[2];
+    braidrt_all_reduce(memory, largest, 2, BRAIDRT_F64, BRAIDRT_MAX);
+    std::copy(largest, largest + 2, memory);
+  }
+  model.metrics["peak_rss_mib"] = memory[0];
+  model.metrics["tables_and_state_mib"] = memory[1];
 
   // The parameters and their state are replicated: rank 0's are the
   // model's. Tables and their state come from every rank's slices.

@@ -209,6 +209,15 @@ llvm::Error NativeProgram::bindOne(size_t i, const ArgumentValue &value) {
   return llvm::Error::success();
 }
 
+int64_t NativeProgram::getStagedBytes(size_t index) const {
+  if (index >= staged.size() || !staged[index].storage)
+    return 0;
+  int64_t elements = 1;
+  for (int64_t size : staged[index].shape)
+    elements *= size;
+  return elements * int64_t(elementBytes(arguments[index].dtype));
+}
+
 llvm::Expected<HostTensor> NativeProgram::readArgument(size_t index) const {
   if (index >= staged.size() || !staged[index].storage)
     return llvm::createStringError(llvm::inconvertibleErrorCode(),

@@ -83,6 +83,8 @@ public:
   /// Stages argument `index` alone (the others keep their storage, which a
   /// training step updates in place).
   llvm::Error bindOne(size_t index, const ArgumentValue &value);
+  /// The bytes staged for argument `index` (0 when not staged).
+  int64_t getStagedBytes(size_t index) const;
   /// The current contents of staged argument `index` (a table or its
   /// optimizer state after training steps).
   llvm::Expected<interp::HostTensor> readArgument(size_t index) const;

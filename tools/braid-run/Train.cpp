@@ -113,7 +113,8 @@ static TrainedModel describeGlobalTraining(func::FuncOp func,
 /// Prints the --json report of a training run; `stepMs` is negative where
 /// steps were not timed (the reference semantics).
 static void printTrainingJson(StringRef function, int64_t ranks,
-                              ArrayRef<double> losses, double stepMs) {
+                              ArrayRef<double> losses, double stepMs,
+                              const std::map<std::string, double> &metrics) {
   llvm::json::Array lossArray;
   for (double loss : losses)
     lossArray.push_back(loss);
@@ -124,6 +125,8 @@ static void printTrainingJson(StringRef function, int64_t ranks,
                             {"loss", losses.back()}};
   if (stepMs >= 0)
     report["step_ms"] = stepMs;
+  for (const auto &[name, value] : metrics)
+    report[name] = value;
   llvm::outs() << llvm::json::Value(std::move(report)) << "\n";
 }
 
@@ -234,7 +237,7 @@ int mlir::braid::finishTraining(const TrainedModel &actual,
                                 double stepMs, const TrainOptions &options,
                                 const GlobalTraining *check) {
   if (options.json)
-    printTrainingJson(function, ranks, actual.losses, stepMs);
+    printTrainingJson(function, ranks, actual.losses, stepMs, actual.metrics);
   if (!options.dumpDir.empty()) {
     if (llvm::Error error = dumpTrainedModel(options.dumpDir, actual,
                                              options.maxDumpElements))

@@ -38,6 +38,8 @@ struct TrainedModel {
   std::vector<double> losses;
   std::map<std::string, interp::HostTensor> params, states, tableStates;
   interp::TableMap tables;
+  /// Figures --json reports beside the losses (a compiled run's memory).
+  std::map<std::string, double> metrics;
 };
 
 /// Sets model.tableStates from the reference semantics' per-row state.

@@ -5,8 +5,8 @@
 // and the training kernels (the loss, the backward of linear layers,
 // interactions and shard assembly, the fused embedding updates and the
 // dense optimizer step). They become calls of the runtime's training
-// kernels (runtime/lib/Training.cpp) through MLIR's C interface; cat's
-// backward is slices of the result's gradient. Tables and their optimizer
+// kernels (runtime/lib/Training.cpp) through MLIR's C interface, but for the
+// interactions' backward, a generated kernel like their forward. Tables and their optimizer
 // state are updated in place through writable buffers of the function's
 // arguments.
 //
@@ -14,6 +14,7 @@
 
 #include "LowerExchanges.h"
 #include "RuntimeFunctions.h"
+#include "braid/Conversion/BraidToLoops/DenseKernels.h"
 #include "braid/Conversion/BraidToLoops/ShardKernels.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -197,64 +198,7 @@ FailureOr<SmallVector<Value>> TrainingLowering::lower(LinearGradOp op) {
 }
 
 FailureOr<SmallVector<Value>> TrainingLowering::lower(InteractionGradOp op) {
-  SmallVector<Value> features = {op.getDense()};
-  llvm::append_range(features, op.getEmbeddings());
-  Value dy = op.getResultGrad();
-  Value batch = tensor::DimOp::create(b, loc, dy, 0);
-  auto slice = [&](Value source, int64_t column, int64_t width) -> Value {
-    SmallVector<OpFoldResult> offsets = {b.getIndexAttr(0),
-                                         b.getIndexAttr(column)};
-    SmallVector<OpFoldResult> sizes = {batch, b.getIndexAttr(width)};
-    SmallVector<OpFoldResult> strides = {b.getIndexAttr(1), b.getIndexAttr(1)};
-    return tensor::ExtractSliceOp::create(b, loc, source, offsets, sizes,
-                                          strides);
-  };
-  SmallVector<Value> grads;
-  if (op.getKind() == InteractionKind::cat) {
-    // Each feature's gradient is its columns of the result's.
-    int64_t column = 0;
-    for (auto [feature, result] : llvm::zip(features, op.getFeatureGrads())) {
-      int64_t width = cast<RankedTensorType>(feature.getType()).getDimSize(1);
-      if (ShapedType::isDynamic(width))
-        return op.emitError() << "the CPU backend needs static feature widths";
-      Value part = slice(dy, column, width);
-      if (part.getType() != result.getType())
-        part = tensor::CastOp::create(b, loc, result.getType(), part);
-      grads.push_back(part);
-      column += width;
-    }
-    return grads;
-  }
-  if (op.getKind() != InteractionKind::dot)
-    return op.emitError() << "the CPU backend does not lower this interaction's "
-                             "gradient";
-  // dot: the features side by side, one runtime call, then each feature's
-  // columns of the gradients.
-  int64_t dim = cast<RankedTensorType>(features[0].getType()).getDimSize(1);
-  for (Value feature : features) {
-    auto type = cast<RankedTensorType>(feature.getType());
-    if (!type.getElementType().isF32() || type.getDimSize(1) != dim ||
-        ShapedType::isDynamic(dim))
-      return op.emitError() << "the CPU backend lowers dot interaction "
-                               "gradients of f32 features of one static "
-                               "width";
-  }
-  int64_t count = features.size();
-  Value stacked =
-      tensor::ConcatOp::create(b, loc, /*dim=*/1, ValueRange(features));
-  auto stackedType = RankedTensorType::get({ShapedType::kDynamic, count * dim},
-                                           b.getF32Type());
-  Value out = allocate(stackedType, dy);
-  call(runtime::kInteractionDotGrad,
-       {read(dy), read(stacked), unranked(out), i64(count)});
-  Value all = toTensor(stackedType, out);
-  for (auto [i, result] : llvm::enumerate(op.getFeatureGrads())) {
-    Value part = slice(all, int64_t(i) * dim, dim);
-    if (part.getType() != result.getType())
-      part = tensor::CastOp::create(b, loc, result.getType(), part);
-    grads.push_back(part);
-  }
-  return grads;
+  return buildInteractionGradKernel(b, op);
 }
 
 FailureOr<SmallVector<Value>> TrainingLowering::lower(CombineShardsGradOp op) {

@@ -63,9 +63,6 @@ inline constexpr llvm::StringLiteral kBceWithLogits =
     "braidrt_bce_with_logits";
 /// (memref x, w, y, dy, dx, dw, db, i32 activation).
 inline constexpr llvm::StringLiteral kLinearGradF32 = "braidrt_linear_grad_f32";
-/// (memref result grad, memref stacked features, memref grads, i64 count).
-inline constexpr llvm::StringLiteral kInteractionDotGrad =
-    "braidrt_interaction_dot_grad";
 /// (memref result grad, memref offsets, memref out, memref parts, i32 mode,
 /// i64 slots).
 inline constexpr llvm::StringLiteral kCombineShardsGrad =

@@ -162,3 +162,123 @@ mlir::braid::buildInteractionKernel(OpBuilder &b,
                                            /*writable=*/true)
       .getResult();
 }
+
+FailureOr<SmallVector<Value>>
+mlir::braid::buildInteractionGradKernel(OpBuilder &b, InteractionGradOp op) {
+  Location loc = op.getLoc();
+  SmallVector<Value> features = {op.getDense()};
+  llvm::append_range(features, op.getEmbeddings());
+  Type f32 = b.getF32Type();
+  SmallVector<int64_t> widths;
+  for (Value feature : features) {
+    int64_t width = cast<RankedTensorType>(feature.getType()).getDimSize(1);
+    if (ShapedType::isDynamic(width))
+      return op.emitError() << "the CPU backend needs features of static "
+                               "width";
+    widths.push_back(width);
+  }
+  bool dot = op.getKind() == InteractionKind::dot;
+  if (!dot && op.getKind() != InteractionKind::cat)
+    return op.emitError() << "the CPU backend builds the gradients of cat and "
+                             "dot interactions";
+  // Like the forward kernel: one forall iteration per sample reads the
+  // result's gradient row (and for dot the sample's features) as vectors
+  // and writes each feature's gradient row once, into buffers the results
+  // then wrap; no concatenated copy of the features.
+  Value rows = tensor::DimOp::create(b, loc, op.getResultGrad(), 0);
+  auto readOnly = [&](Value tensor) -> Value {
+    auto type = cast<RankedTensorType>(tensor.getType());
+    return bufferization::ToBufferOp::create(
+        b, loc, MemRefType::get(type.getShape(), type.getElementType()), tensor,
+        /*read_only=*/b.getUnitAttr());
+  };
+  Value dy = readOnly(op.getResultGrad());
+  SmallVector<Value> featureBuffers, outs;
+  for (auto [feature, result] : llvm::zip(features, op.getFeatureGrads())) {
+    if (dot)
+      featureBuffers.push_back(readOnly(feature));
+    auto type = cast<RankedTensorType>(result.getType());
+    SmallVector<Value> dynamicSizes;
+    if (type.isDynamicDim(0))
+      dynamicSizes.push_back(rows);
+    outs.push_back(memref::AllocOp::create(
+        b, loc, MemRefType::get(type.getShape(), f32), dynamicSizes));
+  }
+  auto forall = scf::ForallOp::create(
+      b, loc, ArrayRef<OpFoldResult>{OpFoldResult(rows)}, ValueRange{},
+      /*mapping=*/std::nullopt);
+  OpBuilder body = OpBuilder::atBlockBegin(forall.getBody());
+  Value row = forall.getInductionVar(0);
+  auto index = [&](int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(body, loc, value);
+  };
+  auto read = [&](Value buffer, int64_t column, int64_t width) -> Value {
+    Type element = cast<MemRefType>(buffer.getType()).getElementType();
+    Value padding = arith::ConstantOp::create(
+        body, loc, element, body.getFloatAttr(element, 0.0));
+    Value vector = vector::TransferReadOp::create(
+        body, loc, VectorType::get({width}, element), buffer,
+        ValueRange{row, index(column)}, padding, ArrayRef<bool>{true});
+    if (element != f32)
+      vector = arith::ExtFOp::create(body, loc, VectorType::get({width}, f32),
+                                     vector);
+    return vector;
+  };
+  auto write = [&](Value vector, Value buffer) {
+    vector::TransferWriteOp::create(body, loc, vector, buffer,
+                                    ValueRange{row, index(0)},
+                                    ArrayRef<bool>{true});
+  };
+  if (!dot) {
+    // cat: each feature's columns of the result's gradient.
+    int64_t column = 0;
+    for (auto [width, out] : llvm::zip(widths, outs)) {
+      write(read(dy, column, width), out);
+      column += width;
+    }
+  } else {
+    // dot: the dense vector's own columns, then the gradient g of the
+    // pair (i, k), i > k (row-major, from column d), adds g * f_k to f_i's
+    // gradient and g * f_i to f_k's. Accumulated in f64 and rounded once,
+    // as the reference semantics does: a 16-bit table's update rounds these
+    // gradients' last bits into its values.
+    int64_t dim = widths.front();
+    for (int64_t width : widths)
+      if (width != dim)
+        return op.emitError() << "dot interaction features must share one "
+                                 "width";
+    Type f64 = body.getF64Type();
+    auto wide = VectorType::get({dim}, f64);
+    auto widen = [&](Value vector) -> Value {
+      return arith::ExtFOp::create(body, loc, wide, vector);
+    };
+    SmallVector<Value> vectors, grads;
+    for (Value feature : featureBuffers)
+      vectors.push_back(widen(read(feature, 0, dim)));
+    grads.push_back(widen(read(dy, 0, dim)));
+    Value zeros = arith::ConstantOp::create(
+        body, loc, wide, DenseElementsAttr::get(wide, body.getF64FloatAttr(0)));
+    for (size_t i = 1; i < vectors.size(); ++i)
+      grads.push_back(zeros);
+    int64_t column = dim;
+    for (size_t i = 1; i < vectors.size(); ++i)
+      for (size_t k = 0; k < i; ++k, ++column) {
+        Value pair = arith::ExtFOp::create(
+            body, loc, f64,
+            memref::LoadOp::create(body, loc, dy,
+                                   ValueRange{row, index(column)})
+                .getResult());
+        Value splat = vector::BroadcastOp::create(body, loc, wide, pair);
+        grads[i] = vector::FMAOp::create(body, loc, splat, vectors[k], grads[i]);
+        grads[k] = vector::FMAOp::create(body, loc, splat, vectors[i], grads[k]);
+      }
+    auto narrow = VectorType::get({dim}, f32);
+    for (auto [grad, out] : llvm::zip(grads, outs))
+      write(arith::TruncFOp::create(body, loc, narrow, grad), out);
+  }
+  SmallVector<Value> results;
+  for (auto [out, result] : llvm::zip(outs, op.getFeatureGrads()))
+    results.push_back(bufferization::ToTensorOp::create(
+        b, loc, result.getType(), out, /*restrict=*/true, /*writable=*/true));
+  return results;
+}

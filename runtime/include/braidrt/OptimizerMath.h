@@ -36,42 +36,49 @@ inline int numStates(Kind kind) {
 /// One update of the `n` weights `w` (one row, for rowwise_adagrad) by the
 /// gradient `g` at `step` (from 1; Adam's bias correction reads it).
 /// `first` holds n values (one for rowwise_adagrad), `second` n for Adam.
-template <typename State>
-inline void update(const Config &config, int64_t step, double *w,
-                   const double *g, size_t n, State *first, State *second) {
+/// The arithmetic is in doubles whatever the types of the weights, the
+/// gradient and the state, which are converted on load and store.
+template <typename Weight, typename Grad, typename State>
+inline void update(const Config &config, int64_t step, Weight *w,
+                   const Grad *g, size_t n, State *first, State *second) {
+  auto grad = [&](size_t i) { return double(g[i]); };
+  auto move = [&](size_t i, double delta) {
+    w[i] = Weight(double(w[i]) - delta);
+  };
   switch (config.kind) {
   case Kind::sgd:
     for (size_t i = 0; i < n; ++i)
-      w[i] -= config.lr * g[i];
+      move(i, config.lr * grad(i));
     return;
   case Kind::adagrad:
     for (size_t i = 0; i < n; ++i) {
-      double sum = double(first[i]) + g[i] * g[i];
+      double sum = double(first[i]) + grad(i) * grad(i);
       first[i] = State(sum);
-      w[i] -= config.lr * g[i] / (std::sqrt(sum) + config.eps);
+      move(i, config.lr * grad(i) / (std::sqrt(sum) + config.eps));
     }
     return;
   case Kind::rowwise_adagrad: {
     double meanSquare = 0;
     for (size_t i = 0; i < n; ++i)
-      meanSquare += g[i] * g[i];
+      meanSquare += grad(i) * grad(i);
     double sum = double(first[0]) + (n ? meanSquare / double(n) : 0.0);
     first[0] = State(sum);
+    double scale = config.lr / (std::sqrt(sum) + config.eps);
     for (size_t i = 0; i < n; ++i)
-      w[i] -= config.lr * g[i] / (std::sqrt(sum) + config.eps);
+      move(i, scale * grad(i));
     return;
   }
   case Kind::adam: {
     double correction1 = 1 - std::pow(config.beta1, double(step));
     double correction2 = 1 - std::pow(config.beta2, double(step));
     for (size_t i = 0; i < n; ++i) {
-      double m = config.beta1 * double(first[i]) + (1 - config.beta1) * g[i];
+      double m = config.beta1 * double(first[i]) + (1 - config.beta1) * grad(i);
       double v = config.beta2 * double(second[i]) +
-                 (1 - config.beta2) * g[i] * g[i];
+                 (1 - config.beta2) * grad(i) * grad(i);
       first[i] = State(m);
       second[i] = State(v);
-      w[i] -= config.lr * (m / correction1) /
-              (std::sqrt(v / correction2) + config.eps);
+      move(i, config.lr * (m / correction1) /
+                  (std::sqrt(v / correction2) + config.eps));
     }
     return;
   }

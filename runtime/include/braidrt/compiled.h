@@ -117,12 +117,6 @@ void _mlir_ciface_braidrt_linear_grad_f32(
     braidrt_unranked_memref *result, braidrt_unranked_memref *result_grad,
     braidrt_unranked_memref *input_grad, braidrt_unranked_memref *weight_grad,
     braidrt_unranked_memref *bias_grad, int32_t activation);
-/* The dot interaction's backward: `features` [B, count * d] holds the
- * dense vector then the pooled embeddings side by side; `grads` gets their
- * gradients in the same layout. */
-void _mlir_ciface_braidrt_interaction_dot_grad(
-    braidrt_unranked_memref *result_grad, braidrt_unranked_memref *features,
-    braidrt_unranked_memref *grads, int64_t count);
 /* combine_shards' backward: `parts` lists (column offset, columns) of each
  * received part; `out` is [parts * slots, widest shard]. */
 void _mlir_ciface_braidrt_combine_shards_grad(

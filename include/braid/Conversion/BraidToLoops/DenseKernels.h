@@ -26,6 +26,14 @@ Value buildLinearKernel(OpBuilder &b, LinearOp linear);
 FailureOr<Value> buildInteractionKernel(OpBuilder &b,
                                         InteractionOp interaction);
 
+/// `interaction_grad`: a forall over the samples that writes each
+/// feature's gradient row once (cat: its columns of the result's gradient;
+/// dot: the dense columns plus each pair's gradient times the other
+/// feature, as vector FMAs), into buffers the results wrap. Emits a
+/// located error and fails on a form it does not build.
+FailureOr<SmallVector<Value>> buildInteractionGradKernel(OpBuilder &b,
+                                                         InteractionGradOp op);
+
 } // namespace mlir::braid
 
 #endif // BRAID_CONVERSION_BRAIDTOLOOPS_DENSEKERNELS_H

@@ -1,0 +1,154 @@
+"""A training step of Braid's compiled CPU DLRM on real MPI ranks beside
+PyTorch, in one run.
+
+The model (issue 14): bench/cpu_vs_torch's mid-size DLRM (8 tables of
+1M x 64, pooling factor 20, batch 4096, dot interaction), trained with SGD
+for the tables and Adagrad for the dense layers. Braid: compile it with
+--train --target cpu for this machine (table-wise tables) and run `mpirun
+-n RANKS braid-run OUT --steps N --json` with one OpenMP thread per rank;
+each step draws a fresh synthetic batch. PyTorch (when importable):
+EmbeddingBag(sparse=True) + the same MLPs, torch.optim.SGD on the tables'
+sparse gradients and Adagrad on the dense layers, forward + backward +
+step on THREADS threads. The two alternate --repeats times; each reports
+its median step.
+
+Also each rank's peak resident memory beside the tables and optimizer
+state it holds (no dense table gradient exists), and the step time Braid
+predicts for this machine beside the measured one.
+
+usage: python3 bench/cpu_train_vs_torch/run.py [--ranks 2] [--threads 2]
+           [--steps 20] [--repeats 3] [--rows 1000000] [--batch 4096]
+           [--build build] [--json FILE]
+"""
+import argparse
+import importlib.util
+import json
+import os
+import pathlib
+import statistics
+import tempfile
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+_spec = importlib.util.spec_from_file_location("cpu_vs_torch", ROOT / "bench" / "cpu_vs_torch" / "run.py")
+forward_bench = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(forward_bench)
+
+
+def train_spec(rows, batch):
+    model = forward_bench.spec(rows, batch)
+    model["name"] = "dlrm_mid_train"
+    model["_about"] = "Mid-size DLRM of bench/cpu_train_vs_torch (issue 14)."
+    model["optimizer"] = {"dense": {"type": "adagrad", "lr": 0.01},
+                          "embedding": {"type": "sgd", "lr": 0.01}}
+    return model
+
+
+def torch_step_time(model, steps, threads):
+    try:
+        import torch
+    except ImportError:
+        return None, "PyTorch is not installed (python3 -c 'import torch' fails)"
+    torch.set_num_threads(threads)
+    batch, pooling = model["batch_size"], 20
+    bags = torch.nn.ModuleList(
+        torch.nn.EmbeddingBag(t["num_embeddings"], 64, mode="sum", include_last_offset=True,
+                              sparse=True) for t in model["tables"])
+    bottom = torch.nn.Sequential(torch.nn.Linear(13, 64), torch.nn.ReLU(),
+                                 torch.nn.Linear(64, 64), torch.nn.ReLU())
+    features = len(bags) + 1
+    top = torch.nn.Sequential(torch.nn.Linear(64 + features * (features - 1) // 2, 64),
+                              torch.nn.ReLU(), torch.nn.Linear(64, 1))
+    sparse = torch.optim.SGD(bags.parameters(), lr=0.01)
+    dense = torch.optim.Adagrad(list(bottom.parameters()) + list(top.parameters()), lr=0.01)
+    loss_fn = torch.nn.BCEWithLogitsLoss()
+    li, lj = torch.tril_indices(features, features, offset=-1)
+    offsets = torch.arange(0, batch * pooling + 1, pooling)
+    times = []
+    for _ in range(steps + 2):
+        x = torch.rand(batch, 13)
+        indices = [torch.randint(0, t["num_embeddings"], (batch * pooling,)) for t in model["tables"]]
+        labels = (x.sum(1) > x.sum(1).mean()).float()
+        start = time.perf_counter()
+        sparse.zero_grad()
+        dense.zero_grad()
+        bottom_out = bottom(x)
+        stacked = torch.stack([bottom_out] + [b(i, offsets) for b, i in zip(bags, indices)], dim=1)
+        gram = torch.bmm(stacked, stacked.transpose(1, 2))
+        logit = top(torch.cat([bottom_out, gram[:, li, lj]], dim=1))[:, 0]
+        loss_fn(logit, labels).backward()
+        sparse.step()
+        dense.step()
+        times.append((time.perf_counter() - start) * 1e3)
+    times = sorted(times[2:])
+    return times[len(times) // 2], None
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--ranks", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--rows", type=int, default=1000000)
+    parser.add_argument("--batch", type=int, default=4096)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--build", default="build")
+    parser.add_argument("--json", default=str(ROOT / "bench" / "cpu_train_vs_torch" / "results.json"))
+    args = parser.parse_args()
+    bin_dir = (ROOT / args.build / "bin").resolve()
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMP_NUM_THREADS="1")
+    mpirun = ["mpirun", "--oversubscribe", "-x", "OMP_NUM_THREADS", "-n", str(args.ranks)]
+    model = train_spec(args.rows, args.batch)
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = pathlib.Path(tmp)
+        (tmp / "model.json").write_text(json.dumps(model))
+        forward_bench.run(mpirun + [bin_dir / "braid-calibrate", "--quick", "-o", tmp / "local-cpu.json"], env)
+        forward_bench.run([bin_dir / "braid-compile", tmp / "model.json", "--cluster", tmp / "local-cpu.json",
+                           "--nodes", "1", "--ranks-per-node", str(args.ranks), "--force-sharding",
+                           "table_wise", "--train", "--target", "cpu", "-o", tmp / "out"])
+        plan = json.loads((tmp / "out" / "plan.json").read_text())
+        braid_runs, torch_runs, reports = [], [], []
+        torch_note = None
+        for _ in range(args.repeats):
+            report = json.loads(forward_bench.run(
+                mpirun + [bin_dir / "braid-run", tmp / "out", "--steps", str(args.steps), "--json"],
+                env).splitlines()[-1])
+            reports.append(report)
+            braid_runs.append(report["step_ms"])
+            torch_ms, torch_note = torch_step_time(model, args.steps, args.threads)
+            if torch_ms is not None:
+                torch_runs.append(torch_ms)
+    braid_ms = statistics.median(braid_runs)
+    torch_ms = statistics.median(torch_runs) if torch_runs else None
+    peak = max(r["peak_rss_mib"] for r in reports)
+    held = max(r["tables_and_state_mib"] for r in reports)
+    print(f"{'system':<10} {'config':<20} {'step_ms':>10}")
+    for name, config, ms in [("braid", f"{args.ranks} ranks x 1 thread", braid_ms),
+                             ("pytorch", f"{args.threads} threads", torch_ms)]:
+        print(f"{name:<10} {config:<20} {('%.2f' % ms) if ms is not None else 'n/a':>10}")
+    if torch_note:
+        print(f"pytorch: {torch_note}")
+    else:
+        print(f"pytorch / braid: {torch_ms / braid_ms:.2f}x (above 1: Braid's step is faster)")
+    print(f"memory: peak resident {peak:.0f} MiB on the largest rank, which holds {held:.0f} MiB "
+          f"of tables and optimizer state: {peak / held:.2f}x")
+    predicted = plan.get("predicted", {}).get("train_step_ms")
+    if predicted is not None:
+        print(f"predicted step {predicted:.2f} ms vs measured {braid_ms:.2f} ms: "
+              f"{100 * (predicted - braid_ms) / braid_ms:+.1f}%")
+    else:
+        print("predicted step: n/a (plan.json has no simulated training step)")
+    result = {"model": model["name"], "ranks": args.ranks, "threads": args.threads,
+              "steps": args.steps, "repeats": args.repeats,
+              "braid_runs_ms": braid_runs, "pytorch_runs_ms": torch_runs,
+              "braid_step_ms": braid_ms, "pytorch_step_ms": torch_ms, "pytorch_note": torch_note,
+              "peak_rss_mib": peak, "tables_and_state_mib": held,
+              "memory_ratio": peak / held, "predicted_step_ms": predicted,
+              "final_loss": reports[-1]["loss"]}
+    pathlib.Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
+    print(f"wrote {args.json}")
+
+
+if __name__ == "__main__":
+    main()
