@@ -75,7 +75,8 @@ private:
 
 bool Search::fits(const TableSpec &table, const TablePlan &tp) const {
   for (const Shard &shard : tp.shards)
-    if (state.memory[shard.rank] + double(shard.rows) * shard.cols * table.elementBytes >
+    if (state.memory[shard.rank] +
+            shardMemoryBytes(problem, table, tp.type, shard) >
         problem.capacityBytes())
       return false;
   return true;
@@ -84,17 +85,28 @@ bool Search::fits(const TableSpec &table, const TablePlan &tp) const {
 void Search::apply(LoadState &into, const TableSpec &table,
                    const TablePlan &tp) const {
   double perRank = double(problem.batch) / R;
+  // Training sends the pooled rows' gradients back and all-gathers the
+  // row-wise partials' gradients: each exchange of rows twice.
+  double rowTrips = problem.training ? 2 : 1;
   for (auto [rank, us] : shardTimes(problem, table, tp))
     into.lookupUs[rank] += us;
   for (const Shard &shard : tp.shards) {
-    into.memory[shard.rank] += double(shard.rows) * shard.cols * table.elementBytes;
+    into.lookupUs[shard.rank] +=
+        shardBackwardUs(problem, table, tp.type, shard);
+    into.memory[shard.rank] += shardMemoryBytes(problem, table, tp.type, shard);
     if (tp.type == ShardingType::table_wise || tp.type == ShardingType::column_wise)
       // The owner receives indices from, and sends pooled rows to, all.
       into.exchangeBytes[shard.rank] +=
-          (R - 1) * perRank * (table.poolingFactor * 8 + shard.cols * 4);
+          (R - 1) * perRank *
+          (table.poolingFactor * 8 + rowTrips * shard.cols * 4);
+    // A replicated table's gradient: a ring all_reduce moves 2 (R - 1) / R
+    // of it through every rank.
+    if (problem.training && tp.type == ShardingType::data_parallel && R > 1)
+      into.exchangeBytes[shard.rank] +=
+          2.0 * (R - 1) / R * double(shard.rows) * shard.cols * 4;
   }
   if (tp.type == ShardingType::row_wise || tp.type == ShardingType::table_row_wise)
-    into.reduceScatterBytes += problem.batch * table.dim * 4.0;
+    into.reduceScatterBytes += rowTrips * problem.batch * table.dim * 4.0;
 }
 
 double Search::estimateWith(const TableSpec &table, const TablePlan &tp) const {
@@ -150,7 +162,7 @@ llvm::Expected<Plan> Search::run() {
     for (TablePlan &option : tableOptions(problem, table)) {
       double optionBytes = 0;
       for (const Shard &shard : option.shards)
-        optionBytes += double(shard.rows) * shard.cols * table.elementBytes;
+        optionBytes += shardMemoryBytes(problem, table, option.type, shard);
       if (!fits(table, option) || freeBytes - optionBytes < unplacedBytes)
         continue;
       double time = estimateWith(table, option);

@@ -443,10 +443,14 @@ bool Improver::promoteToDataParallel(PlanState &state) const {
     bool fits = true;
     for (int64_t r = 0; r < R && fits; ++r) {
       double freed = 0;
-      for (const Shard &shard : state.plan().tables[t].shards)
+      const TablePlan &current = state.plan().tables[t];
+      for (const Shard &shard : current.shards)
         if (shard.rank == r)
-          freed += double(shard.rows) * shard.cols * table.elementBytes;
-      fits = state.cost().memoryBytes[r] - freed + table.bytes() <=
+          freed += shardMemoryBytes(problem, table, current.type, shard);
+      Shard whole{r, 0, table.rows, 0, table.dim};
+      fits = state.cost().memoryBytes[r] - freed +
+                 shardMemoryBytes(problem, table, ShardingType::data_parallel,
+                                  whole) <=
              problem.capacityBytes();
     }
     if (!fits)

@@ -50,23 +50,28 @@ boundOptions(const PlanProblem &problem) {
   for (const TableSpec &table : problem.tables) {
     double indexBytes = B * table.poolingFactor * 8;
     double outputBytes = B * table.dim * 4;
+    // A shard's piece is its lookups, and when training its backward too.
     auto piece = [&](ShardingType type, int64_t where, int64_t parts) {
       double worst = 0;
       for (const Shard &shard :
            makeTablePlan(problem, table, type, where, parts).shards)
-        worst = std::max(worst, shardLookupUs(problem, table, type, shard));
+        worst = std::max(worst,
+                         shardLookupUs(problem, table, type, shard) +
+                             shardBackwardUs(problem, table, type, shard));
       return worst;
     };
+    // Training sends the pooled rows' gradients back over the same links.
+    double rowBytes = (problem.training ? 2 : 1) * outputBytes;
     std::vector<BoundOption> options;
-    options.push_back({crossShare * (indexBytes + outputBytes) * a2aUsPerByte,
+    options.push_back({crossShare * (indexBytes + rowBytes) * a2aUsPerByte,
                        piece(ShardingType::table_wise, 0, 1)});
     for (int64_t parts = 2; parts <= std::min(R, table.dim); parts *= 2)
       options.push_back(
-          {crossShare * (parts * indexBytes + outputBytes) * a2aUsPerByte,
+          {crossShare * (parts * indexBytes + rowBytes) * a2aUsPerByte,
            piece(ShardingType::column_wise, 0, parts)});
     if (N > 1)
       options.push_back(
-          {crossShare * (indexBytes + outputBytes) * a2aUsPerByte,
+          {crossShare * (indexBytes + rowBytes) * a2aUsPerByte,
            piece(ShardingType::table_row_wise, 0, g)});
     options.push_back(
         {crossShare * indexBytes * a2aUsPerByte + outputBytes * rsUsPerByte, 0,
@@ -320,11 +325,24 @@ double plan::lowerBoundUs(const PlanProblem &problem) {
     double memoryUs = bytes / bandwidth * 1e-3;
     double computeUs =
         lookups * table.dim / (hw.device.peakTflops.lookup("f32") * 1e12) * 1e6;
-    minTotalUs.push_back(std::max(memoryUs, computeUs));
+    // Training: the backward reads and writes each distinct row once with
+    // its optimizer state, whatever the sharding (each shard's update is
+    // charged at least that for its rows).
+    double backwardUs = 0;
+    if (problem.training) {
+      double state = problem.embeddingOptimizer == "adagrad" ? 4
+                     : problem.embeddingOptimizer == "rowwise_adagrad"
+                         ? 4.0 / table.dim
+                         : 0;
+      backwardUs = distinct * table.dim * (2 * table.elementBytes + 2 * state) /
+                   hw.device.gatherEfficiency / bandwidth * 1e-3;
+    }
+    minTotalUs.push_back(std::max(memoryUs, computeUs) + backwardUs);
     total += minTotalUs.back();
     Shard replica{0, 0, table.rows, 0, table.dim};
     replicaPieceUs.push_back(
-        shardLookupUs(problem, table, ShardingType::data_parallel, replica));
+        shardLookupUs(problem, table, ShardingType::data_parallel, replica) +
+        shardBackwardUs(problem, table, ShardingType::data_parallel, replica));
   }
   double launchUs = total > 0 ? hw.device.launchOverheadUs : 0;
   double meanUs = total / R;

@@ -71,6 +71,63 @@ double plan::shardLookupUs(const PlanProblem &problem, const TableSpec &table,
          problem.hw.device.launchOverheadUs;
 }
 
+/// The optimizer state a table keeps per element (adagrad) or per row
+/// (rowwise_adagrad), in bytes per element of a shard of `cols` columns.
+static double stateBytesPerElement(const PlanProblem &problem, int64_t cols) {
+  if (problem.embeddingOptimizer == "adagrad")
+    return 4;
+  if (problem.embeddingOptimizer == "rowwise_adagrad")
+    return cols ? 4.0 / double(cols) : 0.0;
+  return 0;
+}
+
+double plan::shardBackwardUs(const PlanProblem &problem,
+                             const TableSpec &table, ShardingType type,
+                             const Shard &shard) {
+  if (!problem.training || shard.rows == 0 || shard.cols == 0)
+    return 0;
+  // The looked-up rows: read, updated and written, with their state.
+  TableSpec updated = table;
+  double state = stateBytesPerElement(problem, shard.cols);
+  updated.elementBytes =
+      int64_t(std::ceil(2 * table.elementBytes + 2 * state));
+  double us = shardLookupUs(problem, updated, type, shard);
+  if (type == ShardingType::data_parallel && problem.ranks() > 1) {
+    // The whole gradient is filled, then read by the update with the
+    // table and its state (DDP's way for a replicated table).
+    double elements = double(shard.rows) * shard.cols;
+    us += cost::estimateElementwise(
+              problem.hw,
+              elements * (2 * 4 + 2 * table.elementBytes + 2 * state))
+              .timeUs -
+          problem.hw.device.launchOverheadUs;
+  }
+  return us;
+}
+
+double plan::shardMemoryBytes(const PlanProblem &problem,
+                              const TableSpec &table, ShardingType type,
+                              const Shard &shard) {
+  double elements = double(shard.rows) * shard.cols;
+  double bytes = elements * table.elementBytes;
+  if (!problem.training || elements == 0)
+    return bytes;
+  bytes += elements * stateBytesPerElement(problem, shard.cols);
+  int64_t R = problem.ranks();
+  if (type == ShardingType::data_parallel) {
+    // The local gradient and the all_reduce's result, when there are
+    // replicas to sum; the pooled rows of the rank's own samples.
+    if (R > 1)
+      bytes += 2 * elements * 4;
+    bytes += 2.0 * double(problem.batch) / R * shard.cols * 4;
+  } else {
+    // The owner pools (and later receives the gradient of) every sample's
+    // bag.
+    bytes += 2.0 * double(problem.batch) * shard.cols * 4;
+  }
+  return bytes;
+}
+
 PlanLoad::PlanLoad(const PlanProblem &problem)
     : lookupUs(problem.ranks(), 0), memoryBytes(problem.ranks(), 0),
       indexLinks(problem.ranks(), problem.nodes),
@@ -105,6 +162,8 @@ void PlanLoad::add(const PlanLoad &other, double sign) {
   tableRowWiseUsers += step * other.tableRowWiseUsers;
   rowWiseBytes += sign * other.rowWiseBytes;
   tableRowWiseBytes += sign * other.tableRowWiseBytes;
+  dataParallelUsers += step * other.dataParallelUsers;
+  dataParallelGradBytes += sign * other.dataParallelGradBytes;
 }
 
 /// `bytes` from every rank to `owner` (`toOwner`), or from `owner` to every
@@ -135,10 +194,11 @@ PlanLoad plan::tableLoad(const PlanProblem &problem, const TableSpec &table,
   bool sendsIndices = false, sendsOutputs = false;
   for (const Shard &shard : tp.shards) {
     double us = shardLookupUs(problem, table, tp.type, shard);
-    load.lookupUs[shard.rank] += us;
+    load.lookupUs[shard.rank] +=
+        us + shardBackwardUs(problem, table, tp.type, shard);
     load.lookupShards[shard.rank] += us > 0;
     load.memoryBytes[shard.rank] +=
-        double(shard.rows) * shard.cols * table.elementBytes;
+        shardMemoryBytes(problem, table, tp.type, shard);
     if (tp.type == ShardingType::data_parallel)
       continue;
     // Indices from every rank to the owner (row shards get their share).
@@ -181,6 +241,10 @@ PlanLoad plan::tableLoad(const PlanProblem &problem, const TableSpec &table,
   }
   load.indexUsers = sendsIndices;
   load.outputUsers = sendsOutputs;
+  if (problem.training && tp.type == ShardingType::data_parallel && R > 1) {
+    load.dataParallelUsers = 1;
+    load.dataParallelGradBytes = table.bytes() / table.elementBytes * 4;
+  }
   return load;
 }
 
@@ -188,9 +252,21 @@ namespace {
 /// The exchanges of a load, in microseconds.
 struct ExchangeTimes {
   double indexUs = 0, outputUs = 0, reduceScatterUs = 0;
-  double total() const { return indexUs + outputUs + reduceScatterUs; }
+  double gradientUs = 0, allGatherUs = 0, allReduceUs = 0;
+  double total() const {
+    return indexUs + outputUs + reduceScatterUs + gradientUs + allGatherUs +
+           allReduceUs;
+  }
 };
 } // namespace
+
+/// The links of the reverse exchange: what a rank sent, it receives.
+static cost::AllToAllLinkBytes reversed(const cost::AllToAllLinkBytes &links) {
+  cost::AllToAllLinkBytes back = links;
+  std::swap(back.rankOut, back.rankIn);
+  std::swap(back.nodeOut, back.nodeIn);
+  return back;
+}
 
 static ExchangeTimes exchangeTimes(const PlanProblem &problem,
                                    const PlanLoad &load) {
@@ -208,6 +284,25 @@ static ExchangeTimes exchangeTimes(const PlanProblem &problem,
     times.reduceScatterUs += cost::estimateCollective(
         hw, cost::CollectiveKind::reduce_scatter, load.tableRowWiseBytes,
         problem.ranksPerNode, 1).timeUs;
+  if (!problem.training)
+    return times;
+  // The backward: the pooled gradients go back the way the rows came, the
+  // row-wise partials' gradients are all-gathered, and the data-parallel
+  // tables' gradients summed by one all_reduce.
+  if (load.outputUsers > 0)
+    times.gradientUs = cost::estimateAllToAllvUs(hw, reversed(load.outputLinks));
+  if (load.rowWiseUsers > 0)
+    times.allGatherUs += cost::estimateCollective(
+        hw, cost::CollectiveKind::all_gather, load.rowWiseBytes,
+        problem.ranks(), problem.nodes).timeUs;
+  if (load.tableRowWiseUsers > 0)
+    times.allGatherUs += cost::estimateCollective(
+        hw, cost::CollectiveKind::all_gather, load.tableRowWiseBytes,
+        problem.ranksPerNode, 1).timeUs;
+  if (load.dataParallelUsers > 0)
+    times.allReduceUs = cost::estimateCollective(
+        hw, cost::CollectiveKind::all_reduce, load.dataParallelGradBytes,
+        problem.ranks(), problem.nodes).timeUs;
   return times;
 }
 
@@ -226,6 +321,9 @@ PlanCost plan::costOfLoad(const PlanProblem &problem, const PlanLoad &load) {
   cost.indexExchangeUs = times.indexUs;
   cost.outputExchangeUs = times.outputUs;
   cost.reduceScatterUs = times.reduceScatterUs;
+  cost.gradientExchangeUs = times.gradientUs;
+  cost.allGatherUs = times.allGatherUs;
+  cost.dataParallelAllReduceUs = times.allReduceUs;
   cost.memoryBytes = load.memoryBytes;
   cost.lookupUs.resize(R);
   cost.perRankUs.resize(R);

@@ -29,6 +29,9 @@ struct PlanLoad {
   int64_t indexUsers = 0, outputUsers = 0, rowWiseUsers = 0,
           tableRowWiseUsers = 0;
   double rowWiseBytes = 0, tableRowWiseBytes = 0;
+  /// Training: data-parallel tables' gradients, summed by one all_reduce.
+  int64_t dataParallelUsers = 0;
+  double dataParallelGradBytes = 0;
 
   explicit PlanLoad(const PlanProblem &problem);
   /// Adds `sign` (+1 or -1) times `other`.

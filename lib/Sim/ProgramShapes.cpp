@@ -12,6 +12,7 @@
 #include "braid/Dialect/Braid/IR/Braid.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "llvm/ADT/STLExtras.h"
 
 using namespace mlir;
@@ -28,6 +29,9 @@ TableOp RoutingTable::tableOf(Operation *op) {
     ref = shard.getTableAttr();
   else if (auto combine = dyn_cast<CombineShardsOp>(op))
     ref = combine.getTableAttr();
+  else if (isa<EmbeddingBagUpdateOp, ShardEmbeddingBagUpdateOp,
+               EmbeddingBagGradOp, TableUpdateOp, CombineShardsGradOp>(op))
+    ref = op->getAttrOfType<FlatSymbolRefAttr>("table");
   if (!ref)
     return nullptr;
   if (!tablesRead) {
@@ -243,6 +247,18 @@ LogicalResult ProgramShapes::bindOp(Operation &op) {
   if (auto combine = dyn_cast<CombineShardsOp>(op)) {
     setRows(combine.getResult(), rows(combine.getOffsets()) - 1);
     return success();
+  }
+  // A splat of a dynamic size (a training step's mask) has the rows of the
+  // value whose size it takes.
+  if (auto splat = dyn_cast<tensor::SplatOp>(op)) {
+    if (splat.getType().getRank() && splat.getType().isDynamicDim(0) &&
+        !splat.getDynamicSizes().empty())
+      if (auto dim = splat.getDynamicSizes().front().getDefiningOp<tensor::DimOp>())
+        if (std::optional<int64_t> index = dim.getConstantIndex();
+            index && *index == 0) {
+          setRows(splat.getResult(), rows(dim.getSource()));
+          return success();
+        }
   }
   // Row-wise ops (dense layers, the interaction, elementwise ops) keep
   // their operands' rows.

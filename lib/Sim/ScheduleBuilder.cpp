@@ -76,21 +76,29 @@ cost::CollectiveKind collectiveKind(Operation *op) {
 
 /// What an exchange carries, for the breakdown: the routed indices and
 /// their lengths (read by a shard lookup), the pooled rows (read by
-/// combine_shards, directly, through a wait or a second level), or
-/// anything else.
+/// combine_shards, directly, through a wait or a second level), the
+/// gradients a training step exchanges (read by an embedding update or an
+/// optimizer step), or anything else.
 StringRef exchangeCategory(Operation *op) {
   SmallVector<Operation *> frontier(op->getUsers());
   for (int depth = 0; depth < 4 && !frontier.empty(); ++depth) {
+    // The forward pass's readers first: a training step's update also
+    // reads the routed indices.
+    if (llvm::any_of(frontier, llvm::IsaPred<ShardEmbeddingBagOp>))
+      return "index_exchange";
+    if (llvm::any_of(frontier, llvm::IsaPred<CombineShardsOp>))
+      return "output_exchange";
+    if (llvm::any_of(frontier, llvm::IsaPred<ShardEmbeddingBagUpdateOp,
+                                             EmbeddingBagUpdateOp,
+                                             TableUpdateOp>))
+      return "embedding_gradient_exchange";
+    if (llvm::any_of(frontier, llvm::IsaPred<DenseUpdateOp>))
+      return "dense_gradient_all_reduce";
     SmallVector<Operation *> next;
-    for (Operation *user : frontier) {
-      if (isa<ShardEmbeddingBagOp>(user))
-        return "index_exchange";
-      if (isa<CombineShardsOp>(user))
-        return "output_exchange";
+    for (Operation *user : frontier)
       if (isa<WaitOp, AllToAllOp, AllToAllStartOp, ReduceScatterOp,
-              ReduceScatterStartOp>(user))
+              ReduceScatterStartOp, arith::CmpFOp, arith::SelectOp>(user))
         llvm::append_range(next, user->getUsers());
-    }
     frontier = std::move(next);
   }
   return "other_comm";
@@ -228,7 +236,95 @@ FailureOr<OpCost> ProgramCoster::costOf(Operation &op,
     shape.poolingFactor = shape.bags ? indices / shape.bags : 0;
     return kernel(cost::estimateEmbeddingBag(hw, shape), "lookup");
   }
-  if (isa<BucketizeOp, CombineShardsOp>(op)) {
+  if (auto grad = dyn_cast<LinearGradOp>(op)) {
+    // Two GEMMs, the input's gradient (g w) and the weight's (g^T x), and
+    // the activation's gradient on the way in.
+    auto input = grad.getInput().getType();
+    auto weight = grad.getWeight().getType();
+    if (!weight.hasStaticShape() || input.isDynamicDim(1))
+      return grad.emitError() << "braid-sim needs static weights and "
+                                 "features";
+    int64_t batch = int64_t(std::ceil(shapes.rows(grad.getInput())));
+    int64_t out = weight.getDimSize(0), in = weight.getDimSize(1);
+    cost::KernelEstimate inputGrad =
+        cost::estimateGemm(hw, batch, in, out, dtypeOf(input));
+    cost::KernelEstimate weightGrad =
+        cost::estimateGemm(hw, out, in, batch, dtypeOf(input));
+    cost::KernelEstimate activation = cost::estimateElementwise(
+        hw, 3 * shapes.elements(grad.getResultGrad()) * 4);
+    double total = inputGrad.timeUs + weightGrad.timeUs + activation.timeUs;
+    cost::KernelEstimate sum;
+    sum.timeUs = total;
+    sum.memoryBoundFraction =
+        total > 0 ? (inputGrad.timeUs * inputGrad.memoryBoundFraction +
+                     weightGrad.timeUs * weightGrad.memoryBoundFraction +
+                     activation.timeUs) /
+                        total
+                  : 0;
+    return kernel(sum, "dense");
+  }
+  if (isa<ShardEmbeddingBagUpdateOp, EmbeddingBagUpdateOp>(op)) {
+    // The backward of a lookup fused with the optimizer: each looked-up row
+    // read and written once (a lookup's gather, twice the bytes) with its
+    // optimizer state, plus the pooled gradient read.
+    TableOp table = routing.tableOf(&op);
+    if (!table)
+      return op.emitError() << "braid-sim needs the updated table";
+    auto optimizer = op.getAttrOfType<DictionaryAttr>("optimizer");
+    StringRef type = optimizer ? optimizer.getAs<StringAttr>("type").getValue()
+                               : StringRef("sgd");
+    cost::EmbeddingBagShape shape;
+    shape.dim = table.getDim();
+    shape.rows = table.getNumRows();
+    if (auto ratio = table.getUniqueRatio())
+      shape.uniqueRatio = ratio->convertToDouble();
+    double indices, bags;
+    if (auto whole = dyn_cast<EmbeddingBagUpdateOp>(op)) {
+      bags = shapes.rows(whole.getOffsets()) - 1;
+      indices = shapes.elements(whole.getIndices());
+    } else {
+      auto shard = cast<ShardEmbeddingBagUpdateOp>(op);
+      bags = shapes.rows(shard.getLengths());
+      indices = shapes.elements(shard.getValues());
+      shape.rows = 0;
+      int64_t cols = 0;
+      if (TablePlacementAttrInterface placement = table.getPlacementAttr())
+        for (const TableShard &part :
+             placement.getShards(table.getNumRows(), table.getDim()))
+          if (part.rank == rank) {
+            shape.rows += part.rows;
+            cols = std::max(cols, part.cols);
+          }
+      if (!shape.rows)
+        return OpCost{};
+      shape.dim = cols;
+    }
+    double rowBytes = 2.0 * elementBytes(table.getElementType());
+    if (type == "adagrad")
+      rowBytes += 8; // the state, read and written per element
+    else if (type == "rowwise_adagrad")
+      rowBytes += 8.0 / std::max<int64_t>(1, shape.dim);
+    shape.elementBytes = int64_t(std::ceil(rowBytes));
+    shape.bags = int64_t(std::ceil(bags));
+    shape.poolingFactor = bags > 0 ? indices / bags : 0;
+    return kernel(cost::estimateEmbeddingBag(hw, shape), "embedding_update");
+  }
+  if (isa<EmbeddingBagGradOp, TableUpdateOp, DenseUpdateOp>(op)) {
+    // Streaming over a replicated table's whole gradient (filled, then
+    // read by the update with the table and its state), or over a dense
+    // parameter, its gradient and its optimizer state.
+    double bytes = 0;
+    for (Value value : llvm::concat<Value>(op.getOperands(), op.getResults()))
+      if (isa<RankedTensorType>(value.getType()))
+        bytes += shapes.elements(value) * elementBytes(value.getType());
+    if (isa<TableUpdateOp>(op))
+      if (TableOp table = routing.tableOf(&op))
+        bytes += 2.0 * double(table.getNumRows()) * table.getDim() *
+                 elementBytes(table.getElementType());
+    return kernel(cost::estimateElementwise(hw, bytes),
+                  isa<DenseUpdateOp>(op) ? "optimizer" : "embedding_update");
+  }
+  if (isa<BucketizeOp, CombineShardsOp, CombineShardsGradOp>(op)) {
     double bytes = 0;
     for (Value value : llvm::concat<Value>(op.getOperands(), op.getResults()))
       bytes += shapes.elements(value) * elementBytes(value.getType());
@@ -310,7 +406,8 @@ FailureOr<OpCost> ProgramCoster::costOf(Operation &op,
     return comm(estimate.timeUs, cost::collectiveMemoryGBps(estimate), false,
                 "other_comm");
   }
-  if (isa<InteractionOp>(op) || op.getDialect()->getNamespace() == "arith" ||
+  if (isa<InteractionOp, InteractionGradOp, BceWithLogitsOp>(op) ||
+      op.getDialect()->getNamespace() == "arith" ||
       op.getDialect()->getNamespace() == "tensor") {
     if (isa<arith::ConstantOp>(op) || op.getNumResults() == 0)
       return OpCost{};

@@ -49,12 +49,25 @@ FailureOr<PlanReport> mlir::braid::buildPlanReport(ModuleOp program,
         return failure();
       report.plannerDenseUs = *dense;
     }
-  if (std::optional<func::FuncOp> func = onlyFunction(program)) {
+  // A training program holds the forward pass and the training step; each
+  // is simulated on its own.
+  auto trainStep = program.lookupSymbol<func::FuncOp>("train_step");
+  std::optional<func::FuncOp> forward = onlyFunction(program);
+  if (trainStep)
+    if (auto found = program.lookupSymbol<func::FuncOp>("forward"))
+      forward = found;
+  for (auto [func, into] :
+       {std::pair{forward, &report.prediction},
+        std::pair{trainStep ? std::optional<func::FuncOp>(trainStep)
+                            : std::nullopt,
+                  &report.trainPrediction}}) {
+    if (!func)
+      continue;
     FailureOr<sim::ProgramPrediction> prediction = sim::simulateProgram(
         *func, problem.hw, problem.ranks(), problem.ranksPerNode);
     if (failed(prediction))
       return failure();
-    report.prediction = std::move(*prediction);
+    *into = std::move(*prediction);
   }
   return report;
 }
@@ -67,6 +80,51 @@ static constexpr std::pair<const char *, const char *> kCategories[] = {
     {"output_exchange", "output exchanges"},
     {"other_comm", "other communication"},
     {"dense", "dense compute"}};
+/// A training step's further categories.
+static constexpr std::pair<const char *, const char *> kTrainCategories[] = {
+    {"embedding_update", "embedding backward and updates"},
+    {"embedding_gradient_exchange", "embedding gradient exchanges"},
+    {"dense_gradient_all_reduce", "dense gradient all_reduce"},
+    {"optimizer", "dense optimizer"}};
+
+/// The time of each category on the critical rank, and the exposed
+/// communication, in milliseconds.
+static llvm::json::Object breakdownOf(const sim::ProgramPrediction &p,
+                                      bool training) {
+  llvm::json::Object breakdown;
+  auto add = [&](StringRef key) {
+    auto it = p.categoryUs.find(key.str());
+    breakdown[(key + "_ms").str()] =
+        (it == p.categoryUs.end() ? 0.0 : it->second) * 1e-3;
+  };
+  for (auto [key, name] : kCategories)
+    add(key);
+  if (training)
+    for (auto [key, name] : kTrainCategories)
+      add(key);
+  breakdown["exposed_comm_ms"] =
+      p.result.ranks[p.criticalRank].exposedCommUs * 1e-3;
+  return breakdown;
+}
+
+/// "lookups 0.120, dense compute 0.300" for the printed report.
+static std::string describeBreakdown(const sim::ProgramPrediction &p,
+                                     bool training) {
+  std::string parts;
+  auto add = [&](StringRef key, StringRef name) {
+    auto it = p.categoryUs.find(key.str());
+    if (it == p.categoryUs.end() || it->second <= 0)
+      return;
+    parts += llvm::formatv("{0}{1} {2:f3}", parts.empty() ? "" : ", ", name,
+                           it->second * 1e-3);
+  };
+  for (auto [key, name] : kCategories)
+    add(key, name);
+  if (training)
+    for (auto [key, name] : kTrainCategories)
+      add(key, name);
+  return parts;
+}
 
 llvm::json::Value mlir::braid::planReportToJson(const PlanReport &report) {
   const ShardingResult &sharding = report.sharding;
@@ -115,25 +173,30 @@ llvm::json::Value mlir::braid::planReportToJson(const PlanReport &report) {
   llvm::json::Object predicted{{"table_bytes", std::move(memory)}};
   if (const std::optional<sim::ProgramPrediction> &p = report.prediction) {
     std::vector<double> perRank;
-    double exposed = p->result.ranks[p->criticalRank].exposedCommUs;
     for (const sim::RankBreakdown &rank : p->result.ranks)
       perRank.push_back(rank.endUs);
-    llvm::json::Object breakdown;
-    for (auto [key, name] : kCategories) {
-      auto it = p->categoryUs.find(key);
-      breakdown[std::string(key) + "_ms"] =
-          (it == p->categoryUs.end() ? 0.0 : it->second) * 1e-3;
-    }
-    breakdown["exposed_comm_ms"] = exposed * 1e-3;
     predicted["iteration_ms"] = p->result.makespanUs * 1e-3;
     predicted["per_rank_ms"] = toMs(perRank);
     predicted["critical_rank"] = p->criticalRank;
-    predicted["breakdown"] = std::move(breakdown);
+    predicted["breakdown"] = breakdownOf(*p, /*training=*/false);
   } else {
     predicted["iteration_ms"] = nullptr;
     predicted["per_rank_ms"] = nullptr;
     predicted["critical_rank"] = nullptr;
     predicted["breakdown"] = nullptr;
+  }
+  // The training step, simulated from @train_step; null without one.
+  if (const std::optional<sim::ProgramPrediction> &t = report.trainPrediction) {
+    std::vector<double> perRank;
+    for (const sim::RankBreakdown &rank : t->result.ranks)
+      perRank.push_back(rank.endUs);
+    predicted["train_step_ms"] = t->result.makespanUs * 1e-3;
+    predicted["train_step_per_rank_ms"] = toMs(perRank);
+    predicted["train_step_critical_rank"] = t->criticalRank;
+    predicted["train_step_breakdown"] = breakdownOf(*t, /*training=*/true);
+  } else {
+    predicted["train_step_ms"] = nullptr;
+    predicted["train_step_breakdown"] = nullptr;
   }
   llvm::json::Value denseMs = nullptr, forwardMs = nullptr;
   if (report.plannerDenseUs) {
@@ -155,6 +218,11 @@ llvm::json::Value mlir::braid::planReportToJson(const PlanReport &report) {
            {"index_exchange_ms", cost.indexExchangeUs * 1e-3},
            {"output_exchange_ms", cost.outputExchangeUs * 1e-3},
            {"reduce_scatter_ms", cost.reduceScatterUs * 1e-3},
+           {"training", sharding.problem.training},
+           {"gradient_exchange_ms", cost.gradientExchangeUs * 1e-3},
+           {"all_gather_ms", cost.allGatherUs * 1e-3},
+           {"data_parallel_all_reduce_ms",
+            cost.dataParallelAllReduceUs * 1e-3},
            {"dense_stage_ms", std::move(denseMs)},
            {"forward_ms", std::move(forwardMs)}}},
       {"tables", std::move(tables)},
@@ -232,11 +300,22 @@ void mlir::braid::printPlanReport(llvm::raw_ostream &os,
       std::isfinite(report.lowerBoundUs)
           ? llvm::formatv("{0:f3} ms", report.lowerBoundUs * 1e-3).str()
           : std::string("none (no plan fits memory)");
-  os << llvm::formatv(
-      "planner's embedding stage: {0:f3} ms (index all_to_all {1:f3}, output "
-      "all_to_all {2:f3}, reduce_scatter {3:f3}); lower bound {4}\n",
-      cost.iterationUs * 1e-3, cost.indexExchangeUs * 1e-3,
-      cost.outputExchangeUs * 1e-3, cost.reduceScatterUs * 1e-3, bound);
+  if (problem.training)
+    os << llvm::formatv(
+        "planner's embedding stage of the training step: {0:f3} ms (index "
+        "all_to_all {1:f3}, output all_to_all {2:f3}, reduce_scatter {3:f3}, "
+        "gradient all_to_all {4:f3}, all_gather {5:f3}, data-parallel "
+        "all_reduce {6:f3}); lower bound {7}\n",
+        cost.iterationUs * 1e-3, cost.indexExchangeUs * 1e-3,
+        cost.outputExchangeUs * 1e-3, cost.reduceScatterUs * 1e-3,
+        cost.gradientExchangeUs * 1e-3, cost.allGatherUs * 1e-3,
+        cost.dataParallelAllReduceUs * 1e-3, bound);
+  else
+    os << llvm::formatv(
+        "planner's embedding stage: {0:f3} ms (index all_to_all {1:f3}, "
+        "output all_to_all {2:f3}, reduce_scatter {3:f3}); lower bound {4}\n",
+        cost.iterationUs * 1e-3, cost.indexExchangeUs * 1e-3,
+        cost.outputExchangeUs * 1e-3, cost.reduceScatterUs * 1e-3, bound);
   // Forced plans ignore memory: say so where one does not fit.
   for (size_t r = 0; r < cost.memoryBytes.size(); ++r)
     if (cost.memoryBytes[r] > problem.capacityBytes()) {
@@ -250,20 +329,20 @@ void mlir::braid::printPlanReport(llvm::raw_ostream &os,
     os << "predicted iteration: not simulated (braid-compile simulates a "
           "module with one function)\n";
   } else {
-    std::string parts;
-    for (auto [key, name] : kCategories) {
-      auto it = p->categoryUs.find(key);
-      if (it == p->categoryUs.end() || it->second <= 0)
-        continue;
-      parts += llvm::formatv("{0}{1} {2:f3}", parts.empty() ? "" : ", ", name,
-                             it->second * 1e-3);
-    }
     os << llvm::formatv(
         "predicted iteration: {0:f3} ms, the simulated per-rank program "
         "(slowest rank {1}: {2}; exposed communication {3:f3} ms)\n",
-        p->result.makespanUs * 1e-3, p->criticalRank, parts,
+        p->result.makespanUs * 1e-3, p->criticalRank,
+        describeBreakdown(*p, /*training=*/false),
         p->result.ranks[p->criticalRank].exposedCommUs * 1e-3);
   }
+  if (const std::optional<sim::ProgramPrediction> &t = report.trainPrediction)
+    os << llvm::formatv(
+        "predicted training step: {0:f3} ms, the simulated @train_step "
+        "(slowest rank {1}: {2}; exposed communication {3:f3} ms)\n",
+        t->result.makespanUs * 1e-3, t->criticalRank,
+        describeBreakdown(*t, /*training=*/true),
+        t->result.ranks[t->criticalRank].exposedCommUs * 1e-3);
   if (sharding.denseLayers.empty())
     return;
   os << llvm::formatv("{0,-24} {1,-15} {2,16} {3,12} {4,12}\n",

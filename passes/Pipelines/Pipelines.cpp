@@ -40,6 +40,7 @@ static void addShardPasses(OpPassManager &pm,
   plan.planner = options.planner;
   plan.forceSharding = options.forceSharding;
   plan.planFile = options.plan;
+  plan.train = options.train;
   // Choose a placement for every table (or keep the ones they carry)...
   pm.addPass(createBraidPlanShardingPass(plan));
   // ...then rewrite the global program into the per-rank program.

@@ -105,7 +105,8 @@ static plan::ShardingType shardingTypeOf(Attribute placement) {
 
 /// Fills `result.problem` (hardware, cluster shape, batch, tables) and
 /// `result.tables` from `module`, whose braid.cluster is set.
-static LogicalResult buildProblem(ModuleOp module, ShardingResult &result) {
+static LogicalResult buildProblem(ModuleOp module, ShardingResult &result,
+                                  bool training) {
   auto cluster = module->getAttrOfType<ClusterAttr>(BraidDialect::kClusterAttrName);
   if (!cluster)
     return module.emitError() << "no cluster: give the module a braid.cluster "
@@ -121,6 +122,12 @@ static LogicalResult buildProblem(ModuleOp module, ShardingResult &result) {
   problem.hw.nodes = problem.nodes;
   problem.hw.ranksPerNode = problem.ranksPerNode;
   problem.reserveBytes = plan::defaultReserveBytes(*hw);
+  problem.training = training;
+  if (auto optimizer = module->getAttrOfType<DictionaryAttr>(
+          BraidDialect::kOptimizerAttrName))
+    if (auto embedding = optimizer.getAs<DictionaryAttr>("embedding"))
+      if (auto type = embedding.getAs<StringAttr>("type"))
+        problem.embeddingOptimizer = type.str();
   // A partitioned module records its batch split; a global one has static
   // bags.
   if (auto split = module->getAttrOfType<DenseI64ArrayAttr>(
@@ -149,9 +156,13 @@ static LogicalResult buildProblem(ModuleOp module, ShardingResult &result) {
   return success();
 }
 
-/// Every braid.linear with a static weight, priced three ways.
+/// Every braid.linear of the forward pass with a static weight, priced
+/// three ways (a training step's copies of the layers are the same ones).
 static void priceDenseLayers(ModuleOp module, ShardingResult &result) {
   module.walk([&](LinearOp linear) {
+    if (auto func = linear->getParentOfType<func::FuncOp>())
+      if (func.getSymName() == "train_step")
+        return;
     auto weight = cast<RankedTensorType>(linear.getWeight().getType());
     if (!weight.hasStaticShape())
       return;
@@ -177,9 +188,13 @@ void mlir::braid::applyPlan(ModuleOp module, const plan::Plan &plan,
   module.walk([&](LinearOp linear) { linear.setPlacementAttr(dataParallel); });
 }
 
-FailureOr<ShardingResult> mlir::braid::readModuleSharding(ModuleOp module) {
+FailureOr<ShardingResult>
+mlir::braid::readModuleSharding(ModuleOp module, std::optional<bool> training) {
   ShardingResult result;
-  if (failed(buildProblem(module, result)))
+  if (failed(buildProblem(
+          module, result,
+          training.value_or(bool(module.lookupSymbol<func::FuncOp>(
+              "train_step"))))))
     return failure();
   for (Operation *op : result.tables) {
     auto table = cast<TableOp>(op);
@@ -422,11 +437,11 @@ mlir::braid::planModuleSharding(ModuleOp module,
       if (!linear.getPlacementAttr())
         linear.setPlacementAttr(dataParallel);
     });
-    return readModuleSharding(module);
+    return readModuleSharding(module, options.train);
   }
 
   ShardingResult result;
-  if (failed(buildProblem(module, result)))
+  if (failed(buildProblem(module, result, options.train)))
     return failure();
   plan::PlanProblem &problem = result.problem;
   auto start = std::chrono::steady_clock::now();
@@ -478,6 +493,7 @@ struct BraidPlanShardingPass
     options.cluster = cluster;
     options.nodes = nodes;
     options.ranksPerNode = ranksPerNode;
+    options.train = train;
     if (failed(planModuleSharding(getOperation(), options)))
       signalPassFailure();
   }

@@ -50,6 +50,11 @@ struct ShardOptionsBase : public PassPipelineOptions<Derived> {
   Option<std::string> plan{
       *this, "plan",
       llvm::cl::desc("A plan.json whose shards become the placements")};
+  Option<bool> train{*this, "train",
+                     llvm::cl::desc("plan for the training step; braid-compile "
+                                    "also derives @train_step "
+                                    "(braid-differentiate) after partitioning"),
+                     llvm::cl::init(false)};
 };
 
 /// Options of braid-shard.
@@ -71,10 +76,6 @@ struct CompilePipelineOptions
   Option<int64_t> optLevel{*this, "opt-level",
                            llvm::cl::desc("braid-co-optimize's level"),
                            llvm::cl::init(1)};
-  Option<bool> train{*this, "train",
-                     llvm::cl::desc("derive @train_step (braid-differentiate) "
-                                    "after partitioning"),
-                     llvm::cl::init(false)};
 };
 
 /// Adds braid-shard: plan the tables, then partition.

@@ -49,6 +49,15 @@ struct PlanProblem {
   int64_t nodes = 1, ranksPerNode = 1;
   /// Memory kept free on each rank for activations and buffers.
   double reserveBytes = 0;
+  /// Price the training step rather than the forward pass: each shard's
+  /// backward fused with the embedding optimizer (`embeddingOptimizer`:
+  /// sgd, adagrad or rowwise_adagrad), the pooled gradients' exchange back
+  /// to the owners, an all_gather for row-wise partials, one all_reduce of
+  /// every data-parallel table's whole gradient; memory counts the
+  /// optimizer state, data-parallel tables' gradients and the owners'
+  /// pooled activations and their gradients.
+  bool training = false;
+  std::string embeddingOptimizer = "sgd";
   int64_t ranks() const { return nodes * ranksPerNode; }
   double capacityBytes() const {
     return hw.device.memoryCapacityGB * 1e9 - reserveBytes;
@@ -78,11 +87,19 @@ struct Plan {
 };
 
 struct PlanCost {
+  /// The embedding stage: the forward pass, or with problem.training the
+  /// training step's forward and backward.
   double iterationUs = 0;
   std::vector<double> perRankUs;     ///< lookups + communication, per rank
-  std::vector<double> memoryBytes;   ///< table shards, per rank
-  std::vector<double> lookupUs;      ///< the fused lookups, per rank
+  /// Table shards per rank; training adds optimizer state, gradients and
+  /// activations.
+  std::vector<double> memoryBytes;
+  /// The fused lookups per rank; training adds the backward updates.
+  std::vector<double> lookupUs;
   double indexExchangeUs = 0, outputExchangeUs = 0, reduceScatterUs = 0;
+  /// Training only: the pooled gradients' all_to_all, the row-wise
+  /// gradients' all_gathers and the data-parallel tables' all_reduce.
+  double gradientExchangeUs = 0, allGatherUs = 0, dataParallelAllReduceUs = 0;
   bool fitsMemory = true;
 };
 
@@ -90,6 +107,19 @@ struct PlanCost {
 /// a rank run in one fused kernel, as FBGEMM's table-batched embedding does).
 double shardLookupUs(const PlanProblem &problem, const TableSpec &table,
                      ShardingType type, const Shard &shard);
+
+/// A shard's backward fused with the embedding optimizer, in
+/// microseconds, launch excluded (training only): each looked-up row read
+/// and written once with its optimizer state; for a data-parallel table,
+/// also a pass over its whole gradient, table and state.
+double shardBackwardUs(const PlanProblem &problem, const TableSpec &table,
+                       ShardingType type, const Shard &shard);
+
+/// The bytes a shard takes on its rank: its rows, and when training its
+/// optimizer state, a data-parallel table's gradient and all_reduce buffer,
+/// and the pooled activations it produces with their gradients.
+double shardMemoryBytes(const PlanProblem &problem, const TableSpec &table,
+                        ShardingType type, const Shard &shard);
 
 /// The cost of `plan` under the cost model.
 PlanCost evaluatePlan(const PlanProblem &problem, const Plan &plan);

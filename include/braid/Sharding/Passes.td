@@ -64,6 +64,10 @@ def BraidPlanShardingPass : Pass<"braid-plan-sharding", "::mlir::ModuleOp"> {
            "nodes of the cluster (with `cluster`)">,
     Option<"ranksPerNode", "ranks-per-node", "int64_t", /*default=*/"0",
            "ranks per node (with `cluster`; 0: the hardware's)">,
+    Option<"train", "train", "bool", /*default=*/"false",
+           "plan for the training step (backward, gradient exchanges, the "
+           "embedding optimizer of braid.optimizer and its state), not the "
+           "forward pass">,
   ];
 }
 

@@ -31,6 +31,9 @@ struct ShardingOptions {
   /// A hardware preset or file; empty: the module's braid.cluster.
   std::string cluster;
   int64_t nodes = 0, ranksPerNode = 0;
+  /// Plan for the training step (the module's braid.optimizer), not the
+  /// forward pass.
+  bool train = false;
 };
 
 /// A dense layer with static shapes and what each parallelization would
@@ -73,7 +76,11 @@ void applyPlan(ModuleOp module, const plan::Plan &plan, int64_t ranksPerNode);
 /// (static bags, or the braid.batch_split of a partitioned module) and each
 /// table's placement. Works on the global and the per-rank program alike.
 /// `planningSeconds` is 0: the IR does not record it.
-FailureOr<ShardingResult> readModuleSharding(ModuleOp module);
+/// With `training` unset, the problem prices the training step when the
+/// module has a @train_step.
+FailureOr<ShardingResult>
+readModuleSharding(ModuleOp module,
+                   std::optional<bool> training = std::nullopt);
 
 } // namespace mlir::braid
 

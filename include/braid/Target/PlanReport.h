@@ -35,6 +35,8 @@ struct PlanReport {
   std::optional<double> plannerDenseUs;
   /// The simulated per-rank program (none for several functions).
   std::optional<sim::ProgramPrediction> prediction;
+  /// The simulated @train_step of a training program.
+  std::optional<sim::ProgramPrediction> trainPrediction;
 };
 
 /// Builds the report of the partitioned `program`; `globalProgram` (the
