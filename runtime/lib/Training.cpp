@@ -67,11 +67,11 @@ optim::Config configOf(int32_t kind, double lr, double eps, double beta1 = 0,
 /// The gradients of the rows a batch read, in order of first use: row ids
 /// and, per row, `cols` sums of type `Acc`: f32 for f32 tables (a row's few
 /// contributions), doubles for 16-bit ones, whose rounding of the updated
-/// row would otherwise turn the sums' last bits into a different value. The buffers live as long as the
-/// thread and keep their capacity, so that a training step's calls
-/// allocate (and fault in) nothing after the first: `slotOf` maps a row to
-/// its slot (-1 for none) and is reset for the rows used when the
-/// gradients are released.
+/// row would otherwise turn the sums' last bits into a different value.
+/// The buffers live as long as the process and keep their capacity, so
+/// that a training step's calls allocate (and fault in) nothing after the
+/// first: `slotOf` maps a row to its slot (-1 for none) and is reset for
+/// the rows used when the gradients are released.
 template <typename Acc> struct RowGradients {
   int64_t cols = 0;
   std::vector<int64_t> &rows;
@@ -107,8 +107,10 @@ private:
     std::vector<int32_t> slotOf;
     std::vector<Acc> sums;
   };
+  // One set per process: a program calls the training kernels from its
+  // main thread, between its parallel loops.
   static Buffers &buffers() {
-    thread_local Buffers storage;
+    static Buffers storage;
     return storage;
   }
 };
