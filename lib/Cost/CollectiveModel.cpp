@@ -15,6 +15,7 @@
 #include "llvm/ADT/StringSwitch.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <limits>
 
@@ -239,19 +240,28 @@ double cost::collectiveLatencyUs(const HardwareDesc &hw, CollectiveKind kind,
       .timeUs;
 }
 
-double cost::reduceScatterUsPerByteAtLeast(const HardwareDesc &hw,
-                                           int64_t ranks, int64_t nodes) {
+double cost::ringUsPerByteAtLeast(const HardwareDesc &hw, CollectiveKind kind,
+                                  int64_t ranks, int64_t nodes) {
+  assert((kind == CollectiveKind::reduce_scatter ||
+          kind == CollectiveKind::all_gather) &&
+         "only the ring-only collectives have this bound");
   if (ranks <= 1)
     return 0;
   nodes = std::max<int64_t>(1, std::min(nodes, ranks));
   double bw = ringBusBandwidth(hw, nodes);
   if (hw.intraNode.kind == IntraNodeKind::shm) {
     double measured = hw.intraNode.collectiveBandwidthGBps.lookup(
-        stringifyCollectiveKind(CollectiveKind::reduce_scatter));
+        stringifyCollectiveKind(kind));
     if (measured > 0)
       bw = measured;
   }
-  return busBandwidthFactor(CollectiveKind::reduce_scatter, ranks) / bw * 1e-3;
+  return busBandwidthFactor(kind, ranks) / bw * 1e-3;
+}
+
+double cost::reduceScatterUsPerByteAtLeast(const HardwareDesc &hw,
+                                           int64_t ranks, int64_t nodes) {
+  return ringUsPerByteAtLeast(hw, CollectiveKind::reduce_scatter, ranks,
+                              nodes);
 }
 
 double cost::estimateAllToAllvUs(const HardwareDesc &hw,

@@ -46,6 +46,12 @@ boundOptions(const PlanProblem &problem) {
                       hw.interNode.effectiveNicGBps())
             : 1e-3 / (R * hw.intraNode.bandwidthGBps());
   double rsUsPerByte = cost::reduceScatterUsPerByteAtLeast(hw, R, N);
+  // Training all-gathers the row-wise partials' gradients back.
+  double agUsPerByte =
+      problem.training
+          ? cost::ringUsPerByteAtLeast(hw, cost::CollectiveKind::all_gather, R,
+                                       N)
+          : 0;
   std::vector<std::vector<BoundOption>> result;
   for (const TableSpec &table : problem.tables) {
     double indexBytes = B * table.poolingFactor * 8;
@@ -74,7 +80,9 @@ boundOptions(const PlanProblem &problem) {
           {crossShare * (indexBytes + rowBytes) * a2aUsPerByte,
            piece(ShardingType::table_row_wise, 0, g)});
     options.push_back(
-        {crossShare * indexBytes * a2aUsPerByte + outputBytes * rsUsPerByte, 0,
+        {crossShare * indexBytes * a2aUsPerByte +
+             outputBytes * (rsUsPerByte + agUsPerByte),
+         0,
          /*rowWise=*/true});
     result.push_back(std::move(options));
   }
@@ -94,7 +102,8 @@ namespace {
 /// The least latencies of the exchanges a plan that shards a table pays:
 /// the index all_to_all (none when a table without lookups could be the
 /// only one sharded: it sends no indices), then the pooled-row all_to_all
-/// or, for row-wise tables, a reduce_scatter.
+/// or, for row-wise tables, a reduce_scatter (and when training an
+/// all_gather).
 struct ExchangeLatencies {
   double indexUs, pooledRowsUs, reduceScatterUs;
 };
@@ -108,10 +117,14 @@ static ExchangeLatencies exchangeLatencies(const PlanProblem &problem) {
       llvm::all_of(problem.tables, [](const TableSpec &table) {
         return table.poolingFactor > 0;
       });
-  return {everyTableSendsIndices ? allToAllUs : 0, allToAllUs,
-          cost::collectiveLatencyUs(
-              problem.hw, cost::CollectiveKind::reduce_scatter, R,
-              problem.nodes)};
+  // A row-wise table's partials are reduce-scattered and, when training,
+  // their gradients all-gathered: both latencies are paid.
+  double rowWiseUs = cost::collectiveLatencyUs(
+      problem.hw, cost::CollectiveKind::reduce_scatter, R, problem.nodes);
+  if (problem.training)
+    rowWiseUs += cost::collectiveLatencyUs(
+        problem.hw, cost::CollectiveKind::all_gather, R, problem.nodes);
+  return {everyTableSendsIndices ? allToAllUs : 0, allToAllUs, rowWiseUs};
 }
 
 namespace {

@@ -54,6 +54,12 @@ CollectiveEstimate estimateCollective(const cluster::HardwareDesc &hw,
 double reduceScatterUsPerByteAtLeast(const cluster::HardwareDesc &hw,
                                      int64_t ranks, int64_t nodes);
 
+/// The same for a reduce_scatter or an all_gather (`kind`): both run as
+/// rings only, so every protocol moves the bus bytes at most at the ring's
+/// bandwidth.
+double ringUsPerByteAtLeast(const cluster::HardwareDesc &hw,
+                            CollectiveKind kind, int64_t ranks, int64_t nodes);
+
 /// The least time estimateCollective charges a collective of `kind`,
 /// whatever its size: its fastest algorithm's fixed latency. Lower bounds
 /// add it to the bytes' time at reduceScatterUsPerByteAtLeast.
