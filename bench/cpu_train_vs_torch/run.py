@@ -51,19 +51,10 @@ def torch_step_time(model, steps, threads):
         return None, "PyTorch is not installed (python3 -c 'import torch' fails)"
     torch.set_num_threads(threads)
     batch, pooling = model["batch_size"], 20
-    bags = torch.nn.ModuleList(
-        torch.nn.EmbeddingBag(t["num_embeddings"], 64, mode="sum", include_last_offset=True,
-                              sparse=True) for t in model["tables"])
-    bottom = torch.nn.Sequential(torch.nn.Linear(13, 64), torch.nn.ReLU(),
-                                 torch.nn.Linear(64, 64), torch.nn.ReLU())
-    features = len(bags) + 1
-    top = torch.nn.Sequential(torch.nn.Linear(64 + features * (features - 1) // 2, 64),
-                              torch.nn.ReLU(), torch.nn.Linear(64, 1))
+    bags, bottom, top, offsets, (li, lj) = forward_bench.torch_dlrm(torch, model, sparse=True)
     sparse = torch.optim.SGD(bags.parameters(), lr=0.01)
     dense = torch.optim.Adagrad(list(bottom.parameters()) + list(top.parameters()), lr=0.01)
     loss_fn = torch.nn.BCEWithLogitsLoss()
-    li, lj = torch.tril_indices(features, features, offset=-1)
-    offsets = torch.arange(0, batch * pooling + 1, pooling)
     times = []
     for _ in range(steps + 2):
         x = torch.rand(batch, 13)

@@ -47,6 +47,23 @@ def run(cmd, env=None):
     return proc.stdout
 
 
+def torch_dlrm(torch, model, sparse):
+    """The mid-size DLRM in torch: its embedding bags (sparse gradients when
+    training), bottom and top MLPs (the top ending in the logit), the bags'
+    offsets (pooling 20) and the dot interaction's pair indices."""
+    batch, pooling = model["batch_size"], 20
+    bags = torch.nn.ModuleList(
+        torch.nn.EmbeddingBag(t["num_embeddings"], 64, mode="sum", include_last_offset=True,
+                              sparse=sparse) for t in model["tables"])
+    bottom = torch.nn.Sequential(torch.nn.Linear(13, 64), torch.nn.ReLU(),
+                                 torch.nn.Linear(64, 64), torch.nn.ReLU())
+    features = len(bags) + 1
+    top = torch.nn.Sequential(torch.nn.Linear(64 + features * (features - 1) // 2, 64),
+                              torch.nn.ReLU(), torch.nn.Linear(64, 1))
+    offsets = torch.arange(0, batch * pooling + 1, pooling)
+    return bags, bottom, top, offsets, torch.tril_indices(features, features, offset=-1)
+
+
 def torch_time(model, iterations, threads):
     try:
         import torch
@@ -54,17 +71,10 @@ def torch_time(model, iterations, threads):
         return None, "PyTorch is not installed (python3 -c 'import torch' fails)"
     torch.set_num_threads(threads)
     batch, pooling = model["batch_size"], 20
-    bags = [torch.nn.EmbeddingBag(t["num_embeddings"], 64, mode="sum", include_last_offset=True)
-            for t in model["tables"]]
-    bottom = torch.nn.Sequential(torch.nn.Linear(13, 64), torch.nn.ReLU(),
-                                 torch.nn.Linear(64, 64), torch.nn.ReLU())
-    features = len(bags) + 1
-    top = torch.nn.Sequential(torch.nn.Linear(64 + features * (features - 1) // 2, 64),
-                              torch.nn.ReLU(), torch.nn.Linear(64, 1), torch.nn.Sigmoid())
+    bags, bottom, top, offsets, (li, lj) = torch_dlrm(torch, model, sparse=False)
+    top.append(torch.nn.Sigmoid())
     dense = torch.rand(batch, 13)
     indices = [torch.randint(0, t["num_embeddings"], (batch * pooling,)) for t in model["tables"]]
-    offsets = torch.arange(0, batch * pooling + 1, pooling)
-    li, lj = torch.tril_indices(features, features, offset=-1)
     times = []
     with torch.no_grad():
         for _ in range(iterations + 2):

@@ -20,6 +20,7 @@
 #include <cmath>
 
 #include <set>
+#include <tuple>
 
 using namespace mlir;
 using namespace mlir::braid;
@@ -102,6 +103,20 @@ StringRef exchangeCategory(Operation *op) {
     frontier = std::move(next);
   }
   return "other_comm";
+}
+
+/// The rows of `table` that `rank` holds and the widest of its shards'
+/// columns (0 and 0 where it holds none).
+std::pair<int64_t, int64_t> rankPartOf(TableOp table, int64_t rank) {
+  int64_t rows = 0, cols = 0;
+  if (TablePlacementAttrInterface placement = table.getPlacementAttr())
+    for (const TableShard &part :
+         placement.getShards(table.getNumRows(), table.getDim()))
+      if (part.rank == rank) {
+        rows += part.rows;
+        cols = std::max(cols, part.cols);
+      }
+  return {rows, cols};
 }
 
 /// Costs the ops of one function rank by rank.
@@ -216,22 +231,13 @@ FailureOr<OpCost> ProgramCoster::costOf(Operation &op,
       shape.bags = int64_t(std::ceil(shapes.rows(shard.getLengths())));
       indices = shapes.elements(shard.getValues());
       // This rank's part of the table.
-      shape.rows = 0;
-      int64_t cols = 0;
-      if (TablePlacementAttrInterface placement = table.getPlacementAttr())
-        for (const TableShard &part :
-             placement.getShards(table.getNumRows(), table.getDim()))
-          if (part.rank == rank) {
-            shape.rows += part.rows;
-            cols = std::max(cols, part.cols);
-          }
+      std::tie(shape.rows, shape.dim) = rankPartOf(table, rank);
       if (!shape.rows) {
         // No shard here: the kernel only fills its empty partials.
         double bytes = shapes.elements(shard.getResult()) *
                        elementBytes(shard.getResult().getType());
         return kernel(cost::estimateElementwise(hw, bytes), "lookup");
       }
-      shape.dim = cols;
     }
     shape.poolingFactor = shape.bags ? indices / shape.bags : 0;
     return kernel(cost::estimateEmbeddingBag(hw, shape), "lookup");
@@ -286,18 +292,9 @@ FailureOr<OpCost> ProgramCoster::costOf(Operation &op,
       auto shard = cast<ShardEmbeddingBagUpdateOp>(op);
       bags = shapes.rows(shard.getLengths());
       indices = shapes.elements(shard.getValues());
-      shape.rows = 0;
-      int64_t cols = 0;
-      if (TablePlacementAttrInterface placement = table.getPlacementAttr())
-        for (const TableShard &part :
-             placement.getShards(table.getNumRows(), table.getDim()))
-          if (part.rank == rank) {
-            shape.rows += part.rows;
-            cols = std::max(cols, part.cols);
-          }
+      std::tie(shape.rows, shape.dim) = rankPartOf(table, rank);
       if (!shape.rows)
         return OpCost{};
-      shape.dim = cols;
     }
     double rowBytes = 2.0 * elementBytes(table.getElementType());
     if (type == "adagrad")
