@@ -114,7 +114,19 @@ def device_figures(torch):
     tiny = torch.empty(1, device="cuda")
     launch_ms = timed(torch, lambda: [tiny.add_(1) for _ in range(100)], 20) / 100
     del a, b, rows, gathered
+    # One sum-pooled bag kernel over a 4M-row table, batch 65536, pooling 20,
+    # by row width: the row bytes it reads per second.
+    bag_GBps = {}
+    for dim in (32, 64, 128, 256):
+        bag = torch.nn.EmbeddingBag(4_000_000, dim, mode="sum", include_last_offset=True).cuda()
+        ix = torch.randint(0, 4_000_000, (65536 * 20,), device="cuda")
+        off = torch.arange(0, 65536 * 20 + 1, 20, device="cuda")
+        with torch.no_grad():
+            ms = timed(torch, graphed(torch, lambda: bag(ix, off)), 20)
+        bag_GBps[dim] = ix.shape[0] * dim * 4 / ms * 1e-6
+        del bag
     return {
+        "bag_row_GBps_by_dim": bag_GBps,
         "copy_GBps": 2 * n / copy_ms * 1e-6,
         # read the rows and write them out: the gather's own traffic
         "gather_GBps": 2 * index.shape[0] * 256 / gather_ms * 1e-6,
@@ -183,6 +195,19 @@ def measure_config(torch, name, tables, rows, dim, pooling, batch):
         result["forward_graphed_ms"] = timed(torch, graphed(torch, forward))
         result["lookup_graphed_ms"] = timed(torch, graphed(torch, lookups))
         result["dense_graphed_ms"] = timed(torch, graphed(torch, dense_only(pooled)))
+        # The dense stage's parts: the GEMMs alone (bias added by addmm, no
+        # activation), and the rest (activations, interaction) by difference.
+        linears = [m for m in list(bottom) + list(top) if isinstance(m, torch.nn.Linear)]
+        operands = []
+        x = dense
+        for layer in linears:
+            operands.append((layer.bias, x, layer.weight.t()))
+            x = torch.empty(batch, layer.out_features, device=dev)
+            if layer is linears[len(model["bottom_mlp"]) - 1]:
+                x = torch.empty(batch, dim + features * (features - 1) // 2, device=dev)
+        result["gemm_graphed_ms"] = timed(torch, graphed(
+            torch, lambda: [torch.addmm(*o) for o in operands]))
+        result["gemm_flops"] = sum(2 * batch * l.in_features * l.out_features for l in linears)
     result["train_step_ms"] = timed(torch, train_step, 20)
     del bags
     torch.cuda.empty_cache()
@@ -205,7 +230,8 @@ def measure(args):
 
 def compare(args):
     predicted = json.loads(PREDICTED.read_text())
-    measured = json.loads(pathlib.Path(args.measured).read_text())
+    measured = json.loads(pathlib.Path(args.measured or sorted(
+        (HERE / "measurements").glob("*.json"))[-1]).read_text())
     device = predicted["device"]
     figures = measured["figures"]
     print(f"Device: {measured['device']} (torch {measured['torch']})")
@@ -217,6 +243,8 @@ def compare(args):
             ("launch overhead us", device["launch_overhead_us"], figures["launch_us"])]
     for label, p, m in rows:
         print(f"{label:<28} {p:>10.1f} {m:>10.1f}")
+    for dim, rate in figures.get("bag_row_GBps_by_dim", {}).items():
+        print(f"{'bag rows of ' + dim + ' f32 GB/s':<28} {preset_gather:>10.1f} {rate:>10.1f}")
     print()
     stages = [("lookup", "lookup_ms", "lookup_graphed_ms"),
               ("dense (MLPs + interaction)", "dense_ms", "dense_graphed_ms"),
@@ -236,6 +264,13 @@ def compare(args):
                           "relative_error": error})
             print(f"{name:<10} {label:<28} {p:>9.3f} {eager:>9.3f} {reference:>9.3f} "
                   f"{error * 100:>+6.0f}%")
+    print(f"\n{'config':<10} {'GEMMs graphed ms':>17} {'TFLOP/s':>8}  (f32, no TF32; preset: "
+          f"{device['peak_tflops']['f32'] * device.get('gemm_efficiency_by_type', {}).get('f32', device['gemm_efficiency']):.1f})")
+    for name in predicted["configs"]:
+        got = measured["configs"][name]
+        if "gemm_graphed_ms" in got:
+            rate = got["gemm_flops"] / got["gemm_graphed_ms"] * 1e-9
+            print(f"{name:<10} {got['gemm_graphed_ms']:>17.3f} {rate:>8.1f}")
     print("\nerror: Braid's prediction against the graphed time (the training step: eager)")
     results = HERE / "results.json"
     results.write_text(json.dumps({"figures": rows, "stages": table,

@@ -169,6 +169,7 @@ Expected<HardwareDesc> mlir::braid::cluster::parseHardware(StringRef text,
 
   FieldReader device(name, top.childPath("device"), top.child("device"));
   device.checkKeys({"arch", "name", "peak_tflops", "gemm_efficiency",
+                    "gemm_efficiency_by_type",
                     "memory_bandwidth_GBps", "memory_efficiency",
                     "gather_efficiency", "memory_capacity_GB", "l2_MB", "sms",
                     "launch_overhead_us"});
@@ -190,6 +191,15 @@ Expected<HardwareDesc> mlir::braid::cluster::parseHardware(StringRef text,
   peaks.checkKeys({"f32", "tf32", "bf16", "f16", "f64"});
   device.adopt(peaks);
   hw.device.gemmEfficiency = device.fraction("gemm_efficiency");
+  if (device.has("gemm_efficiency_by_type")) {
+    FieldReader byType(name, device.childPath("gemm_efficiency_by_type"),
+                       device.child("gemm_efficiency_by_type"));
+    byType.checkKeys({"f32", "tf32", "bf16", "f16", "f64"});
+    for (StringRef type : {"f32", "tf32", "bf16", "f16", "f64"})
+      if (byType.has(type))
+        hw.device.gemmEfficiencyByType[type] = byType.fraction(type);
+    device.adopt(byType);
+  }
   hw.device.memoryBandwidthGBps = device.number("memory_bandwidth_GBps");
   hw.device.memoryEfficiency = device.fraction("memory_efficiency");
   if (device.has("gather_efficiency"))

@@ -46,12 +46,29 @@ KernelEstimate cost::estimateGemm(const HardwareDesc &hw, int64_t m, int64_t n,
   // Output tiles of 128 x 128 run in waves of one tile per SM; a partial
   // last wave leaves SMs idle.
   double tiles = std::ceil(m / 128.0) * std::ceil(n / 128.0);
+  // A product with fewer output tiles than SMs and a reduction much longer
+  // than its sides (a weight gradient: k is the batch) is split along k, as
+  // cuBLAS does, into slices of at least 128; the partial tiles are then
+  // summed. Short reductions are not split (measured on an H100:
+  // bench/gpu_model).
+  double splitK = 1;
+  if (k >= 4 * std::max(m, n))
+    splitK = std::clamp(std::floor(hw.device.sms / tiles), 1.0,
+                        std::max(1.0, std::floor(k / 128.0)));
+  tiles *= splitK;
   double waves = std::ceil(tiles / hw.device.sms);
   double waveUtilization = tiles / (waves * hw.device.sms);
   double flops = 2.0 * m * n * k;
-  double computeUs = flops / (tflops * 1e12 * hw.device.gemmEfficiency *
-                              waveUtilization) * 1e6;
+  auto measured = hw.device.gemmEfficiencyByType.find(
+      peak != hw.device.peakTflops.end() ? dtype : "f32");
+  double efficiency = measured != hw.device.gemmEfficiencyByType.end()
+                          ? measured->second
+                          : hw.device.gemmEfficiency;
+  double computeUs =
+      flops / (tflops * 1e12 * efficiency * waveUtilization) * 1e6;
   double bytes = elementBytes * (double(m) * k + double(k) * n + double(m) * n);
+  // Split partial tiles are written in f32 and read back by the sum.
+  bytes += (splitK - 1) * 2 * 4 * double(m) * n;
   return roofline(hw, computeUs, memoryUs(hw, bytes));
 }
 

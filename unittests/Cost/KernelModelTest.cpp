@@ -33,6 +33,35 @@ TEST(KernelModelTest, GemmNeverBeatsPeak) {
   EXPECT_EQ(estimateGemm(hw, 1, 4096, 4096, "f32").memoryBoundFraction, 1.0);
 }
 
+TEST(KernelModelTest, EfficiencyPerElementType) {
+  // The H100 preset carries a measured f32 efficiency (no tensor cores);
+  // the other types keep the general one.
+  cluster::HardwareDesc hw = *cluster::loadHardware("dgx-h100");
+  ASSERT_TRUE(hw.device.gemmEfficiencyByType.count("f32"));
+  auto rate = [&](const char *dtype) {
+    KernelEstimate e = estimateGemm(hw, 16896, 16896, 16384, dtype);
+    return 2.0 * 16896 * 16896 * 16384 / (e.timeUs * 1e-6) / 1e12 /
+           hw.device.peakTflops.lookup(dtype);
+  };
+  EXPECT_NEAR(rate("f32"), hw.device.gemmEfficiencyByType.lookup("f32"), 0.02);
+  EXPECT_NEAR(rate("bf16"), hw.device.gemmEfficiency, 0.02);
+}
+
+TEST(KernelModelTest, LongReductionsAreSplit) {
+  // A weight gradient (out x in, reduced over a batch of 65,536) has 4
+  // output tiles: split along k it still fills the GPU, within 2x of the
+  // rate of a large square product, instead of running on 4 of 132 SMs.
+  cluster::HardwareDesc hw = *cluster::loadHardware("dgx-h100");
+  auto tflops = [&](int64_t m, int64_t n, int64_t k) {
+    return 2.0 * m * n * k / (estimateGemm(hw, m, n, k, "f32").timeUs * 1e-6) / 1e12;
+  };
+  double square = tflops(16896, 16896, 16384);
+  EXPECT_GT(tflops(512, 256, 65536), square / 2);
+  // A short reduction is not split: 4096 x 256 x 512 runs 64 tiles on 132
+  // SMs, under half the square rate.
+  EXPECT_LT(tflops(4096, 256, 512), square / 2);
+}
+
 TEST(KernelModelTest, EmptyGemmOnlyLaunches) {
   // A rank with no samples runs its layers on zero rows.
   cluster::HardwareDesc hw = *cluster::loadHardware("dgx-h100");
@@ -87,6 +116,7 @@ TEST(KernelModelTest, EmbeddingBagReuseAndSize) {
 TEST(KernelModelTest, GatherEfficiencySlowsOnlyTheRowReads) {
   cluster::HardwareDesc hw = *cluster::loadHardware("dgx-h100");
   EmbeddingBagShape shape = largeBag();
+  hw.device.gatherEfficiency = 1;
   double full = estimateEmbeddingBag(hw, shape).timeUs;
   hw.device.gatherEfficiency = 0.5;
   double half = estimateEmbeddingBag(hw, shape).timeUs;

@@ -31,6 +31,9 @@ struct DeviceDesc {
   llvm::StringMap<double> peakTflops;
   /// Fraction of peak a large GEMM reaches.
   double gemmEfficiency = 0;
+  /// The same fraction measured for one element type, where it differs
+  /// (optional `gemm_efficiency_by_type`; e.g. f32 without tensor cores).
+  llvm::StringMap<double> gemmEfficiencyByType;
   double memoryBandwidthGBps = 0;
   /// Fraction of memory bandwidth a streaming kernel reaches.
   double memoryEfficiency = 0;
