@@ -14,10 +14,12 @@ its median step.
 
 Also each rank's peak resident memory beside the tables and optimizer
 state it holds (no dense table gradient exists), and the step time Braid
-predicts for this machine beside the measured one.
+predicts for this machine (calibrated right before each repeat's run)
+beside the measured one: the median prediction against the median step,
+and each repeat's own error.
 
 usage: python3 bench/cpu_train_vs_torch/run.py [--ranks 2] [--threads 2]
-           [--steps 20] [--repeats 3] [--rows 1000000] [--batch 4096]
+           [--steps 30] [--repeats 5] [--rows 1000000] [--batch 4096]
            [--build build] [--json FILE]
 """
 import argparse
@@ -79,10 +81,10 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--ranks", type=int, default=2)
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--rows", type=int, default=1000000)
     parser.add_argument("--batch", type=int, default=4096)
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--build", default="build")
     parser.add_argument("--json", default=str(ROOT / "bench" / "cpu_train_vs_torch" / "results.json"))
     args = parser.parse_args()
@@ -94,17 +96,19 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         tmp = pathlib.Path(tmp)
         (tmp / "model.json").write_text(json.dumps(model))
-        forward_bench.run(mpirun + [bin_dir / "braid-calibrate", "--quick", "-o", tmp / "local-cpu.json"], env)
-        forward_bench.run([bin_dir / "braid-compile", tmp / "model.json", "--cluster", tmp / "local-cpu.json",
-                           "--nodes", "1", "--ranks-per-node", str(args.ranks), "--force-sharding",
-                           "table_wise", "--train", "--target", "cpu", "-o", tmp / "out"])
-        plan = json.loads((tmp / "out" / "plan.json").read_text())
-        braid_runs, torch_runs, reports = [], [], []
+        # Each repeat calibrates this machine and compiles for it right
+        # before Braid's run (see bench/cpu_vs_torch).
+        braid_runs, torch_runs, reports, predictions = [], [], [], []
         torch_note = None
-        for _ in range(args.repeats):
+        for repeat in range(args.repeats):
+            _, plan = forward_bench.calibrate_and_compile(
+                bin_dir, mpirun, env, tmp, repeat, tmp / "model.json",
+                ["--nodes", "1", "--ranks-per-node", str(args.ranks), "--force-sharding",
+                 "table_wise", "--train", "--target", "cpu"])
+            predictions.append(plan["predicted"])
             report = json.loads(forward_bench.run(
-                mpirun + [bin_dir / "braid-run", tmp / "out", "--steps", str(args.steps), "--json"],
-                env).splitlines()[-1])
+                mpirun + [bin_dir / "braid-run", tmp / f"out{repeat}", "--steps", str(args.steps),
+                          "--json"], env).splitlines()[-1])
             reports.append(report)
             braid_runs.append(report["step_ms"])
             torch_ms, torch_note = torch_step_time(model, args.steps, args.threads)
@@ -124,18 +128,25 @@ def main():
         print(f"pytorch / braid: {torch_ms / braid_ms:.2f}x (above 1: Braid's step is faster)")
     print(f"memory: peak resident {peak:.0f} MiB on the largest rank, which holds {held:.0f} MiB "
           f"of tables and optimizer state: {peak / held:.2f}x")
-    predicted = plan.get("predicted", {}).get("train_step_ms")
-    if predicted is not None:
-        print(f"predicted step {predicted:.2f} ms vs measured {braid_ms:.2f} ms: "
-              f"{100 * (predicted - braid_ms) / braid_ms:+.1f}%")
-    else:
-        print("predicted step: n/a (plan.json has no simulated training step)")
+    summary = forward_bench.prediction_summary([p["train_step_ms"] for p in predictions],
+                                               braid_runs)
+    breakdown = {key: statistics.median(p["train_step_breakdown"][key] for p in predictions)
+                 for key in predictions[0]["train_step_breakdown"]}
+    print(f"predicted step {summary['predicted_ms']:.2f} ms (median of {args.repeats} "
+          "calibrations; " + ", ".join(f"{k[:-3]} {v:.2f}" for k, v in breakdown.items() if v) +
+          f") vs measured {braid_ms:.2f} ms: {100 * summary['relative_error']:+.1f}% (each "
+          "repeat: " + ", ".join(f"{100 * e:+.0f}%" for e in summary["per_repeat_relative_error"])
+          + ")")
     result = {"model": model["name"], "ranks": args.ranks, "threads": args.threads,
               "steps": args.steps, "repeats": args.repeats,
               "braid_runs_ms": braid_runs, "pytorch_runs_ms": torch_runs,
               "braid_step_ms": braid_ms, "pytorch_step_ms": torch_ms, "pytorch_note": torch_note,
               "peak_rss_mib": peak, "tables_and_state_mib": held,
-              "memory_ratio": peak / held, "predicted_step_ms": predicted,
+              "memory_ratio": peak / held, "predicted_step_ms": summary["predicted_ms"],
+              "predicted_runs_ms": [p["train_step_ms"] for p in predictions],
+              "predicted_breakdown": breakdown,
+              "prediction_error": summary["relative_error"],
+              "prediction_error_per_repeat": summary["per_repeat_relative_error"],
               "final_loss": reports[-1]["loss"]}
     pathlib.Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
     print(f"wrote {args.json}")

@@ -8,13 +8,14 @@ one OpenMP thread per rank. PyTorch (when importable): torch.nn.EmbeddingBag
 embedding traffic Braid moved per second against the memory bandwidth
 and the random-row gather rate braid-calibrate measured.
 
-Also Braid's predicted forward pass (the plan's embedding stage plus the
-data-parallel dense stage, from the calibrated description) against the
-measured iteration. The two systems alternate --repeats times; each
-reports its median.
+Also Braid's predicted forward pass (the simulated per-rank program, from
+a description braid-calibrate measures right before each repeat's run)
+against the measured iteration: the median prediction against the median
+run, and each repeat's own error. The two systems alternate --repeats
+times; each reports its median.
 
 usage: python3 bench/cpu_vs_torch/run.py [--ranks 2] [--threads 2]
-           [--iterations 20] [--repeats 3] [--rows 1000000] [--batch 4096]
+           [--iterations 20] [--repeats 5] [--rows 1000000] [--batch 4096]
            [--build build]
 """
 import argparse
@@ -45,6 +46,27 @@ def run(cmd, env=None):
     if proc.returncode != 0:
         sys.exit(f"{' '.join(map(str, cmd))} failed:\n{proc.stderr[-3000:]}")
     return proc.stdout
+
+
+def calibrate_and_compile(bin_dir, mpirun, env, tmp, repeat, model_path, flags):
+    """Calibrates this machine (braid-calibrate, full sizes) and compiles the
+    model for it into tmp/out{repeat}; returns the description and plan."""
+    description = tmp / f"local-cpu{repeat}.json"
+    run(mpirun + [bin_dir / "braid-calibrate", "-o", description], env)
+    run([bin_dir / "braid-compile", model_path, "--cluster", description] + flags +
+        ["-o", tmp / f"out{repeat}"])
+    return (json.loads(description.read_text()),
+            json.loads((tmp / f"out{repeat}" / "plan.json").read_text()))
+
+
+def prediction_summary(predicted_ms, measured_ms):
+    """The median prediction against the median measurement, and each
+    repeat's own error (its calibration against its run)."""
+    per_repeat = [(p - m) / m for p, m in zip(predicted_ms, measured_ms)]
+    predicted, measured = statistics.median(predicted_ms), statistics.median(measured_ms)
+    return {"predicted_ms": predicted, "measured_ms": measured,
+            "relative_error": (predicted - measured) / measured,
+            "per_repeat_relative_error": per_repeat}
 
 
 def torch_dlrm(torch, model, sparse):
@@ -95,7 +117,7 @@ def main():
     parser.add_argument("--iterations", type=int, default=20)
     parser.add_argument("--rows", type=int, default=1000000)
     parser.add_argument("--batch", type=int, default=4096)
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--build", default="build")
     parser.add_argument("--json", default=str(ROOT / "bench" / "cpu_vs_torch" / "results.json"))
     args = parser.parse_args()
@@ -107,18 +129,21 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         tmp = pathlib.Path(tmp)
         (tmp / "model.json").write_text(json.dumps(model))
-        run(mpirun + [bin_dir / "braid-calibrate", "--quick", "-o", tmp / "local-cpu.json"], env)
-        calibrated = json.loads((tmp / "local-cpu.json").read_text())
-        plan_out = run([bin_dir / "braid-compile", tmp / "model.json", "--cluster",
-                        tmp / "local-cpu.json", "--nodes", "1", "--ranks-per-node",
-                        str(args.ranks), "--target", "cpu", "-o", tmp / "out"])
-        plan = json.loads((tmp / "out" / "plan.json").read_text())
         # Alternate the two systems so that both see the same machine load
         # (this machine is shared); report each one's median over repeats.
-        braid_runs, torch_runs = [], []
-        for _ in range(args.repeats):
-            report = json.loads(run(mpirun + [bin_dir / "braid-run", tmp / "out", "--iterations",
-                                              str(args.iterations), "--json"], env).splitlines()[-1])
+        # Each repeat calibrates this machine and compiles for it right
+        # before Braid's run, so that the prediction and the measurement see
+        # the same machine state.
+        braid_runs, torch_runs, predictions, calibrations = [], [], [], []
+        for repeat in range(args.repeats):
+            calibrated, plan = calibrate_and_compile(
+                bin_dir, mpirun, env, tmp, repeat, tmp / "model.json",
+                ["--nodes", "1", "--ranks-per-node", str(args.ranks), "--target", "cpu"])
+            predictions.append(plan["predicted"])
+            calibrations.append(calibrated)
+            report = json.loads(run(mpirun + [bin_dir / "braid-run", tmp / f"out{repeat}",
+                                              "--iterations", str(args.iterations), "--json"],
+                                    env).splitlines()[-1])
             braid_runs.append(report["iteration_ms"])
             torch_ms, torch_note = torch_time(model, args.iterations, args.threads)
             if torch_ms is not None:
@@ -127,7 +152,8 @@ def main():
     torch_ms = statistics.median(torch_runs) if torch_runs else None
     # Embedding traffic: every pooled row read once (rows x 64 f32) per bag.
     lookup_bytes = len(model["tables"]) * args.batch * 20 * 64 * 4
-    bandwidth = calibrated["device"]["memory_bandwidth_GBps"] * args.ranks
+    bandwidth = statistics.median(c["device"]["memory_bandwidth_GBps"]
+                                  for c in calibrations) * args.ranks
     achieved = lookup_bytes / (braid_ms * 1e-3) / 1e9
     rows = [("braid", f"{args.ranks} ranks x 1 thread", braid_ms),
             ("pytorch", f"{args.threads} threads", torch_ms)]
@@ -138,32 +164,37 @@ def main():
         print(f"pytorch: {torch_note}")
     else:
         print(f"braid / pytorch: {braid_ms / torch_ms:.2f}x the time")
-    gather = calibrated["_measured"]["gather_GBps_per_rank"] * args.ranks
+    gather = statistics.median(c["_measured"]["gather_GBps_per_rank"] for c in calibrations) * args.ranks
     print(f"embedding traffic: {achieved:.1f} GB/s over {args.ranks} ranks, "
           f"{100 * achieved / bandwidth:.0f}% of the {bandwidth:.1f} GB/s triad bandwidth "
           f"and {100 * achieved / gather:.0f}% of the {gather:.1f} GB/s random-row gather rate "
           "braid-calibrate measured (an under-estimate: the iteration also runs the MLPs)")
     # The prediction is the simulated per-rank program (the whole forward
-    # pass); the planner's analytic estimate is shown beside it.
-    predicted = plan["predicted"]["iteration_ms"]
+    # pass), one per repeat from that repeat's calibration; the planner's
+    # analytic estimate is shown beside it.
+    summary = prediction_summary([p["iteration_ms"] for p in predictions], braid_runs)
+    breakdown = {key: statistics.median(p["breakdown"][key] for p in predictions)
+                 for key in predictions[0]["breakdown"]}
     estimate = plan["planner_estimate"]
-    breakdown = plan["predicted"]["breakdown"]
-    print(f"predicted iteration {predicted:.3f} ms (simulated program: lookups "
-          f"{breakdown['lookup_ms']:.3f}, dense {breakdown['dense_ms']:.3f}, exposed "
-          f"communication {breakdown['exposed_comm_ms']:.3f}) vs measured {braid_ms:.3f} ms: "
-          f"{100 * (predicted - braid_ms) / braid_ms:+.1f}%; the planner's forward pass "
-          f"{estimate['forward_ms']:.3f} ms: {100 * (estimate['forward_ms'] - braid_ms) / braid_ms:+.1f}%")
+    print(f"predicted iteration {summary['predicted_ms']:.3f} ms (median of {args.repeats} "
+          f"calibrations; simulated program: lookups {breakdown['lookup_ms']:.3f}, dense "
+          f"{breakdown['dense_ms']:.3f}, exposed communication {breakdown['exposed_comm_ms']:.3f}) "
+          f"vs measured {braid_ms:.3f} ms: {100 * summary['relative_error']:+.1f}% (each repeat: "
+          + ", ".join(f"{100 * e:+.0f}%" for e in summary["per_repeat_relative_error"]) +
+          f"); the planner's forward pass {estimate['forward_ms']:.3f} ms (last repeat)")
     result = {"model": model["name"], "ranks": args.ranks, "threads": args.threads,
               "repeats": args.repeats, "braid_runs_ms": braid_runs, "pytorch_runs_ms": torch_runs,
               "braid_iteration_ms": braid_ms, "pytorch_iteration_ms": torch_ms,
               "pytorch_note": torch_note, "embedding_GBps": achieved,
               "calibrated_bandwidth_GBps": bandwidth, "calibrated_gather_GBps": gather,
-              "predicted_iteration_ms": predicted,
+              "predicted_runs_ms": [p["iteration_ms"] for p in predictions],
+              "predicted_iteration_ms": summary["predicted_ms"],
               "predicted_breakdown": breakdown,
               "planner_forward_ms": estimate["forward_ms"],
               "planner_embedding_stage_ms": estimate["embedding_stage_ms"],
               "planner_dense_stage_ms": estimate["dense_stage_ms"],
-              "prediction_error": (predicted - braid_ms) / braid_ms,
+              "prediction_error": summary["relative_error"],
+              "prediction_error_per_repeat": summary["per_repeat_relative_error"],
               "shardings": sorted({t["sharding"] for t in plan["tables"]})}
     pathlib.Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
     print(f"wrote {args.json}")

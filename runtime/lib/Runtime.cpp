@@ -13,6 +13,10 @@
 #include <cblas.h>
 #include <mpi.h>
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -110,19 +114,27 @@ void requireInitialized(const char *what) {
 
 /// Completes `request`, aborting after the timeout.
 void waitFor(MPI_Request &request, const char *what) {
-  auto deadline = std::chrono::steady_clock::now() +
-                  std::chrono::duration<double>(timeoutSeconds);
+  auto start = std::chrono::steady_clock::now();
+  auto deadline = start + std::chrono::duration<double>(timeoutSeconds);
+  // Poll, yielding the core (to another rank, when there are more ranks
+  // than cores) between tests; only a wait past 10 ms, a rank far behind or
+  // gone, sleeps between tests. Sleeping sooner added up to a timer tick to
+  // every wait behind a slower rank.
+  auto patience = start + std::chrono::milliseconds(10);
   int done = 0;
   for (int polls = 0;; ++polls) {
     MPI_Test(&request, &done, MPI_STATUS_IGNORE);
     if (done)
       return;
-    if (std::chrono::steady_clock::now() > deadline)
+    auto now = std::chrono::steady_clock::now();
+    if (now > deadline)
       braidrt_fail("%s did not complete within %g s: another rank failed or "
                    "did not reach it (BRAIDRT_TIMEOUT_S)",
                    what, timeoutSeconds);
-    if (polls > 1000)
+    if (now > patience)
       std::this_thread::sleep_for(std::chrono::microseconds(50));
+    else if (polls > 100)
+      std::this_thread::yield();
   }
 }
 } // namespace
@@ -130,6 +142,17 @@ void waitFor(MPI_Request &request, const char *what) {
 extern "C" {
 
 void braidrt_init(int *argc, char ***argv) {
+#ifdef __GLIBC__
+  // A compiled program mallocs its intermediate tensors on every call and
+  // frees them on return. glibc serves blocks above its mmap threshold with
+  // fresh mappings, which the next call faults in and zeroes again: about
+  // 1,450 page faults per forward call of bench/cpu_vs_torch's model, some
+  // milliseconds. Serving them from the heap (blocks up to 32 MiB, glibc's
+  // largest threshold) and never trimming it keeps their pages between
+  // calls.
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, std::numeric_limits<int>::max());
+#endif
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized) {
@@ -198,6 +221,13 @@ braidrt_request *braidrt_all_reduce_start(const void *input, void *output,
                  checkedCount(count, "all_reduce"), mpiType(dtype),
                  mpiOp(reduction), MPI_COMM_WORLD, &request->request);
   return request;
+}
+
+void braidrt_barrier(void) {
+  requireInitialized("barrier");
+  MPI_Request request;
+  MPI_Ibarrier(MPI_COMM_WORLD, &request);
+  waitFor(request, "barrier");
 }
 
 void braidrt_wait(braidrt_request *request) {

@@ -238,6 +238,9 @@ int mlir::braid::runCompiledTraining(NativeProgram &program,
       if (llvm::Error error =
               program.bindOne(index, (*split)[rank][position]))
         return abortOnError(std::move(error));
+    // Ranks start each timed step together (each made its batch first).
+    if (mpi && ranks > 1)
+      braidrt_barrier();
     double ms = 0;
     llvm::Expected<std::vector<HostTensor>> results = program.run(ms);
     if (!results)

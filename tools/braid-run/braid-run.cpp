@@ -198,6 +198,10 @@ runNative(NativeProgram &program, const RankValues &rankArgs,
       return std::move(error);
     args.clear();
     for (int64_t i = 0; i < iterations; ++i) {
+      // Ranks start each timed call together: a rank's time is then its
+      // own call, not also its wait for a peer that started later.
+      if (isUnderMpirun() && braidrt_world_size() > 1)
+        braidrt_barrier();
       double ms = 0;
       llvm::Expected<std::vector<HostTensor>> outputs = program.run(ms);
       if (!outputs)

@@ -53,6 +53,9 @@ int64_t braidrt_world_size(void);
 void braidrt_fail(const char *format, ...)
     __attribute__((noreturn, format(printf, 1, 2)));
 
+/* Waits until every rank has called it (timed calls start together). */
+void braidrt_barrier(void);
+
 /* Collectives over all ranks; `count` elements per rank's contribution. */
 void braidrt_all_reduce(const void *input, void *output, int64_t count,
                         braidrt_dtype dtype, braidrt_reduction reduction);
