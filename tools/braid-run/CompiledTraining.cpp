@@ -214,6 +214,7 @@ int mlir::braid::runCompiledTraining(NativeProgram &program,
   TrainedModel model;
   std::vector<double> stepMs;
   std::vector<HostTensor> outputs;
+  double stepFaults = 0;
   for (int64_t step = 1; step <= options.steps; ++step) {
     // This step's batch: the rank's share of its inputs and labels.
     FailureOr<HostTensor> labels =
@@ -242,9 +243,12 @@ int mlir::braid::runCompiledTraining(NativeProgram &program,
     if (mpi && ranks > 1)
       braidrt_barrier();
     double ms = 0;
+    double faultsBefore = minorPageFaults();
     llvm::Expected<std::vector<HostTensor>> results = program.run(ms);
     if (!results)
       return abortOnError(results.takeError());
+    if (step > 1)
+      stepFaults += minorPageFaults() - faultsBefore;
     outputs = std::move(*results);
     for (auto [r, a] : feedback)
       if (llvm::Error error = program.bindOne(a, outputs[r]))
@@ -267,18 +271,23 @@ int mlir::braid::runCompiledTraining(NativeProgram &program,
   std::sort(sorted.begin(), sorted.end());
   double medianMs = sorted[sorted.size() / 2];
   // Memory, the largest rank's: its peak resident set beside the tables and
-  // their optimizer state it holds (no dense table gradient exists).
-  double memory[2] = {peakResidentMiB(), 0};
+  // their optimizer state it holds (no dense table gradient exists), and
+  // the page faults of a step after the first.
+  double memory[3] = {peakResidentMiB(), 0,
+                      options.steps > 1 ? stepFaults / double(options.steps - 1)
+                                        : 0};
   for (auto [index, argument] : llvm::enumerate(program.getArguments()))
     if (argument.kind == "table" || argument.kind == "table_state")
       memory[1] += double(program.getStagedBytes(index)) / (1 << 20);
   if (mpi && ranks > 1) {
-    double largest[2];
-    braidrt_all_reduce(memory, largest, 2, BRAIDRT_F64, BRAIDRT_MAX);
-    std::copy(largest, largest + 2, memory);
+    double largest[3];
+    braidrt_all_reduce(memory, largest, 3, BRAIDRT_F64, BRAIDRT_MAX);
+    std::copy(largest, largest + 3, memory);
   }
   model.metrics["peak_rss_mib"] = memory[0];
   model.metrics["tables_and_state_mib"] = memory[1];
+  if (options.steps > 1)
+    model.metrics["page_faults_per_step"] = memory[2];
 
   // The parameters and their state are replicated: rank 0's are the
   // model's. Tables and their state come from every rank's slices.

@@ -168,6 +168,10 @@ static void printResults(StringRef label, ArrayRef<HostTensor> results) {
 /// process without mpirun, this rank's alone under it) `--iterations`
 /// times; `iterationMs` is the median over iterations of the slowest
 /// rank's call.
+/// The minor page faults of a timed call after the first, on the rank that
+/// takes most (-1: not measured).
+static double faultsPerCall = -1;
+
 static llvm::Expected<RankValues>
 runNative(NativeProgram &program, const RankValues &rankArgs,
           ArrayRef<int64_t> rankIds, const TableMap &tables,
@@ -197,18 +201,29 @@ runNative(NativeProgram &program, const RankValues &rankArgs,
     if (llvm::Error error = program.bind(args))
       return std::move(error);
     args.clear();
+    double faults = 0;
     for (int64_t i = 0; i < iterations; ++i) {
       // Ranks start each timed call together: a rank's time is then its
       // own call, not also its wait for a peer that started later.
       if (isUnderMpirun() && braidrt_world_size() > 1)
         braidrt_barrier();
       double ms = 0;
+      double faultsBefore = minorPageFaults();
       llvm::Expected<std::vector<HostTensor>> outputs = program.run(ms);
       if (!outputs)
         return outputs.takeError();
+      if (i > 0)
+        faults += minorPageFaults() - faultsBefore;
       perIteration[i] = std::max(perIteration[i], ms);
       results[local] = std::move(*outputs);
     }
+    if (iterations > 1)
+      faultsPerCall = std::max(faultsPerCall, faults / double(iterations - 1));
+  }
+  if (iterations > 1 && isUnderMpirun() && braidrt_world_size() > 1) {
+    double largest = 0;
+    braidrt_all_reduce(&faultsPerCall, &largest, 1, BRAIDRT_F64, BRAIDRT_MAX);
+    faultsPerCall = largest;
   }
   if (isUnderMpirun() && braidrt_world_size() > 1) {
     std::vector<double> slowest(perIteration.size());
@@ -435,11 +450,13 @@ static int runArtifact(StringRef dir, const BindingOptions &options) {
   std::string function = rankFunc ? rankFunc.getSymName().str()
                                   : program->getFunctionName().str();
   if (emitJson) {
-    llvm::outs() << llvm::json::Value(llvm::json::Object{
-                        {"iteration_ms", iterationMs},
-                        {"ranks", ranks},
-                        {"iterations", static_cast<int64_t>(iterations)}})
-                 << "\n";
+    llvm::json::Object report{
+        {"iteration_ms", iterationMs},
+        {"ranks", ranks},
+        {"iterations", static_cast<int64_t>(iterations)}};
+    if (faultsPerCall >= 0)
+      report["page_faults_per_call"] = faultsPerCall;
+    llvm::outs() << llvm::json::Value(std::move(report)) << "\n";
   } else {
     llvm::outs() << "per-rank program of @" << function << " on "
                  << ranks << (ranks == 1 ? " rank" : " ranks") << " ("
