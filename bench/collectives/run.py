@@ -1,10 +1,19 @@
-"""Predicted collective bus bandwidth for every preset, 1 and 2 nodes, all
-collectives, across message sizes; and the large-message predictions side by
-side with published nccl-tests measurements of those machines.
+"""Braid's collective model against published nccl-tests sweeps.
+
+1. The corpus (bench/collectives/data/*.json, each a full measured size
+   sweep with its source): every point predicted by `braid-sim collective`
+   with the description split.json names, reported per half (calibration,
+   validation), per size class (under 64 KiB, 64 KiB-64 MiB, from 64 MiB)
+   and per system, with the worst validation points named. The error of a
+   point is |ln(predicted / measured time)|; a class's "geomean error" is
+   exp(mean of those) - 1. Excluded sweeps are listed with their reason.
+2. Predicted bus bandwidth for the DGX presets across sizes, and the large
+   messages beside the published figures the presets were first checked on.
 
 usage: python3 bench/collectives/run.py [--build build] [--json OUT.json]
-Prints two tables and writes JSON (default bench/collectives/results.json).
+Prints the tables and writes JSON (default bench/collectives/results.json).
 """
+import math
 import argparse
 import json
 import pathlib
@@ -33,6 +42,124 @@ PUBLISHED = [
 LARGE = 4 << 30
 
 
+DATA = ROOT / "bench" / "collectives" / "data"
+CLASSES = [("<64K", 0, 64 << 10), ("64K-64M", 64 << 10, 64 << 20), (">=64M", 64 << 20, 1 << 62)]
+BUS_FACTOR = {"all_reduce": lambda n: 2 * (n - 1) / n, "all_gather": lambda n: (n - 1) / n,
+              "reduce_scatter": lambda n: (n - 1) / n, "all_to_all": lambda n: (n - 1) / n}
+
+
+def measured_us(point, kind, ranks):
+    """The point's time: its own column, else from its bus bandwidth."""
+    if point.get("time_us") is not None:
+        return point["time_us"]
+    busbw = point.get("busbw_GBps")
+    if not busbw or busbw < 0.1:  # too few digits left to invert
+        return None
+    return point["bytes"] / (busbw / BUS_FACTOR[kind](ranks)) * 1e-3
+
+
+def geomean_error(errors):
+    return math.exp(sum(errors) / len(errors)) - 1 if errors else None
+
+
+def load_split():
+    return json.loads((DATA / "split.json").read_text())["files"]
+
+
+def hardware_path(name):
+    return str(ROOT / name) if name.endswith(".json") else name
+
+
+def predict_sweep(braid_sim, hardware, sweep):
+    """braid-sim's prediction of every point of a sweep, in one call."""
+    kind, nodes = sweep["collective"], sweep["nodes"]
+    ranks = nodes * sweep["gpus_per_node"]
+    sizes = ",".join(str(p["bytes"]) for p in sweep["points"])
+    out = subprocess.run(
+        [braid_sim, "collective", "--kind", kind, "--sizes", sizes, "--ranks", str(ranks),
+         "--nodes", str(nodes), "--hardware", hardware, "--json"],
+        check=True, capture_output=True, text=True).stdout
+    return [json.loads(line) for line in out.splitlines()]
+
+
+def corpus(braid_sim, hardware_of=None, halves=("calibration", "validation")):
+    """Every usable point of the sweeps in `halves`, predicted; and the
+    excluded sweeps with their reasons. `hardware_of(stem, entry)` may
+    replace a sweep's description (the fitting script does) or skip it
+    (None)."""
+    points, excluded = [], []
+    for stem, entry in sorted(load_split().items()):
+        sweep = json.loads((DATA / f"{stem}.json").read_text())
+        if entry["half"] == "excluded":
+            excluded.append((stem, entry["why"]))
+            continue
+        if entry["half"] not in halves:
+            continue
+        hardware = hardware_of(stem, entry) if hardware_of else hardware_path(entry["hardware"])
+        if hardware is None:
+            continue
+        kind, nodes = sweep["collective"], sweep["nodes"]
+        ranks = nodes * sweep["gpus_per_node"]
+        for point, r in zip(sweep["points"], predict_sweep(braid_sim, hardware, sweep)):
+            measured = measured_us(point, kind, ranks)
+            if measured is None or measured <= 0:
+                continue
+            points.append({"sweep": stem, "half": entry["half"], "system": sweep["preset_hint"],
+                           "hardware": entry["hardware"], "kind": kind, "nodes": nodes,
+                           "ranks": ranks, "bytes": point["bytes"], "measured_us": measured,
+                           "predicted_us": r["time_us"], "algorithm": r["algorithm"],
+                           "log_ratio": math.log(r["time_us"] / measured),
+                           "error": abs(math.log(r["time_us"] / measured))})
+    return points, excluded
+
+
+def report_corpus(points, excluded):
+    print("Corpus: published nccl-tests sweeps against braid-sim (geomean error; points)")
+    print(f"{'half':<12} " + "".join(f"{name:>17}" for name, _, _ in CLASSES) + f"{'all':>17}")
+    summary = {}
+    for half in ("calibration", "validation"):
+        row, cells = {}, []
+        for name, low, high in CLASSES + [("all", 0, 1 << 62)]:
+            errors = [p["error"] for p in points
+                      if p["half"] == half and low <= p["bytes"] < high]
+            g = geomean_error(errors)
+            row[name] = {"geomean_error": g, "points": len(errors),
+                         "worst": max(errors, default=None)}
+            cells.append(f"{g * 100:>9.1f}% ({len(errors):>3})" if g is not None else f"{'-':>17}")
+        summary[half] = row
+        print(f"{half:<12} " + "".join(cells))
+    print()
+    print("By system and collective (validation half marked *): geomean error per size class"
+          " (bias: geomean of predicted / measured - 1)")
+    groups = {}
+    for p in points:
+        groups.setdefault((p["half"], p["system"], p["kind"], p["nodes"]), []).append(p)
+    for (half, system, kind, nodes), group in sorted(groups.items()):
+        cells = []
+        for name, low, high in CLASSES:
+            inside = [p for p in group if low <= p["bytes"] < high]
+            g = geomean_error([p["error"] for p in inside])
+            bias = (math.exp(sum(p["log_ratio"] for p in inside) / len(inside)) - 1
+                    if inside else 0)
+            cells.append(f"{g * 100:>7.1f}% ({bias * 100:+4.0f}%)" if g is not None
+                         else f"{'-':>16}")
+        mark = "*" if half == "validation" else " "
+        print(f"{mark}{system:<16} {kind:<14} {nodes:>3} nodes " + "".join(cells))
+    print()
+    worst = sorted((p for p in points if p["half"] == "validation"),
+                   key=lambda p: -p["error"])[:8]
+    print("Worst validation points:")
+    for p in worst:
+        print(f"  {p['sweep']:<44} {human(p['bytes']):>6}: measured {p['measured_us']:>10.1f} us, "
+              f"predicted {p['predicted_us']:>10.1f} us ({p['algorithm']}), "
+              f"x{p['predicted_us'] / p['measured_us']:.2f}")
+    print("Excluded sweeps:")
+    for stem, why in excluded:
+        print(f"  {stem}: {why}")
+    print()
+    return summary, worst
+
+
 def predict(braid_sim, preset, kind, size, ranks, nodes):
     out = subprocess.run(
         [braid_sim, "collective", "--kind", kind, "--bytes", str(size), "--ranks", str(ranks),
@@ -54,6 +181,9 @@ def main():
     parser.add_argument("--json", default=str(ROOT / "bench" / "collectives" / "results.json"))
     args = parser.parse_args()
     braid_sim = str((ROOT / args.build / "bin" / "braid-sim").resolve())
+
+    points, excluded = corpus(braid_sim)
+    summary, worst = report_corpus(points, excluded)
 
     sweep = []
     print("Predicted bus bandwidth (GB/s) by message size; time of the smallest size in us")
@@ -83,10 +213,14 @@ def main():
                            "relative_error": error, "algorithm": r["algorithm"], "source": source})
         print(f"{preset:<10} {nodes:>5} {kind:<15} {r['busbw_GBps']:>8.1f} {published:>10.1f} "
               f"{error * 100:>+6.1f}%  {r['algorithm']}; {source}")
-    worst = max(abs(c["relative_error"]) for c in comparison)
-    print(f"\nworst large-message error: {worst * 100:.1f}%")
-    pathlib.Path(args.json).write_text(json.dumps({"sweep": sweep, "comparison": comparison,
-                                                   "worst_relative_error": worst}, indent=1))
+    worst_large = max(abs(c["relative_error"]) for c in comparison)
+    print(f"\nworst large-message error: {worst_large * 100:.1f}%")
+    pathlib.Path(args.json).write_text(json.dumps({
+        "corpus": {"summary": summary, "points": points,
+                   "worst_validation_points": worst,
+                   "excluded": [{"sweep": s, "why": w} for s, w in excluded]},
+        "sweep": sweep, "comparison": comparison,
+        "worst_large_message_relative_error": worst_large}, indent=1))
     print(f"wrote {args.json}")
     return 0
 

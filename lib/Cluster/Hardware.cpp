@@ -162,10 +162,12 @@ Expected<HardwareDesc> mlir::braid::cluster::parseHardware(StringRef text,
     return createStringError(inconvertibleErrorCode(),
                              name + ": expected a JSON object");
   top.checkKeys({"name", "device", "intra_node", "inter_node", "comm_channels",
-                 "topology"});
+                 "comm_chunk_KiB", "topology"});
   HardwareDesc hw;
   hw.name = top.string("name");
   hw.commChannels = top.integer("comm_channels");
+  if (top.has("comm_chunk_KiB"))
+    hw.commChunkBytes = top.number("comm_chunk_KiB") * 1024;
 
   FieldReader device(name, top.childPath("device"), top.child("device"));
   device.checkKeys({"arch", "name", "peak_tflops", "gemm_efficiency",
@@ -249,10 +251,13 @@ Expected<HardwareDesc> mlir::braid::cluster::parseHardware(StringRef text,
   top.adopt(intra);
 
   FieldReader inter(name, top.childPath("inter_node"), top.child("inter_node"));
-  inter.checkKeys({"nics_per_node", "nic_bandwidth_GBps", "nic_efficiency"});
+  inter.checkKeys({"nics_per_node", "nic_bandwidth_GBps", "nic_efficiency",
+                   "latency_us"});
   hw.interNode.nicsPerNode = inter.integer("nics_per_node");
   hw.interNode.nicBandwidthGBps = inter.number("nic_bandwidth_GBps");
   hw.interNode.nicEfficiency = inter.fraction("nic_efficiency");
+  if (inter.has("latency_us"))
+    hw.interNode.latencyUs = inter.number("latency_us", /*allowZero=*/true);
   top.adopt(inter);
 
   FieldReader topology(name, top.childPath("topology"), top.child("topology"));

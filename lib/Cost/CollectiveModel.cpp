@@ -39,7 +39,49 @@ constexpr double kPciRing[] = {1.0, 2.5, 5.7};
 constexpr double kPciTree[] = {1.0, 1.9, 4.0};
 constexpr double kNetRing[] = {2.7, 4.0, 14.0};
 constexpr double kNetTree[] = {5.0, 8.5, 14.0};
-constexpr double kNvlsLatency = 25.0; // NVLINK, Simple only
+constexpr double kNvlsLatency = 25.0;     // NVLINK, Simple only
+constexpr double kNvlsTreeNetLatency = 20.9; // NET, Simple only
+/// Remote point-to-point operations of an all_to_all in flight at once per
+/// NIC a rank has: fitted on the calibration half (ALCF Polaris and AWS
+/// p5 sweeps).
+constexpr double kP2pPerNic = 4;
+
+/// Threads per channel and the bytes per thread under which NCCL runs a
+/// collective on fewer channels (src/include/device.h, enqueue.cc): a
+/// message smaller than channels x threads x threshold uses only as many
+/// channels as it fills. Ring LL's threshold is multiplied by the ranks.
+constexpr double kMaxThreads[] = {512, 640, 512};
+constexpr double kThreadThreshold[] = {8, 8, 64};
+
+/// NCCL's correction of tree bandwidth at medium sizes ("trees are not
+/// perfectly sticking to the model"), per protocol, for 64 B << i.
+constexpr double kTreeCorrection[3][23] = {
+    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5,
+     .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
+    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6,
+     .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0},
+    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5,
+     .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9}};
+
+/// The fraction of a collective's channels a message of `bytes` keeps busy.
+double channelShare(double bytes, Protocol protocol, double channels,
+                    double thresholdScale) {
+  double perChannel =
+      kMaxThreads[protocol] * kThreadThreshold[protocol] * thresholdScale;
+  // Continuous in the size (NCCL steps through whole channels), so that a
+  // larger message never takes less time.
+  double used = std::clamp(bytes / perChannel, 1.0, channels);
+  return used / channels;
+}
+
+/// The tree bandwidth correction for a message of `bytes`.
+double treeCorrection(double bytes, Protocol protocol) {
+  double chunks = bytes / 64;
+  if (chunks < 2)
+    return kTreeCorrection[protocol][0];
+  int index = static_cast<int>(std::floor(std::log2(chunks)));
+  return index < 23 ? kTreeCorrection[protocol][index] : 1.0;
+}
 
 /// NCCL's caps per architecture, indexed by node count 1, 2, >= 4.
 struct ArchCaps {
@@ -74,6 +116,37 @@ double ringBusBandwidth(const HardwareDesc &hw, int64_t nodes) {
   if (nodes > 1)
     bw = std::min(bw, hw.interNode.nicsPerNode * hw.interNode.effectiveNicGBps());
   return bw;
+}
+
+/// The time of an all_to_all over `ranks` ranks, `perNode` per node, whose
+/// busiest link takes `linkUs` at full bandwidth. NCCL runs the n - 1 sends
+/// and receives of a rank as grouped point-to-point operations, on LL for
+/// small ones (NCCL_P2P_LL_THRESHOLD, 16 KiB) and Simple otherwise: the
+/// faster of the two is taken, LL at half the bandwidth (a flag beside
+/// every 8 bytes). The peers on the node are reached at once (one hop's
+/// latency); each peer on another node costs the network's latency (with
+/// the transport's own, twice on Simple), as many at once as the rank's
+/// share of the node's NICs allows (kP2pPerNic per NIC).
+double allToAllUs(const HardwareDesc &hw, int64_t ranks, int64_t perNode,
+                  double linkUs, Protocol *chosen = nullptr) {
+  double remotePeers = double(ranks - perNode);
+  double concurrency = std::max<double>(
+      1.0, double(hw.interNode.nicsPerNode) / double(perNode) * kP2pPerNic);
+  double best = std::numeric_limits<double>::infinity();
+  for (Protocol protocol : {LL, Simple}) {
+    double transport =
+        hw.interNode.latencyUs * (protocol == Simple ? 2.0 : 1.0);
+    double latency =
+        kBaseRing[protocol] + intraLatency(hw, kNvlinkRing, kPciRing, protocol) +
+        remotePeers * (kNetRing[protocol] + transport) / concurrency;
+    double time = latency + linkUs * (protocol == LL ? 2.0 : 1.0);
+    if (time < best) {
+      best = time;
+      if (chosen)
+        *chosen = protocol;
+    }
+  }
+  return best;
 }
 
 struct Candidate {
@@ -170,57 +243,125 @@ CollectiveEstimate cost::estimateCollective(const HardwareDesc &hw,
       time = std::max(time, interBytesPerNode /
                                 (hw.interNode.nicsPerNode *
                                  hw.interNode.effectiveNicGBps()));
-    double latency = kBaseRing[Simple] +
-                     intraLatency(hw, kNvlinkRing, kPciRing, Simple) +
-                     (nodes > 1 ? kNetRing[Simple] : 0);
-    best.consider(latency + time * 1e-3, "p2p/simple");
+    Protocol protocol = Simple;
+    double total = allToAllUs(hw, ranks, perNode, time * 1e-3, &protocol);
+    best.consider(total, std::string("p2p/") + kProtocolNames[protocol]);
   } else {
     // Ring, every kind. NCCL: nsteps = 2(n-1) for all_reduce, n-1
-    // otherwise; the steps crossing nodes pay the network latency.
+    // otherwise; the steps crossing nodes (2 per node for all_reduce, as
+    // NCCL >= 2.19 counts them) pay the network's latency, the transport's
+    // own included (twice with Simple: the flush).
+    bool allReduce = kind == CollectiveKind::all_reduce;
     double ringBw = ringBusBandwidth(hw, nodes);
-    double steps = kind == CollectiveKind::all_reduce ? 2.0 * (ranks - 1)
-                                                      : double(ranks - 1);
-    double interSteps = kind == CollectiveKind::all_reduce ? 2.0 * (nodes - 1)
-                                                           : double(nodes - 1);
+    // A pipeline of `hops` hops fills one step at a time: the first piece
+    // crosses every hop before the last hop is busy. A step carries a
+    // channel's chunk, or less when each channel's share of a hop's data
+    // (`perHop`) is smaller; the fill adds those bytes once per hop (bus
+    // bytes at the pipeline's bandwidth).
+    // LL forwards 8-byte lines as they arrive and needs no fill; LL128 and
+    // Simple forward chunks through their step buffers.
+    auto pipelineFill = [&](double hops, double perHop,
+                            Protocol protocol = Simple) {
+      if (protocol == LL)
+        return 0.0;
+      return hops * std::min(hw.commChunkBytes * channels, perHop);
+    };
+    double steps = allReduce ? 2.0 * (ranks - 1) : double(ranks - 1);
+    double interSteps = allReduce ? (nodes > 1 ? 2.0 * nodes : 0.0)
+                                  : double(nodes - 1);
+    auto netLatency = [&](const double *table, Protocol protocol) {
+      return table[protocol] + hw.interNode.latencyUs *
+                                   (protocol == Simple ? 2.0 : 1.0);
+    };
     for (Protocol protocol : {LL, LL128, Simple}) {
       double bw = ringBw;
       if (protocol == LL)
-        bw = std::min(caps.llMax[ni], 0.5 * bw);
+        bw = std::min(caps.llMax[ni],
+                      bw * (nodes > 1 || allReduce ? 1.0 / 4 : 1.0 / 3));
       else if (protocol == LL128)
-        bw = std::min(0.92 * bw, channels * caps.perChannelRingLL128);
+        bw = std::min(bw * (perNode < 2 ? 0.7 : 0.92),
+                      channels * caps.perChannelRingLL128);
+      bw *= channelShare(bytes, protocol, channels,
+                         protocol == LL ? double(ranks) : 1.0);
       double latency =
           kBaseRing[protocol] +
           (steps - interSteps) * intraLatency(hw, kNvlinkRing, kPciRing, protocol) +
-          interSteps * kNetRing[protocol];
-      best.consider(latency + busBytes / bw * 1e-3,
+          interSteps * netLatency(kNetRing, protocol);
+      // NCCL's "plateau effect of ring": a multi-node all_reduce on Simple
+      // pays 1.4x its latency once every rank's share of a channel reaches
+      // 64 bytes.
+      if (allReduce && protocol == Simple && nodes > 1 &&
+          bytes / (channels * ranks) >= 64)
+        latency *= 1.4;
+      best.consider(latency +
+                        (busBytes + pipelineFill(steps, bytes / ranks, protocol)) /
+                            bw * 1e-3,
                     std::string("ring/") + kProtocolNames[protocol]);
     }
-    if (kind == CollectiveKind::all_reduce) {
+    if (allReduce) {
       // Tree: a chain inside each node, a binary tree across nodes; the
-      // data goes up and down once (2 * bytes over the busiest link).
+      // data goes up and down once (2 * bytes over the busiest link), at
+      // NCCL's per-size correction.
+      // Across nodes, each node's reduced buffer goes up the tree and comes
+      // back down once: on 2 nodes the NICs carry the buffer once each way
+      // (algorithm bandwidth up to the NICs' rate, where a ring gets about
+      // half of it); beyond, a node is an inner vertex of one of NCCL's two
+      // trees, and its NICs carry twice that.
+      double treeBw = hw.intraNode.bandwidthGBps();
+      if (nodes > 1)
+        treeBw = std::min(treeBw, hw.interNode.nicsPerNode *
+                                      hw.interNode.effectiveNicGBps() *
+                                      (nodes <= 2 ? 2.0 : 1.0));
       for (Protocol protocol : {LL, LL128, Simple}) {
-        double bw = ringBw;
+        double bw = 0.92 * treeBw;
         if (protocol == LL)
           bw = std::min(bw / 3.8, caps.llMax[ni]);
         else if (protocol == LL128)
           bw = std::min(bw * (nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0),
                         channels * caps.perChannelTreeLL128[ni]);
         else
-          bw = std::min(0.92 * bw, channels * caps.perChannelTree[ni]);
+          bw = std::min(bw, channels * caps.perChannelTree[ni]);
+        bw *= treeCorrection(bytes, protocol) *
+              channelShare(bytes, protocol, channels, 1.0);
         double latency =
             kBaseTree[protocol] +
             2 * ((perNode - 1) * intraLatency(hw, kNvlinkTree, kPciTree, protocol) +
-                 std::log2(double(nodes)) * kNetTree[protocol]);
-        best.consider(latency + 2 * bytes / bw * 1e-3,
+                 std::floor(std::log2(double(nodes))) *
+                     netLatency(kNetTree, protocol));
+        double depth = 2 * ((perNode - 1) + std::log2(double(nodes)));
+        best.consider(latency +
+                          (2 * bytes + pipelineFill(depth, bytes, protocol)) /
+                              bw * 1e-3,
                       std::string("tree/") + kProtocolNames[protocol]);
       }
       // NVLS: the switch reduces and multicasts, so each device sends and
       // receives the buffer once, at NCCL's NVLS efficiency of its links.
-      if (hw.intraNode.nvls && nodes == 1) {
+      // Across nodes (NVLSTree) the node's reduced buffer crosses the
+      // network once up and once down a tree over the nodes: the NICs
+      // carry it at their rate (half of it beyond 2 nodes, where a node is
+      // an inner vertex of the tree), at NCCL's 5/6 of the slower side.
+      if (hw.intraNode.nvls) {
         double nvlsChannels = static_cast<double>(hw.intraNode.nvlsChannels);
-        double bw = hw.intraNode.bandwidthGBps() * hw.intraNode.nvlsEfficiency *
-                    (nvlsChannels - 1) / nvlsChannels;
-        best.consider(kNvlsLatency + bytes / bw * 1e-3, "nvls/simple");
+        double intraBw = hw.intraNode.bandwidthGBps() *
+                         hw.intraNode.nvlsEfficiency *
+                         (nvlsChannels - 1) / nvlsChannels;
+        double share = channelShare(bytes, Simple, channels, 1.0);
+        if (nodes == 1) {
+          best.consider(kNvlsLatency + bytes / (intraBw * share) * 1e-3,
+                        "nvls/simple");
+        } else {
+          double nicBw =
+              hw.interNode.nicsPerNode * hw.interNode.effectiveNicGBps();
+          double bw = std::min(intraBw, nodes <= 2 ? nicBw : nicBw / 2) *
+                      5.0 / 6.0 * share;
+          double latency =
+              kNvlsLatency + 2 * std::floor(std::log2(double(nodes))) *
+                                 (kNvlsTreeNetLatency +
+                                  2 * hw.interNode.latencyUs);
+          double depth = 2 * (1 + std::log2(double(nodes)));
+          best.consider(latency + (bytes + pipelineFill(depth, bytes)) / bw * 1e-3,
+                        "nvls_tree/simple");
+        }
       }
     }
   }
@@ -302,10 +443,7 @@ double cost::estimateAllToAllvUs(const HardwareDesc &hw,
   for (int64_t node = 0; node < nodes; ++node)
     worstLink = std::max(worstLink,
                          std::max(links.nodeOut[node], links.nodeIn[node]) / nicBw);
-  double latency = hw.intraNode.kind == IntraNodeKind::shm
-                       ? (ranks - 1) * hw.intraNode.hopLatencyUs
-                       : kBaseRing[Simple] +
-                             intraLatency(hw, kNvlinkRing, kPciRing, Simple) +
-                             (nodes > 1 ? kNetRing[Simple] : 0);
-  return latency + worstLink * 1e-3;
+  if (hw.intraNode.kind == IntraNodeKind::shm)
+    return (ranks - 1) * hw.intraNode.hopLatencyUs + worstLink * 1e-3;
+  return allToAllUs(hw, ranks, (ranks + nodes - 1) / nodes, worstLink * 1e-3);
 }

@@ -39,7 +39,9 @@ static cl::opt<std::string>
           cl::desc("<collective | program.mlir | artifact dir>"));
 static cl::opt<std::string> hardwareName(
     cl::cat(toolOptions), "hardware",
-    cl::desc("Hardware preset (dgx-a100, dgx-h100, pcie-a100x4), local-cpu "
+    cl::desc("Hardware preset (dgx-a100, dgx-h100, pcie-a100x4, aws-p4d, aws-p5, "
+             "gcp-a3, gcp-a3-mega, gcp-a3-ultra, azure-nd-h100-v5, oci-a100, "
+             "oci-h100, oci-h200), local-cpu "
              "(this machine, calibrated on first use) or JSON file; a "
              "program's default is its braid.cluster's"));
 static cl::opt<std::string>
@@ -54,6 +56,10 @@ static cl::opt<int64_t> ranks(cl::cat(toolOptions), "ranks", cl::init(0),
 static cl::opt<int64_t>
     nodes(cl::cat(toolOptions), "nodes", cl::init(0),
           cl::desc("Nodes (default: ranks / ranks per node)"));
+static cl::list<double>
+    sizeList(cl::cat(toolOptions), "sizes", cl::CommaSeparated,
+             cl::desc("collective: several buffer sizes (comma-separated), "
+                      "one line each (one JSON object per line with --json)"));
 static cl::opt<bool> emitJson(cl::cat(toolOptions), "json",
                               cl::desc("Print one JSON object"));
 static cl::opt<std::string>
@@ -72,8 +78,12 @@ static int runCollective(const cluster::HardwareDesc &hw) {
     return fail("--kind must be all_reduce, all_gather, reduce_scatter, "
                 "all_to_all or broadcast, got '" +
                 kindName + "'");
-  if (!(bytes > 0) || bytes > 1e15)
-    return fail("--bytes must be a positive size up to 1e15");
+  std::vector<double> sizes(sizeList.begin(), sizeList.end());
+  if (sizes.empty())
+    sizes.push_back(bytes);
+  for (double size : sizes)
+    if (!(size > 0) || size > 1e15)
+      return fail("--bytes and --sizes must be positive sizes up to 1e15");
   int64_t r = ranks ? ranks.getValue() : hw.worldSize();
   int64_t m =
       nodes ? nodes.getValue() : (r + hw.ranksPerNode - 1) / hw.ranksPerNode;
@@ -82,23 +92,25 @@ static int runCollective(const cluster::HardwareDesc &hw) {
   if (m < 1 || m > r || r % m != 0)
     return fail("--nodes must divide --ranks (" + llvm::Twine(r) + "), got " +
                 llvm::Twine(m));
-  cost::CollectiveEstimate estimate =
-      cost::estimateCollective(hw, *kind, bytes, r, m);
-  if (emitJson) {
-    llvm::outs() << llvm::json::Value(
-                        llvm::json::Object{{"time_us", estimate.timeUs},
-                                           {"algbw_GBps", estimate.algbwGBps},
-                                           {"busbw_GBps", estimate.busbwGBps},
-                                           {"algorithm", estimate.algorithm}})
-                 << "\n";
-    return 0;
+  for (double size : sizes) {
+    cost::CollectiveEstimate estimate =
+        cost::estimateCollective(hw, *kind, size, r, m);
+    if (emitJson) {
+      llvm::outs() << llvm::json::Value(
+                          llvm::json::Object{{"time_us", estimate.timeUs},
+                                             {"algbw_GBps", estimate.algbwGBps},
+                                             {"busbw_GBps", estimate.busbwGBps},
+                                             {"algorithm", estimate.algorithm}})
+                   << "\n";
+      continue;
+    }
+    llvm::outs() << llvm::format(
+        "%s of %.0f bytes over %lld ranks on %lld nodes (%s): %.2f us, algbw "
+        "%.2f GB/s, busbw %.2f GB/s, %s\n",
+        kindName.c_str(), size, (long long)r, (long long)m, hw.name.c_str(),
+        estimate.timeUs, estimate.algbwGBps, estimate.busbwGBps,
+        estimate.algorithm.c_str());
   }
-  llvm::outs() << llvm::format(
-      "%s of %.0f bytes over %lld ranks on %lld nodes (%s): %.2f us, algbw "
-      "%.2f GB/s, busbw %.2f GB/s, %s\n",
-      kindName.c_str(), bytes.getValue(), (long long)r, (long long)m,
-      hw.name.c_str(), estimate.timeUs, estimate.algbwGBps, estimate.busbwGBps,
-      estimate.algorithm.c_str());
   return 0;
 }
 

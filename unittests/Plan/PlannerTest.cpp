@@ -208,6 +208,10 @@ TEST(PlannerTest, BraidFindsTheOptimumOfSmallProblems) {
       for (ShardingType type :
            {ShardingType::table_wise, ShardingType::row_wise,
             ShardingType::column_wise, ShardingType::data_parallel}) {
+        // Row-wise Adagrad cannot train a column shard: the training
+        // problems enumerate row-wise twice instead.
+        if (training && type == ShardingType::column_wise)
+          type = ShardingType::row_wise;
         llvm::Expected<Plan> forced = planForced(problem, type);
         ASSERT_TRUE(static_cast<bool>(forced))
             << llvm::toString(forced.takeError());
@@ -268,7 +272,9 @@ TEST(PlannerTest, BoundHoldsWhenOnlyTablesWithoutLookupsAreSharded) {
 // On a 300-table set over 4 and 16 nodes (more tables than the iterated
 // local search takes on), splitting the tables that fill the fullest ranks
 // to make room for replicas is what brings Braid under half the best
-// greedy baseline's time: 0.25x and 0.33x. Without any splitting it is
+// greedy baseline's time: 0.40x and 0.42x (0.25x and 0.33x before the
+// collective model was fitted to measured nccl-tests sweeps, which made
+// small all_to_alls over many nodes dearer for every plan). Without any splitting it is
 // 0.53x on 4 nodes (braid-bench-planner's set: 0.62x); without splitting
 // several tables at once, 0.70x on 16 nodes, where many ranks are full.
 TEST(PlannerTest, BraidHalvesTheBestGreedyOnManyTables) {
@@ -281,7 +287,8 @@ TEST(PlannerTest, BraidHalvesTheBestGreedyOnManyTables) {
     ASSERT_TRUE(static_cast<bool>(braid)) << llvm::toString(braid.takeError());
     PlanCost cost = evaluatePlan(problem, *braid);
     EXPECT_TRUE(cost.fitsMemory);
-    EXPECT_LE(cost.iterationUs, 0.5 * bestGreedy) << nodes << " nodes";
+    EXPECT_LE(cost.iterationUs, 0.5 * bestGreedy)
+        << nodes << " nodes: " << cost.iterationUs / bestGreedy << "x";
   }
 }
 

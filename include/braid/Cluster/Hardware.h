@@ -75,6 +75,11 @@ struct InterNodeDesc {
   /// Line rate per NIC, one direction, and the fraction NCCL achieves.
   double nicBandwidthGBps = 0;
   double nicEfficiency = 0;
+  /// Latency the network transport adds to each step that crosses nodes,
+  /// beyond NCCL's InfiniBand constants (optional; the net plugin's own
+  /// latency in NCCL's tuner: EFA and GPUDirect-TCPX pay tens of
+  /// microseconds where InfiniBand pays a few).
+  double latencyUs = 0;
   double effectiveNicGBps() const { return nicBandwidthGBps * nicEfficiency; }
 };
 
@@ -85,6 +90,11 @@ struct HardwareDesc {
   InterNodeDesc interNode;
   /// Thread blocks (NCCL channels) a collective occupies on each device.
   int64_t commChannels = 0;
+  /// Bytes a channel moves per pipeline step of a ring or tree once the
+  /// message is large enough (optional `comm_chunk_KiB`): the pipeline
+  /// fills over one such step per hop, which medium messages feel. The
+  /// default was fitted on the calibration half of bench/collectives' corpus.
+  double commChunkBytes = 128 * 1024;
   int64_t nodes = 1;
   int64_t ranksPerNode = 1;
   int64_t worldSize() const { return nodes * ranksPerNode; }

@@ -1,0 +1,132 @@
+"""Fits the free constants of the collective model on the calibration half
+of bench/collectives' corpus, never on the validation half.
+
+Free constants, per fabric class (the network transport NCCL runs over):
+  inter_node.latency_us     what the transport adds to a step between nodes
+  inter_node.nic_efficiency the share of the NICs' line rate NCCL reaches
+and one for all descriptions:
+  comm_chunk_KiB            the bytes a channel moves per pipeline step
+
+Each class is fitted on the calibration sweeps of its own descriptions
+(grid search, minimizing the geomean error of bench/collectives/run.py),
+then written into every description of that class, so that a validation
+system (e.g. GCP A3 Mega) gets the constants of its transport (GPUDirect-
+TCPX, fitted on GCP A3 High) and nothing fitted on itself.
+
+usage: python3 bench/collectives/fit.py [--build build] [--write]
+"""
+import argparse
+import importlib.util
+import json
+import math
+import pathlib
+import sys
+import tempfile
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+_spec = importlib.util.spec_from_file_location("collectives_run", ROOT / "bench" / "collectives" / "run.py")
+bench = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(bench)
+
+# Fabric class -> the descriptions that use it (examples/clusters unless a
+# path is given). The first names of each list have calibration sweeps.
+CLASSES = {
+    "infiniband_roce": ["dgx-h100", "dgx-a100", "azure-nd-h100-v5", "gcp-a3-ultra", "oci-a100",
+                        "oci-h100", "oci-h200", "bench/collectives/systems/hgx-h200-ib.json"],
+    "efa": ["aws-p5", "aws-p4d"],
+    "gpudirect_tcpx": ["gcp-a3", "gcp-a3-mega"],
+    "slingshot": ["bench/collectives/systems/alcf-polaris.json",
+                  "bench/collectives/systems/nersc-perlmutter.json"],
+}
+LATENCIES = [0, 2, 5, 10, 15, 20, 30, 45, 60, 80, 100]
+EFFICIENCIES = [0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.94, 0.96]
+CHUNKS_KIB = [32, 64, 128, 256, 512]
+
+
+def description_path(name):
+    return ROOT / name if name.endswith(".json") else ROOT / "examples" / "clusters" / f"{name}.json"
+
+
+class Variants:
+    """Hardware descriptions with some constants replaced, as temp files."""
+
+    def __init__(self, tmp):
+        self.tmp = pathlib.Path(tmp)
+        self.count = 0
+
+    def make(self, name, chunk_kib, inter=None):
+        desc = json.loads(description_path(name).read_text())
+        desc["comm_chunk_KiB"] = chunk_kib
+        if inter:
+            desc["inter_node"].update(inter)
+        self.count += 1
+        path = self.tmp / f"v{self.count}.json"
+        path.write_text(json.dumps(desc))
+        return str(path)
+
+
+def error(braid_sim, variants, chunk_kib, params, only=None):
+    """Geomean error of the calibration half; `params` maps a class to its
+    inter_node constants; `only` restricts to one class's sweeps."""
+    owner = {name: cls for cls, names in CLASSES.items() for name in names}
+    cache = {}
+
+    def hardware_of(stem, entry):
+        name = entry["hardware"]
+        if only and owner.get(name) != only:
+            return None
+        key = (name, owner.get(name))
+        if key not in cache:
+            cache[key] = variants.make(name, chunk_kib, params.get(owner.get(name)))
+        return cache[key]
+
+    points, _ = bench.corpus(braid_sim, hardware_of, halves=("calibration",))
+    return bench.geomean_error([p["error"] for p in points]), len(points)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--build", default="build")
+    parser.add_argument("--write", action="store_true",
+                        help="write the fitted constants into the descriptions")
+    args = parser.parse_args()
+    braid_sim = str((ROOT / args.build / "bin" / "braid-sim").resolve())
+    with tempfile.TemporaryDirectory() as tmp:
+        variants = Variants(tmp)
+        params = {cls: {"latency_us": 0, "nic_efficiency": 0.94} for cls in CLASSES}
+        chunk = 128
+        for round_ in range(2):
+            chunk = min(CHUNKS_KIB, key=lambda c: error(braid_sim, variants, c, params)[0])
+            print(f"round {round_}: comm_chunk_KiB {chunk}")
+            for cls in CLASSES:
+                best = None
+                for latency in LATENCIES:
+                    for efficiency in EFFICIENCIES:
+                        trial = dict(params, **{cls: {"latency_us": latency,
+                                                      "nic_efficiency": efficiency}})
+                        e, n = error(braid_sim, variants, chunk, trial, only=cls)
+                        if n and (best is None or e < best[0]):
+                            best = (e, latency, efficiency, n)
+                if best:
+                    params[cls] = {"latency_us": best[1], "nic_efficiency": best[2]}
+                    print(f"  {cls:<16} latency_us {best[1]:>4} nic_efficiency {best[2]:.2f}: "
+                          f"{best[0] * 100:.1f}% over {best[3]} calibration points")
+        total, n = error(braid_sim, variants, chunk, params)
+        print(f"calibration half: {total * 100:.1f}% geomean error over {n} points")
+    result = {"comm_chunk_KiB": chunk, "classes": params}
+    print(json.dumps(result, indent=1))
+    if args.write:
+        for cls, names in CLASSES.items():
+            for name in names:
+                path = description_path(name)
+                desc = json.loads(path.read_text())
+                desc["inter_node"].update(params[cls])
+                desc["comm_chunk_KiB"] = chunk
+                text = json.dumps(desc, indent=2) + "\n"
+                path.write_text(text)
+                print(f"wrote {path.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
