@@ -209,6 +209,26 @@ def measure_config(torch, name, tables, rows, dim, pooling, batch):
             torch, lambda: [torch.addmm(*o) for o in operands]))
         result["gemm_flops"] = sum(2 * batch * l.in_features * l.out_features for l in linears)
     result["train_step_ms"] = timed(torch, train_step, 20)
+
+    # The training step's stages as Braid prices them, each by its nearest
+    # PyTorch realisation: the embedding update as one scatter-add of every
+    # lookup's share of its bag's gradient per table (SGD; atomics, no
+    # sort), CUDA-graphed; the dense stage as forward + backward of the MLPs
+    # and the interaction from given pooled rows, eager.
+    bag_of = torch.arange(batch, device=dev).repeat_interleave(pooling)
+    pooled_grad = torch.rand(batch, dim, device=dev)
+    with torch.no_grad():
+        def update():
+            rows = pooled_grad.index_select(0, bag_of).mul_(-0.01)
+            for bag, ix in zip(bags, indices):
+                bag.weight.index_add_(0, ix, rows)
+        result["embedding_update_graphed_ms"] = timed(torch, graphed(torch, update), 20)
+    pooled_leaf = [t.detach().requires_grad_() for t in lookups()]
+
+    def dense_train():
+        adagrad.zero_grad(set_to_none=True)
+        loss_fn(top(interact(bottom(dense), pooled_leaf)), labels).backward()
+    result["dense_train_ms"] = timed(torch, dense_train, 20)
     del bags
     torch.cuda.empty_cache()
     return result
@@ -264,6 +284,20 @@ def compare(args):
                           "relative_error": error})
             print(f"{name:<10} {label:<28} {p:>9.3f} {eager:>9.3f} {reference:>9.3f} "
                   f"{error * 100:>+6.0f}%")
+    print(f"\n{'config':<10} {'stage of the training step':<30} {'braid ms':>9} {'torch ms':>9} {'error':>7}")
+    for name, pred in predicted["configs"].items():
+        got = measured["configs"][name]
+        parts = pred["train_step_breakdown"]
+        for label, braid, key in [
+                ("embedding update (graphed)", parts["embedding_update_ms"],
+                 "embedding_update_graphed_ms"),
+                ("dense fwd + bwd (eager)", parts["dense_ms"], "dense_train_ms")]:
+            if key not in got:
+                continue
+            error = (braid - got[key]) / got[key]
+            table.append({"config": name, "stage": label, "predicted_ms": braid,
+                          "torch_reference_ms": got[key], "relative_error": error})
+            print(f"{name:<10} {label:<30} {braid:>9.3f} {got[key]:>9.3f} {error * 100:>+6.0f}%")
     print(f"\n{'config':<10} {'GEMMs graphed ms':>17} {'TFLOP/s':>8}  (f32, no TF32; preset: "
           f"{device['peak_tflops']['f32'] * device.get('gemm_efficiency_by_type', {}).get('f32', device['gemm_efficiency']):.1f})")
     for name in predicted["configs"]:
