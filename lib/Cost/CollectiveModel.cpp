@@ -1,12 +1,16 @@
 //===- CollectiveModel.cpp - Collective cost model ------------------------===//
 //
 // This file models collectives the way NCCL's own tuner does
-// (src/graph/tuning.cc): for each algorithm (ring, tree, NVLS) and protocol
-// (LL, LL128, Simple), time = latency + bytes / algorithm bandwidth, and the
-// fastest wins. Latencies and protocol caps are NCCL's constants (transcribed
-// in ../shared/data/configs/nccl_cost_model_constants.json); bandwidths
-// come from the hardware description. all_to_all is point-to-point and
-// bounded by the most loaded link. docs/cost-model.md derives each term.
+// (src/graph/tuning.cc): for each algorithm (ring, tree, NVLS, NVLSTree)
+// and protocol (LL, LL128, Simple), time = latency + bytes / algorithm
+// bandwidth, and the fastest wins. Latencies and protocol caps are NCCL's
+// constants (transcribed in ../shared/data/configs/
+// nccl_cost_model_constants.json); bandwidths come from the hardware
+// description. To that it adds what a measurement sees and NCCL's tuner
+// leaves out: channels by message size, the fill of a chunked pipeline,
+// the transport's own latency, and an all_to_all's latency per remote
+// peer. The free constants are fitted on the calibration half of
+// bench/collectives' corpus. docs/cost-model.md lists each term's source.
 //
 //===----------------------------------------------------------------------===//
 
