@@ -34,9 +34,13 @@ TEST(CollectiveModelTest, TimeGrowsWithSize) {
     cluster::HardwareDesc hw = *cluster::loadHardware(setup.preset);
     for (CollectiveKind kind : kKinds) {
       double previous = 0;
-      for (double bytes = 8; bytes <= 16e9; bytes *= 4) {
+      // Steps of 5%: NCCL's tree correction changes at every power of two,
+      // and a step there once made a larger message faster.
+      for (double bytes = 8; bytes <= 16e9; bytes *= 1.05) {
         double time = estimateCollective(hw, kind, bytes, setup.ranks, setup.nodes).timeUs;
-        EXPECT_GE(time, previous) << setup.preset << " " << stringifyCollectiveKind(kind).str()
+        // (Sizes that fill fewer channels than a collective has take the
+        // same time: equal up to rounding.)
+        EXPECT_GE(time, previous * (1 - 1e-12)) << setup.preset << " " << stringifyCollectiveKind(kind).str()
                                   << " " << bytes;
         previous = time;
       }
