@@ -301,7 +301,8 @@ std::optional<TablePlan> Improver::retype(const PlanState &state, size_t t,
   case ShardingType::table_wise:
     return makeTablePlan(problem, table, type, rank, 1);
   case ShardingType::column_wise:
-    if (table.dim % 2 != 0 || table.dim / 2 < 4 || problem.ranksPerNode < 2)
+    if (!allowsColumnShards(problem) || table.dim % 2 != 0 ||
+        table.dim / 2 < 4 || problem.ranksPerNode < 2)
       return std::nullopt;
     return makeTablePlan(problem, table, type, rank / 2 * 2, 2);
   case ShardingType::table_row_wise:
@@ -493,7 +494,8 @@ bool Improver::rebalanceTableWise(PlanState &state) const {
 std::optional<TablePlan> Improver::columnSplit(size_t t, int64_t rank,
                                                int64_t parts) const {
   const TableSpec &table = problem.tables[t];
-  if (parts > R || table.dim % parts != 0 || table.dim / parts < 4)
+  if (!allowsColumnShards(problem) || parts > R || table.dim % parts != 0 ||
+      table.dim / parts < 4)
     return std::nullopt;
   // Across nodes where there are several, else a block of the node.
   if (problem.nodes > 1)

@@ -94,11 +94,8 @@ std::vector<TablePlan> plan::tableOptions(const PlanProblem &problem,
   if (R == 1)
     return result;
   result.push_back(makeTablePlan(problem, table, ShardingType::row_wise, 0, R));
-  // Row-wise Adagrad keeps one statistic per row over all its columns:
-  // training cannot update a shard that holds only some of them.
-  bool rowsWhole = problem.training && problem.embeddingOptimizer == "rowwise_adagrad";
   for (int64_t parts : {2, 4, 8, 16}) {
-    if (rowsWhole)
+    if (!allowsColumnShards(problem))
       break;
     if (parts > R || table.dim % parts != 0 || table.dim / parts < 4)
       continue;

@@ -31,6 +31,13 @@ bool crossesNodes(const PlanProblem &problem, const TablePlan &tp);
 /// Every layout Braid's search tries for `table`: table-wise on each rank;
 /// row-wise; column-wise in 2, 4, 8 or 16 shards, in blocks of a node's
 /// ranks and spread over nodes; table-row-wise on each node; replicated.
+/// Whether the problem allows shards that hold some of a table's columns:
+/// not when training with row-wise Adagrad, whose per-row statistic needs
+/// all of a row's columns.
+inline bool allowsColumnShards(const PlanProblem &problem) {
+  return !(problem.training && problem.embeddingOptimizer == "rowwise_adagrad");
+}
+
 std::vector<TablePlan> tableOptions(const PlanProblem &problem,
                                     const TableSpec &table);
 
