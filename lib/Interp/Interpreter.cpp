@@ -2,9 +2,11 @@
 //
 // This file implements runFunction: it walks a single-block function once and
 // executes each operation for every simulated rank (lockstep). Besides the
-// Braid ops it runs the few upstream ops Braid programs use for constants
-// and index arithmetic (arith, tensor.splat). Every result is checked
-// against its static type, so a kernel bug cannot hide behind a dynamic dim.
+// Braid ops it runs the few upstream ops Braid programs use: constants and
+// index arithmetic (arith, tensor.splat), and the reshapes, slices and
+// concatenations that bucketed collectives pack and unpack with. Every
+// result is checked against its static type, so a kernel bug cannot hide
+// behind a dynamic dim.
 //
 //===----------------------------------------------------------------------===//
 
@@ -62,6 +64,11 @@ private:
                                const std::function<double(double, double)> &fn);
   LogicalResult runCast(Operation &op);
   LogicalResult runBucketizeOp(BucketizeOp op);
+  /// tensor.collapse_shape and tensor.expand_shape: the same elements in
+  /// the static `type`'s shape.
+  LogicalResult runReshape(Operation &op, Value source, RankedTensorType type);
+  LogicalResult runConcat(tensor::ConcatOp op);
+  LogicalResult runExtractSlice(tensor::ExtractSliceOp op);
   /// The ops of the training step; failure() with no diagnostic never.
   std::optional<LogicalResult> executeTraining(Operation &op);
   /// Runs `fn` for every rank and stores its results as `op`'s.
@@ -369,6 +376,11 @@ LogicalResult LockstepInterpreter::execute(Operation &op) {
           return result;
         });
       })
+      .Case<tensor::CollapseShapeOp, tensor::ExpandShapeOp>([&](auto reshape) {
+        return runReshape(op, reshape.getSrc(), reshape.getResultType());
+      })
+      .Case([&](tensor::ConcatOp concat) { return runConcat(concat); })
+      .Case([&](tensor::ExtractSliceOp slice) { return runExtractSlice(slice); })
       .Default([&](Operation *other) {
         if (std::optional<LogicalResult> result = executeTraining(*other))
           return *result;
@@ -376,6 +388,64 @@ LogicalResult LockstepInterpreter::execute(Operation &op) {
                              << "the reference semantics cannot run '"
                              << other->getName() << "'");
       });
+}
+
+LogicalResult LockstepInterpreter::runReshape(Operation &op, Value source,
+                                              RankedTensorType type) {
+  if (!type.hasStaticShape())
+    return op.emitError() << "the reference semantics reshapes to static "
+                             "shapes only, not "
+                          << type;
+  return perRank(op, [&](int64_t rank) -> FailureOr<HostTensor> {
+    HostTensor result = lookup(source)[rank];
+    if (result.getNumElements() != type.getNumElements())
+      return op.emitError() << "reshapes " << result.describeType() << " to "
+                            << type;
+    result.shape.assign(type.getShape().begin(), type.getShape().end());
+    return result;
+  });
+}
+
+LogicalResult LockstepInterpreter::runConcat(tensor::ConcatOp op) {
+  int64_t dim = op.getDim();
+  return perRank(*op, [&](int64_t rank) -> FailureOr<HostTensor> {
+    std::vector<HostTensor> parts;
+    for (Value input : op.getInputs()) {
+      const HostTensor &part = lookup(input)[rank];
+      if (!parts.empty())
+        for (int64_t d = 0; d < part.getRank(); ++d)
+          if (d != dim && part.shape[d] != parts.front().shape[d])
+            return op.emitError()
+                   << "concatenates " << parts.front().describeType()
+                   << " and " << part.describeType() << " along dimension "
+                   << dim;
+      parts.push_back(part);
+    }
+    return HostTensor::concat(parts, dim);
+  });
+}
+
+LogicalResult LockstepInterpreter::runExtractSlice(tensor::ExtractSliceOp op) {
+  if (!op.hasUnitStride() || !op.getOffsets().empty() ||
+      !op.getSizes().empty() ||
+      op.getResultType().getRank() != op.getSourceType().getRank())
+    return op.emitError() << "the reference semantics extracts slices of "
+                             "static offsets and sizes, unit strides and the "
+                             "source's rank only";
+  ArrayRef<int64_t> offsets = op.getStaticOffsets();
+  ArrayRef<int64_t> sizes = op.getStaticSizes();
+  return perRank(*op, [&](int64_t rank) -> FailureOr<HostTensor> {
+    HostTensor result = lookup(op.getSource())[rank];
+    for (int64_t d = 0; d < result.getRank(); ++d) {
+      if (offsets[d] < 0 || sizes[d] < 0 ||
+          offsets[d] + sizes[d] > result.shape[d])
+        return op.emitError() << "slices [" << offsets[d] << ", "
+                              << offsets[d] + sizes[d] << ") of dimension "
+                              << d << " of " << result.describeType();
+      result = result.slice(d, offsets[d], sizes[d]);
+    }
+    return result;
+  });
 }
 
 LogicalResult LockstepInterpreter::perRankMulti(

@@ -14,6 +14,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -79,7 +80,7 @@ cost::CollectiveKind collectiveKind(Operation *op) {
 /// their lengths (read by a shard lookup), the pooled rows (read by
 /// combine_shards, directly, through a wait or a second level), the
 /// gradients a training step exchanges (read by an embedding update or an
-/// optimizer step), or anything else.
+/// optimizer step, directly or unpacked from a bucket), or anything else.
 StringRef exchangeCategory(Operation *op) {
   SmallVector<Operation *> frontier(op->getUsers());
   for (int depth = 0; depth < 4 && !frontier.empty(); ++depth) {
@@ -98,7 +99,9 @@ StringRef exchangeCategory(Operation *op) {
     SmallVector<Operation *> next;
     for (Operation *user : frontier)
       if (isa<WaitOp, AllToAllOp, AllToAllStartOp, ReduceScatterOp,
-              ReduceScatterStartOp, arith::CmpFOp, arith::SelectOp>(user))
+              ReduceScatterStartOp, arith::CmpFOp, arith::SelectOp,
+              tensor::ExtractSliceOp, tensor::ExpandShapeOp,
+              tensor::CollapseShapeOp>(user))
         llvm::append_range(next, user->getUsers());
     frontier = std::move(next);
   }
@@ -403,6 +406,11 @@ FailureOr<OpCost> ProgramCoster::costOf(Operation &op,
     return comm(estimate.timeUs, cost::collectiveMemoryGBps(estimate), false,
                 "other_comm");
   }
+  // Reshapes and slices are views of their source once bufferized (a
+  // bucket's members, unpacked).
+  if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp,
+          tensor::ExtractSliceOp>(op))
+    return OpCost{};
   if (isa<InteractionOp, InteractionGradOp, BceWithLogitsOp>(op) ||
       op.getDialect()->getNamespace() == "arith" ||
       op.getDialect()->getNamespace() == "tensor") {

@@ -3,8 +3,10 @@
 // This file implements a discrete-event simulation with progress rates. Each
 // running op holds its remaining work (microseconds at full speed); between
 // events every op advances at its rate, which is 1 except for compute that
-// overlaps comm on its rank, which advances at 1 / dilation. Events are op
-// completions; after each, newly ready ops start.
+// overlaps comm on its rank, which advances at 1 / dilation, and for comm
+// ops that run beside other comm ops on their rank, which share its links
+// (k at once advance at 1 / k; a collective at its slowest member's rate).
+// Events are op completions; after each, newly ready ops start.
 //
 //===----------------------------------------------------------------------===//
 
@@ -121,24 +123,43 @@ Expected<SimResult> mlir::braid::sim::simulate(ArrayRef<SimOp> ops,
         started = true;
       }
     }
-    // Rates: compute slows while comm runs on its rank.
+    // Rates: compute slows while comm runs on its rank, and the comm ops
+    // running at once on a rank share its links evenly; a collective
+    // advances at the rate of its slowest member.
     std::vector<double> commMemory(numRanks, 0);
-    std::vector<bool> commActive(numRanks, false);
+    std::vector<int64_t> commRunning(numRanks, 0);
     for (int64_t i = 0; i < n; ++i)
       if (state[i] == State::running && ops[i].kind == OpKind::comm) {
-        commActive[ops[i].rank] = true;
+        ++commRunning[ops[i].rank];
         commMemory[ops[i].rank] += ops[i].memoryGBps;
       }
     std::vector<double> rate(n, 1.0);
-    double next = std::numeric_limits<double>::infinity();
+    DenseMap<int64_t, double> collectiveRate;
     bool anyRunning = false;
     for (int64_t i = 0; i < n; ++i) {
       if (state[i] != State::running)
         continue;
       anyRunning = true;
-      if (ops[i].kind == OpKind::compute && commActive[ops[i].rank])
+      int64_t rank = ops[i].rank;
+      if (ops[i].kind == OpKind::compute && commRunning[rank])
         rate[i] = 1.0 / std::max(1.0, dilation(ops[i].memoryBoundFraction,
-                                               commMemory[ops[i].rank]));
+                                               commMemory[rank]));
+      if (ops[i].kind == OpKind::comm) {
+        rate[i] = 1.0 / double(std::max<int64_t>(1, commRunning[rank]));
+        if (ops[i].collectiveId >= 0) {
+          auto [it, inserted] =
+              collectiveRate.try_emplace(ops[i].collectiveId, rate[i]);
+          if (!inserted)
+            it->second = std::min(it->second, rate[i]);
+        }
+      }
+    }
+    double next = std::numeric_limits<double>::infinity();
+    for (int64_t i = 0; i < n; ++i) {
+      if (state[i] != State::running)
+        continue;
+      if (ops[i].kind == OpKind::comm && ops[i].collectiveId >= 0)
+        rate[i] = collectiveRate.lookup(ops[i].collectiveId);
       next = std::min(next, remaining[i] / rate[i]);
     }
     if (!anyRunning) {

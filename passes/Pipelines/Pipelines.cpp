@@ -54,10 +54,17 @@ void mlir::braid::buildShardPipeline(OpPassManager &pm,
 
 void mlir::braid::buildCoOptimizePipeline(
     OpPassManager &pm, const CoOptimizePipelineOptions &options) {
-  // Level 2: start each sharded lookup's output exchange where it is and
-  // complete it at the embedding's first use, behind the later lookups.
-  if (options.optLevel >= 2)
+  if (options.optLevel >= 2) {
+    // Level 2: combine the gradient all_reduces into DDP-style buckets
+    // where the simulator predicts a gain...
+    pm.addPass(createBraidBucketCollectivesPass());
+    // ...start each sharded lookup's output exchange where it is and
+    // complete it at the embedding's first use, behind the later lookups...
     pm.addNestedPass<func::FuncOp>(createBraidAsyncExchangesPass());
+    // ...and start every other collective as soon as its input is ready,
+    // waiting at its first use, where the simulator predicts a gain.
+    pm.addPass(createBraidOverlapPass());
+  }
   // Level 1: fold the partitioner's index arithmetic and share equal
   // exchanges and constants.
   if (options.optLevel >= 1) {

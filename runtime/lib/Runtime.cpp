@@ -540,12 +540,13 @@ std::pair<char *, int64_t> elementsOf(const braidrt_unranked_memref *memref,
   return {reinterpret_cast<char *>(words[1]) + words[2] * elementBytes, count};
 }
 
-/// all_reduce over blocks of `groupSize` consecutive ranks; a rank in no
-/// group, or a group of one, keeps its input.
-void allReduceElements(braidrt_unranked_memref *in,
-                       braidrt_unranked_memref *out, int64_t groupSize,
-                       int32_t member, int32_t reduction,
-                       braidrt_dtype dtype) {
+/// Starts an all_reduce over blocks of `groupSize` consecutive ranks; a
+/// rank in no group, or a group of one, keeps its input (and its exchange
+/// is already complete).
+PendingExchange *startAllReduceElements(braidrt_unranked_memref *in,
+                                        braidrt_unranked_memref *out,
+                                        int64_t groupSize, int32_t member,
+                                        int32_t reduction, braidrt_dtype dtype) {
   const char *what = "all_reduce";
   size_t bytes = elementSize(dtype);
   auto [input, count] = elementsOf(in, bytes, what);
@@ -553,17 +554,25 @@ void allReduceElements(braidrt_unranked_memref *in,
   if (count != outCount)
     braidrt_fail("%s: %lld elements reduce into %lld", what, (long long)count,
                  (long long)outCount);
+  auto *pending = new PendingExchange;
+  pending->what = what;
   if (!member || groupSize == 1) {
     if (count > 0 && input != output)
       std::memcpy(output, input, size_t(count) * bytes);
-    return;
+    return pending;
   }
   requireInitialized(what);
-  MPI_Request request;
   MPI_Iallreduce(input, output, checkedCount(count, what), mpiType(dtype),
                  mpiOp(braidrt_reduction(reduction)), blockComm(groupSize),
-                 &request);
-  waitFor(request, what);
+                 &pending->request);
+  return pending;
+}
+
+void allReduceElements(braidrt_unranked_memref *in,
+                       braidrt_unranked_memref *out, int64_t groupSize,
+                       int32_t member, int32_t reduction,
+                       braidrt_dtype dtype) {
+  finish(startAllReduceElements(in, out, groupSize, member, reduction, dtype));
 }
 
 /// all_gather of rows over blocks of `groupSize` consecutive ranks, in rank
@@ -652,6 +661,19 @@ void _mlir_ciface_braidrt_wait_exchange_f64(int64_t handle,
   waitExchange(handle);
 }
 
+int64_t _mlir_ciface_braidrt_all_to_all_start_i64(braidrt_unranked_memref *in,
+                                                  braidrt_unranked_memref *out,
+                                                  braidrt_unranked_memref *split) {
+  return reinterpret_cast<int64_t>(
+      startAllToAllRows(in, out, split, sizeof(int64_t)));
+}
+
+void _mlir_ciface_braidrt_wait_exchange_i64(int64_t handle,
+                                            braidrt_unranked_memref *,
+                                            braidrt_unranked_memref *) {
+  waitExchange(handle);
+}
+
 #define BRAIDRT_TYPED_EXCHANGES(SUFFIX, TYPE)                                  \
   void _mlir_ciface_braidrt_all_to_all_##SUFFIX(braidrt_unranked_memref *in,   \
                                                 braidrt_unranked_memref *out,  \
@@ -687,6 +709,12 @@ void _mlir_ciface_braidrt_reduce_scatter_f64(braidrt_unranked_memref *in,
       braidrt_unranked_memref *in, braidrt_unranked_memref *out,               \
       int64_t groupSize, int32_t member, int32_t reduction) {                  \
     allReduceElements(in, out, groupSize, member, reduction, DTYPE);           \
+  }                                                                            \
+  int64_t _mlir_ciface_braidrt_all_reduce_start_##SUFFIX(                      \
+      braidrt_unranked_memref *in, braidrt_unranked_memref *out,               \
+      int64_t groupSize, int32_t member, int32_t reduction) {                  \
+    return reinterpret_cast<int64_t>(startAllReduceElements(                   \
+        in, out, groupSize, member, reduction, DTYPE));                        \
   }                                                                            \
   void _mlir_ciface_braidrt_all_gather_##SUFFIX(                               \
       braidrt_unranked_memref *in, braidrt_unranked_memref *out,               \

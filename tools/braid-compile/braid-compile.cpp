@@ -76,10 +76,12 @@ static cl::opt<std::string>
              cl::desc("A plan.json (braid-compile's format, TorchRec's "
                       "sharding names) to price and partition as it is"));
 static cl::opt<int> optLevel(
-    cl::cat(toolOptions), "opt-level", cl::init(1),
+    cl::cat(toolOptions), "opt-level", cl::init(2),
     cl::desc("0: partition only; 1: then canonicalize and CSE; 2: also "
-             "start the pooled-row exchanges asynchronously, waiting at "
-             "their first use"));
+             "bucket the all_reduces, start the pooled-row exchanges "
+             "asynchronously and start collectives as soon as their input "
+             "is ready (braid-bucket-collectives, braid-async-exchanges, "
+             "braid-overlap), each where the simulator predicts a gain"));
 static cl::opt<bool>
     train(cl::cat(toolOptions), "train",
           cl::desc("Also derive the per-rank training step (@train_step: "

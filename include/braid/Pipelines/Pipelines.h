@@ -65,9 +65,11 @@ struct CoOptimizePipelineOptions
     : public PassPipelineOptions<CoOptimizePipelineOptions> {
   Option<int64_t> optLevel{
       *this, "opt-level",
-      llvm::cl::desc("0: nothing; 1: canonicalize and CSE; 2: also start the "
-                     "pooled-row exchanges early and wait at first use"),
-      llvm::cl::init(1)};
+      llvm::cl::desc("0: nothing; 1: canonicalize and CSE; 2: also bucket "
+                     "the all_reduces, start the pooled-row exchanges early "
+                     "and start collectives as soon as their input is "
+                     "ready, each where the simulator predicts a gain"),
+      llvm::cl::init(2)};
 };
 
 /// Options of braid-compile: braid-shard's and braid-co-optimize's.
@@ -75,7 +77,7 @@ struct CompilePipelineOptions
     : public ShardOptionsBase<CompilePipelineOptions> {
   Option<int64_t> optLevel{*this, "opt-level",
                            llvm::cl::desc("braid-co-optimize's level"),
-                           llvm::cl::init(1)};
+                           llvm::cl::init(2)};
 };
 
 /// Adds braid-shard: plan the tables, then partition.

@@ -5,7 +5,8 @@
 // returns the makespan, per-rank timelines and a breakdown of compute,
 // communication, exposed communication and idle time. A kernel that overlaps
 // a collective on its rank is slowed by the cost model's contention term, so
-// overlap is never predicted to be free. The trace is Chrome/Perfetto JSON.
+// overlap is never predicted to be free; collectives that run at once on a
+// rank share its links, so running two side by side gains nothing. The trace is Chrome/Perfetto JSON.
 //
 //===----------------------------------------------------------------------===//
 

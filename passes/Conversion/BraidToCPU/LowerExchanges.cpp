@@ -210,8 +210,6 @@ FailureOr<Value> ExchangeLowering::allToAll(OpTy op, PendingExchanges *pending) 
   Value split = toUnrankedBuffer(b, loc, constantVector(*sizes, b.getI64Type()));
   Value input = toUnrankedBuffer(b, loc, op.getInput());
   if (pending) {
-    if (*kind == "i64")
-      return op.emitError() << "the CPU backend starts f32 and f64 exchanges";
     func::FuncOp fn = declareRuntimeFunction(
         module, (runtime::kAllToAllStart + *kind).str(),
         {input.getType(), input.getType(), split.getType()}, {b.getI64Type()},
@@ -234,7 +232,8 @@ FailureOr<Value> ExchangeLowering::wait(WaitOp op,
   auto it = pending.find(op.getToken());
   if (it == pending.end())
     return op.emitError() << "the CPU backend waits for tokens of "
-                             "all_to_all_start and reduce_scatter_start";
+                             "all_to_all_start, reduce_scatter_start and "
+                             "all_reduce_start";
   PendingExchange exchange = it->second;
   func::FuncOp fn = declareRuntimeFunction(
       module, (runtime::kWaitExchange + exchange.suffix).str(),

@@ -23,6 +23,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/DialectConversion.h"
 
+#include <functional>
 #include <type_traits>
 
 using namespace mlir;
@@ -68,6 +69,9 @@ public:
   FailureOr<SmallVector<Value>> lower(TableUpdateOp op);
   FailureOr<SmallVector<Value>> lower(DenseUpdateOp op);
   FailureOr<SmallVector<Value>> lower(AllReduceOp op);
+  /// A started all_reduce: its handle and buffers wait in `state.pending`
+  /// for the braid.wait of its token; it has no result of its own.
+  FailureOr<SmallVector<Value>> lower(AllReduceStartOp op);
   FailureOr<SmallVector<Value>> lower(AllGatherOp op);
 
 private:
@@ -336,22 +340,59 @@ static FailureOr<std::string> exchangeSuffix(Operation *op, Type type) {
                          << element;
 }
 
-FailureOr<SmallVector<Value>> TrainingLowering::lower(AllReduceOp op) {
+/// The synchronous and the started all_reduce: the same arguments, and the
+/// started one returns a handle for braid.wait.
+template <typename OpTy>
+static FailureOr<SmallVector<Value>>
+lowerAllReduce(OpTy op, OpBuilder &b, CpuLoweringState &state,
+               const std::function<Value(RankedTensorType, Value)> &allocate) {
+  Location loc = op.getLoc();
   if (op.getReduction() != ReductionKind::sum &&
       op.getReduction() != ReductionKind::max)
     return op.emitError() << "the CPU backend lowers sum and max all_reduce";
-  FailureOr<std::string> suffix = exchangeSuffix(op, op.getResult().getType());
+  auto type = cast<RankedTensorType>(op.getResultTensorType());
+  FailureOr<std::string> suffix = exchangeSuffix(op, type);
   FailureOr<std::pair<int64_t, Value>> blocks = lowerRankBlocks(
       b, loc, state.module, op, op.getReplicaGroupsAttr());
   if (failed(suffix) || failed(blocks))
     return failure();
-  auto type = cast<RankedTensorType>(op.getResult().getType());
   Value out = allocate(type, op.getInput());
-  call((runtime::kAllReduce + *suffix).str(),
-       {read(op.getInput()), unranked(out), i64(blocks->first),
-        arith::ExtUIOp::create(b, loc, b.getI32Type(), blocks->second),
-        i32(static_cast<int64_t>(op.getReduction()))});
-  return SmallVector<Value>{toTensor(type, out)};
+  Value input = toUnrankedBuffer(b, loc, op.getInput());
+  Value output = memref::CastOp::create(
+      b, loc, UnrankedMemRefType::get(type.getElementType(), 0), out);
+  SmallVector<Value> args = {
+      input, output, arith::ConstantIntOp::create(b, loc, blocks->first, 64),
+      arith::ExtUIOp::create(b, loc, b.getI32Type(), blocks->second),
+      arith::ConstantIntOp::create(
+          b, loc, static_cast<int64_t>(op.getReduction()), 32)};
+  constexpr bool started = std::is_same_v<OpTy, AllReduceStartOp>;
+  StringRef name = started ? runtime::kAllReduceStart : runtime::kAllReduce;
+  SmallVector<Type> results;
+  if (started)
+    results.push_back(b.getI64Type());
+  func::FuncOp fn = declareRuntimeFunction(state.module,
+                                           (name + *suffix).str(),
+                                           ValueRange(args).getTypes(),
+                                           results, true);
+  auto call = func::CallOp::create(b, loc, fn, args);
+  if constexpr (started) {
+    state.pending[op.getToken()] = {call.getResult(0), input, out, *suffix};
+    return SmallVector<Value>{};
+  }
+  return SmallVector<Value>{bufferization::ToTensorOp::create(
+      b, loc, type, out, /*restrict=*/true, /*writable=*/true)};
+}
+
+FailureOr<SmallVector<Value>> TrainingLowering::lower(AllReduceOp op) {
+  return lowerAllReduce(op, b, state, [&](RankedTensorType type, Value like) {
+    return allocate(type, like);
+  });
+}
+
+FailureOr<SmallVector<Value>> TrainingLowering::lower(AllReduceStartOp op) {
+  return lowerAllReduce(op, b, state, [&](RankedTensorType type, Value like) {
+    return allocate(type, like);
+  });
 }
 
 FailureOr<SmallVector<Value>> TrainingLowering::lower(AllGatherOp op) {
@@ -402,7 +443,8 @@ struct TrainingOpLowering : OpConversionPattern<OpTy> {
     FailureOr<SmallVector<Value>> results = lowering.lower(op);
     if (failed(results))
       return failure();
-    if (op->getNumResults() == 0)
+    // A started exchange's token dies with its wait, lowered after it.
+    if (op->getNumResults() == 0 || isa<AllReduceStartOp>(op))
       rewriter.eraseOp(op);
     else
       rewriter.replaceOp(op, *results);
@@ -423,6 +465,8 @@ void mlir::braid::populateBraidTrainingToCPUPatterns(
                TrainingOpLowering<EmbeddingBagGradOp>,
                TrainingOpLowering<TableUpdateOp>,
                TrainingOpLowering<DenseUpdateOp>,
-               TrainingOpLowering<AllReduceOp>, TrainingOpLowering<AllGatherOp>>(
+               TrainingOpLowering<AllReduceOp>,
+               TrainingOpLowering<AllReduceStartOp>,
+               TrainingOpLowering<AllGatherOp>>(
       patterns.getContext(), state);
 }

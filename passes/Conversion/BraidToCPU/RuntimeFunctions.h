@@ -55,6 +55,9 @@ inline constexpr llvm::StringLiteral kWaitExchange = "braidrt_wait_exchange_";
 /// (memref in, memref out, i64 group size, i32 member, i32 reduction) for
 /// all_reduce (any rank), without the reduction for all_gather (rows).
 inline constexpr llvm::StringLiteral kAllReduce = "braidrt_all_reduce_";
+/// i64 (all_reduce's arguments): started; braidrt_wait_exchange_ completes it.
+inline constexpr llvm::StringLiteral kAllReduceStart =
+    "braidrt_all_reduce_start_";
 inline constexpr llvm::StringLiteral kAllGather = "braidrt_all_gather_";
 /// The training kernels (runtime/lib/Training.cpp; compiled.h documents
 /// them): (memref logits, memref labels, memref loss, memref grad, f64

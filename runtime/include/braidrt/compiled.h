@@ -81,12 +81,23 @@ void _mlir_ciface_braidrt_wait_exchange_f32(int64_t handle,
 void _mlir_ciface_braidrt_wait_exchange_f64(int64_t handle,
                                             braidrt_unranked_memref *in,
                                             braidrt_unranked_memref *out);
+/* The routed lengths (i64) are exchanged the same way. */
+int64_t _mlir_ciface_braidrt_all_to_all_start_i64(braidrt_unranked_memref *in,
+                                                  braidrt_unranked_memref *out,
+                                                  braidrt_unranked_memref *split);
+void _mlir_ciface_braidrt_wait_exchange_i64(int64_t handle,
+                                            braidrt_unranked_memref *in,
+                                            braidrt_unranked_memref *out);
 
 /* The gradient exchanges of training steps, over blocks of `group_size`
  * consecutive ranks as reduce_scatter: all_reduce (any rank, `reduction` as
- * braidrt_reduction) and all_gather (rows, in rank order). */
+ * braidrt_reduction), also started (braidrt_wait_exchange_ completes it),
+ * and all_gather (rows, in rank order). */
 #define BRAIDRT_DECLARE_GRADIENT_EXCHANGES(SUFFIX)                             \
   void _mlir_ciface_braidrt_all_reduce_##SUFFIX(                               \
+      braidrt_unranked_memref *in, braidrt_unranked_memref *out,               \
+      int64_t group_size, int32_t member, int32_t reduction);                  \
+  int64_t _mlir_ciface_braidrt_all_reduce_start_##SUFFIX(                      \
       braidrt_unranked_memref *in, braidrt_unranked_memref *out,               \
       int64_t group_size, int32_t member, int32_t reduction);                  \
   void _mlir_ciface_braidrt_all_gather_##SUFFIX(                               \

@@ -1,0 +1,101 @@
+//===- CoOptSupport.cpp - What the co-optimization passes share -----------===//
+//
+// This file implements the simulator-guarded rewrite and the start/wait
+// form of collectives that Braid's co-optimization passes share.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CoOptSupport.h"
+
+#include "braid/Dialect/Braid/IR/Braid.h"
+#include "braid/Sim/ScheduleBuilder.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/ScopeExit.h"
+
+using namespace mlir;
+using namespace mlir::braid;
+
+FailureOr<ProgramPredictor> ProgramPredictor::forModule(ModuleOp module) {
+  ProgramPredictor predictor;
+  auto cluster =
+      module->getAttrOfType<ClusterAttr>(BraidDialect::kClusterAttrName);
+  if (!cluster)
+    return predictor;
+  llvm::Expected<cluster::HardwareDesc> hw =
+      cluster::loadHardware(cluster.getHardware());
+  if (!hw)
+    return module.emitError() << "cannot load the hardware of the module's "
+                                 "cluster: "
+                              << llvm::toString(hw.takeError());
+  predictor.hw = std::move(*hw);
+  predictor.ranks = cluster.getWorldSize();
+  predictor.ranksPerNode = cluster.getRanksPerNode();
+  return predictor;
+}
+
+FailureOr<double> ProgramPredictor::predictUs(func::FuncOp func) const {
+  if (!hw)
+    return func.emitError() << "no cluster to predict the program on";
+  FailureOr<sim::ProgramPrediction> prediction =
+      sim::simulateProgram(func, *hw, ranks, ranksPerNode);
+  if (failed(prediction))
+    return failure();
+  return prediction->result.makespanUs;
+}
+
+FailureOr<RewriteOutcome>
+mlir::braid::applyIfFaster(
+    func::FuncOp func, const ProgramPredictor &predictor, bool force,
+    const std::function<FailureOr<bool>(func::FuncOp)> &rewrite) {
+  if (!force && !predictor.hasCluster())
+    return RewriteOutcome::unchanged;
+  // The copy lives beside the original, so that the simulator finds the
+  // module's tables and batch split; it never outlives this function.
+  auto copy = cast<func::FuncOp>(func->clone());
+  OpBuilder(func).insert(copy);
+  copy.setPrivate();
+  SymbolTable::setSymbolName(copy, (func.getSymName() + ".coopt").str());
+  auto dropCopy = llvm::make_scope_exit([&] { copy.erase(); });
+  FailureOr<bool> changed = rewrite(copy);
+  if (failed(changed))
+    return failure();
+  if (!*changed)
+    return RewriteOutcome::unchanged;
+  if (!force) {
+    FailureOr<double> before = predictor.predictUs(func);
+    FailureOr<double> after = predictor.predictUs(copy);
+    if (failed(before) || failed(after))
+      return failure();
+    // A gain within rounding is no gain.
+    if (!(*after < *before * (1 - 1e-9)))
+      return RewriteOutcome::rejected;
+  }
+  func.getBody().takeBody(copy.getBody());
+  return RewriteOutcome::applied;
+}
+
+std::optional<StringRef> mlir::braid::getStartFormName(Operation *op) {
+  if (isa<AllToAllOp>(op))
+    return AllToAllStartOp::getOperationName();
+  if (isa<ReduceScatterOp>(op))
+    return ReduceScatterStartOp::getOperationName();
+  if (isa<AllReduceOp>(op))
+    return AllReduceStartOp::getOperationName();
+  return std::nullopt;
+}
+
+WaitOp mlir::braid::startCollective(Operation *op, StringRef startName) {
+  OpBuilder b(op);
+  auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+  OperationState state(op->getLoc(), startName);
+  state.addOperands(op->getOperands());
+  state.addAttributes(op->getAttrs());
+  state.addTypes(TokenType::get(op->getContext(), resultType));
+  Operation *start = b.create(state);
+  auto wait = WaitOp::create(b, op->getLoc(), resultType, start->getResult(0));
+  op->getResult(0).replaceAllUsesWith(wait.getResult());
+  op->erase();
+  return wait;
+}

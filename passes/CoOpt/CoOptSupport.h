@@ -1,0 +1,76 @@
+//===- CoOptSupport.h - What the co-optimization passes share ---*- C++ -*-===//
+//
+// This file declares what Braid's co-optimization passes share: the
+// simulator's prediction of a per-rank function on the cluster its module
+// was compiled for, the rule that a rewrite lands only when that prediction
+// improves (or when a test forces it), and the start/wait form of a
+// synchronous collective.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef BRAID_PASSES_COOPT_COOPTSUPPORT_H
+#define BRAID_PASSES_COOPT_COOPTSUPPORT_H
+
+#include "braid/Cluster/Hardware.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+
+#include <functional>
+#include <optional>
+
+namespace mlir::braid {
+
+class WaitOp;
+
+/// Predicts per-rank functions of one module with the simulator, on the
+/// cluster of the module's `braid.cluster` attribute.
+class ProgramPredictor {
+public:
+  /// A predictor for `module`; fails, with a located error, when the module
+  /// names a cluster whose hardware cannot be loaded. A module with no
+  /// cluster gets a predictor that predicts nothing (hasCluster() false).
+  static FailureOr<ProgramPredictor> forModule(ModuleOp module);
+
+  bool hasCluster() const { return hw.has_value(); }
+  /// The simulated makespan of `func` in microseconds, or failure (with
+  /// the simulator's located error).
+  FailureOr<double> predictUs(func::FuncOp func) const;
+
+private:
+  std::optional<cluster::HardwareDesc> hw;
+  int64_t ranks = 1, ranksPerNode = 1;
+};
+
+/// How a guarded rewrite went.
+enum class RewriteOutcome {
+  /// Applied: forced, or predicted faster.
+  applied,
+  /// The rewrite changed nothing.
+  unchanged,
+  /// Rewritten, but not predicted faster: the function is as it was.
+  rejected,
+};
+
+/// Applies `rewrite` to a copy of `func`, then keeps the copy's body when
+/// `force` is set or when `predictor` predicts the copy faster than `func`
+/// (a cluster is needed then; without one nothing is applied). `rewrite`
+/// returns whether it changed anything, or failure. Every rank runs the
+/// same deterministic choice, so the ranks still agree on their programs.
+FailureOr<RewriteOutcome>
+applyIfFaster(func::FuncOp func, const ProgramPredictor &predictor, bool force,
+              const std::function<FailureOr<bool>(func::FuncOp)> &rewrite);
+
+/// The name of the `_start` form of a synchronous collective, when the
+/// backends and the simulator know it: all_to_all, reduce_scatter and
+/// all_reduce.
+std::optional<StringRef> getStartFormName(Operation *op);
+
+/// Replaces the synchronous collective `op` with its start form `startName`
+/// (same operands and attributes, a token of its result type) and a
+/// braid.wait right after it; returns the wait.
+WaitOp startCollective(Operation *op, StringRef startName);
+
+} // namespace mlir::braid
+
+#endif // BRAID_PASSES_COOPT_COOPTSUPPORT_H

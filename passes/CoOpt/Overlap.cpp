@@ -1,0 +1,163 @@
+//===- Overlap.cpp - The braid-overlap pass -------------------------------===//
+//
+// This file implements braid-overlap: each synchronous collective of a
+// per-rank function that a backend can start asynchronously is moved up to
+// just after its input is computed, started there and waited for just
+// before its result's first use, when the simulator predicts the whole
+// program faster so.
+//
+//===----------------------------------------------------------------------===//
+
+#include "braid/CoOpt/Passes.h"
+
+#include "CoOptSupport.h"
+
+#include "braid/Dialect/Braid/IR/Braid.h"
+
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallPtrSet.h"
+
+namespace mlir::braid {
+#define GEN_PASS_DEF_BRAIDOVERLAPPASS
+#include "braid/CoOpt/Passes.h.inc"
+} // namespace mlir::braid
+
+using namespace mlir;
+using namespace mlir::braid;
+
+namespace {
+/// The positions in `block` of its synchronous collectives that have a
+/// start form, in program order.
+SmallVector<int64_t> candidatePositions(Block &block) {
+  SmallVector<int64_t> positions;
+  for (auto [index, op] : llvm::enumerate(block))
+    if (getStartFormName(&op))
+      positions.push_back(index);
+  return positions;
+}
+
+/// True when `op` may move later past the ops after it: it writes no
+/// memory, or only the rows of its own table and nothing after it touches
+/// that table.
+bool canMoveLater(Operation *op) {
+  if (isMemoryEffectFree(op))
+    return true;
+  auto table = op->getAttrOfType<FlatSymbolRefAttr>("table");
+  if (!table)
+    return false;
+  for (Operation *later = op->getNextNode(); later;
+       later = later->getNextNode())
+    if (later->getAttrOfType<FlatSymbolRefAttr>("table") == table)
+      return false;
+  return true;
+}
+
+/// The ops that read `wait`'s result, directly or through each other, and
+/// feed nothing but one another and the function's results (an optimizer
+/// step and the unpacking before it, a table update): they can run at the
+/// end of the block instead. In program order.
+SmallVector<Operation *> sinkableUsers(WaitOp wait) {
+  Block *block = wait->getBlock();
+  Operation *terminator = block->getTerminator();
+  // The ops after the wait that depend on it.
+  llvm::SetVector<Operation *> dependent;
+  dependent.insert(wait);
+  for (Operation *op = wait->getNextNode(); op != terminator;
+       op = op->getNextNode())
+    if (llvm::any_of(op->getOperands(), [&](Value operand) {
+          Operation *def = operand.getDefiningOp();
+          return def && dependent.contains(def);
+        }))
+      dependent.insert(op);
+  // From the last back: an op sinks when everything it feeds sinks or
+  // returns.
+  llvm::SmallPtrSet<Operation *, 16> sinks;
+  for (Operation *op : llvm::reverse(dependent.getArrayRef().drop_front()))
+    if (canMoveLater(op) &&
+        llvm::all_of(op->getUsers(), [&](Operation *user) {
+          Operation *inBlock = block->findAncestorOpInBlock(*user);
+          return inBlock == terminator || sinks.contains(inBlock);
+        }))
+      sinks.insert(op);
+  SmallVector<Operation *> ordered;
+  for (Operation *op : dependent)
+    if (sinks.contains(op))
+      ordered.push_back(op);
+  return ordered;
+}
+
+/// Starts the collective `op` just after its last operand is computed and
+/// waits for it just before its result's first use. The ops that only
+/// carry its result to the function's results (unpacking, an optimizer
+/// step, a table update) move to the end of the block first, so the
+/// computation before them runs beside the collective.
+void startEarly(Operation *op) {
+  Block *block = op->getBlock();
+  // The latest operand definition in this block.
+  Operation *latest = nullptr;
+  for (Value operand : op->getOperands())
+    if (Operation *def = operand.getDefiningOp())
+      if (Operation *inBlock = block->findAncestorOpInBlock(*def))
+        if (!latest || latest->isBeforeInBlock(inBlock))
+          latest = inBlock;
+  if (latest)
+    op->moveAfter(latest);
+  else
+    op->moveBefore(&block->front());
+  StringRef startName = *getStartFormName(op);
+  WaitOp wait = startCollective(op, startName);
+  // Sunk in program order, so they keep their order at the end.
+  for (Operation *sink : sinkableUsers(wait))
+    sink->moveBefore(block->getTerminator());
+  Operation *firstUse = nullptr;
+  for (Operation *user : wait->getUsers())
+    if (Operation *inBlock = block->findAncestorOpInBlock(*user))
+      if (!firstUse || inBlock->isBeforeInBlock(firstUse))
+        firstUse = inBlock;
+  // A result nobody reads is waited for where it was started.
+  if (firstUse)
+    wait->moveBefore(firstUse);
+}
+
+struct BraidOverlapPass
+    : braid::impl::BraidOverlapPassBase<BraidOverlapPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    FailureOr<ProgramPredictor> predictor =
+        ProgramPredictor::forModule(getOperation());
+    if (failed(predictor))
+      return signalPassFailure();
+    SmallVector<func::FuncOp> funcs(getOperation().getOps<func::FuncOp>());
+    for (func::FuncOp func : funcs) {
+      if (func.isExternal() || !llvm::hasSingleElement(func.getBody()))
+        continue;
+      // One collective at a time, in program order, each against the
+      // program as the ones before it left it. A collective that is
+      // started leaves the candidates; one that is not is skipped.
+      for (size_t skipped = 0;;) {
+        SmallVector<int64_t> positions =
+            candidatePositions(func.getBody().front());
+        if (skipped >= positions.size())
+          break;
+        int64_t position = positions[skipped];
+        FailureOr<RewriteOutcome> outcome = applyIfFaster(
+            func, *predictor, force, [&](func::FuncOp copy) -> FailureOr<bool> {
+              Block &block = copy.getBody().front();
+              startEarly(&*std::next(block.begin(), position));
+              return true;
+            });
+        if (failed(outcome))
+          return signalPassFailure();
+        if (*outcome == RewriteOutcome::applied) {
+          ++numStarted;
+          continue;
+        }
+        if (*outcome == RewriteOutcome::rejected)
+          ++numRejected;
+        ++skipped;
+      }
+    }
+  }
+};
+} // namespace
