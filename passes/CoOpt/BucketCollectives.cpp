@@ -85,8 +85,8 @@ Value flatten(OpBuilder &b, Location loc, Value value) {
   auto type = cast<RankedTensorType>(value.getType());
   if (type.getRank() == 1)
     return value;
-  auto flat = RankedTensorType::get({type.getNumElements()},
-                                    type.getElementType());
+  auto flat =
+      RankedTensorType::get({type.getNumElements()}, type.getElementType());
   if (type.getRank() == 0)
     return tensor::ExpandShapeOp::create(b, loc, flat, value,
                                          ArrayRef<ReassociationIndices>{});
@@ -164,8 +164,7 @@ bool bucketAllReduces(func::FuncOp func, int64_t capBytes,
   llvm::MapVector<Key, Bucket> open;
   SmallVector<Bucket> closed;
   for (AllReduceOp op : candidates) {
-    Key key{static_cast<int64_t>(op.getReduction()),
-            op.getReplicaGroupsAttr(),
+    Key key{static_cast<int64_t>(op.getReduction()), op.getReplicaGroupsAttr(),
             op.getInput().getType().getElementType()};
     int64_t bytes = bytesOf(op.getInput().getType());
     int64_t ready = order.readyAt(op.getInput());
@@ -175,9 +174,10 @@ bool bucketAllReduces(func::FuncOp func, int64_t capBytes,
     int64_t after = std::max(bucket.after, ready);
     bool fits = bucket.members.empty() || bucket.bytes + bytes <= capBytes;
     bool usesFollow =
-        llvm::all_of(bucket.members, [&](AllReduceOp member) {
-          return order.firstUse(member.getResult(), block) > after;
-        }) &&
+        llvm::all_of(bucket.members,
+                     [&](AllReduceOp member) {
+                       return order.firstUse(member.getResult(), block) > after;
+                     }) &&
         order.firstUse(op.getResult(), block) > after;
     if (!fits || !usesFollow) {
       closed.push_back(std::move(bucket));
@@ -213,8 +213,8 @@ struct BraidBucketCollectivesPass
   using Base::Base;
   void runOnOperation() override {
     if (!(bucketMiB > 0)) {
-      getOperation().emitError() << "bucket-mib must be positive, not "
-                                 << bucketMiB;
+      getOperation().emitError()
+          << "bucket-mib must be positive, not " << bucketMiB;
       return signalPassFailure();
     }
     FailureOr<ProgramPredictor> predictor =

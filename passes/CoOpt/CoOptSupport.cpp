@@ -46,33 +46,73 @@ FailureOr<double> ProgramPredictor::predictUs(func::FuncOp func) const {
 }
 
 FailureOr<RewriteOutcome>
-mlir::braid::applyIfFaster(
-    func::FuncOp func, const ProgramPredictor &predictor, bool force,
-    const std::function<FailureOr<bool>(func::FuncOp)> &rewrite) {
+mlir::braid::applyIfFaster(func::FuncOp func, const ProgramPredictor &predictor,
+                           bool force, const FunctionRewrite &rewrite) {
+  return applyFastestOf(func, predictor, force, {rewrite});
+}
+
+FailureOr<RewriteOutcome>
+mlir::braid::applyFastestOf(func::FuncOp func,
+                            const ProgramPredictor &predictor, bool force,
+                            ArrayRef<FunctionRewrite> rewrites) {
   if (!force && !predictor.hasCluster())
     return RewriteOutcome::unchanged;
-  // The copy lives beside the original, so that the simulator finds the
-  // module's tables and batch split; it never outlives this function.
-  auto copy = cast<func::FuncOp>(func->clone());
-  OpBuilder(func).insert(copy);
-  copy.setPrivate();
-  SymbolTable::setSymbolName(copy, (func.getSymName() + ".coopt").str());
-  auto dropCopy = llvm::make_scope_exit([&] { copy.erase(); });
-  FailureOr<bool> changed = rewrite(copy);
-  if (failed(changed))
-    return failure();
-  if (!*changed)
-    return RewriteOutcome::unchanged;
-  if (!force) {
-    FailureOr<double> before = predictor.predictUs(func);
+  std::optional<double> baseline;
+  std::optional<double> bestUs;
+  func::FuncOp best;
+  bool changedAny = false;
+  auto dropBest = [&] {
+    if (best)
+      best.erase();
+  };
+  auto dropOnExit = llvm::make_scope_exit(dropBest);
+  for (const FunctionRewrite &rewrite : rewrites) {
+    // The copy lives beside the original, so that the simulator finds the
+    // module's tables and batch split; it never outlives this function.
+    auto copy = cast<func::FuncOp>(func->clone());
+    OpBuilder(func).insert(copy);
+    copy.setPrivate();
+    SymbolTable::setSymbolName(copy, (func.getSymName() + ".coopt").str());
+    FailureOr<bool> changed = rewrite(copy);
+    if (failed(changed) || !*changed) {
+      copy.erase();
+      if (failed(changed))
+        return failure();
+      continue;
+    }
+    changedAny = true;
+    if (force) {
+      dropBest();
+      best = copy;
+      break;
+    }
+    if (!baseline) {
+      FailureOr<double> before = predictor.predictUs(func);
+      if (failed(before)) {
+        copy.erase();
+        return failure();
+      }
+      baseline = *before;
+    }
     FailureOr<double> after = predictor.predictUs(copy);
-    if (failed(before) || failed(after))
+    if (failed(after)) {
+      copy.erase();
       return failure();
+    }
     // A gain within rounding is no gain.
-    if (!(*after < *before * (1 - 1e-9)))
-      return RewriteOutcome::rejected;
+    if (*after < *baseline * (1 - 1e-9) && (!bestUs || *after < *bestUs)) {
+      dropBest();
+      best = copy;
+      bestUs = *after;
+    } else {
+      copy.erase();
+    }
   }
-  func.getBody().takeBody(copy.getBody());
+  if (!changedAny)
+    return RewriteOutcome::unchanged;
+  if (!best)
+    return RewriteOutcome::rejected;
+  func.getBody().takeBody(best.getBody());
   return RewriteOutcome::applied;
 }
 

@@ -57,9 +57,19 @@ enum class RewriteOutcome {
 /// (a cluster is needed then; without one nothing is applied). `rewrite`
 /// returns whether it changed anything, or failure. Every rank runs the
 /// same deterministic choice, so the ranks still agree on their programs.
-FailureOr<RewriteOutcome>
-applyIfFaster(func::FuncOp func, const ProgramPredictor &predictor, bool force,
-              const std::function<FailureOr<bool>(func::FuncOp)> &rewrite);
+using FunctionRewrite = std::function<FailureOr<bool>(func::FuncOp)>;
+FailureOr<RewriteOutcome> applyIfFaster(func::FuncOp func,
+                                        const ProgramPredictor &predictor,
+                                        bool force,
+                                        const FunctionRewrite &rewrite);
+
+/// Like applyIfFaster with several alternative rewrites: each is applied to
+/// its own copy, and the copy predicted fastest is kept when it beats
+/// `func`. `force` keeps the first alternative that changes anything.
+FailureOr<RewriteOutcome> applyFastestOf(func::FuncOp func,
+                                         const ProgramPredictor &predictor,
+                                         bool force,
+                                         ArrayRef<FunctionRewrite> rewrites);
 
 /// The name of the `_start` form of a synchronous collective, when the
 /// backends and the simulator know it: all_to_all, reduce_scatter and

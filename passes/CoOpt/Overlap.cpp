@@ -74,8 +74,7 @@ SmallVector<Operation *> sinkableUsers(WaitOp wait) {
   // returns.
   llvm::SmallPtrSet<Operation *, 16> sinks;
   for (Operation *op : llvm::reverse(dependent.getArrayRef().drop_front()))
-    if (canMoveLater(op) &&
-        llvm::all_of(op->getUsers(), [&](Operation *user) {
+    if (canMoveLater(op) && llvm::all_of(op->getUsers(), [&](Operation *user) {
           Operation *inBlock = block->findAncestorOpInBlock(*user);
           return inBlock == terminator || sinks.contains(inBlock);
         }))
@@ -87,14 +86,10 @@ SmallVector<Operation *> sinkableUsers(WaitOp wait) {
   return ordered;
 }
 
-/// Starts the collective `op` just after its last operand is computed and
-/// waits for it just before its result's first use. The ops that only
-/// carry its result to the function's results (unpacking, an optimizer
-/// step, a table update) move to the end of the block first, so the
-/// computation before them runs beside the collective.
-void startEarly(Operation *op) {
+/// Moves `op` up to just after the last of its operands' definitions in its
+/// block (to the block's start when there is none).
+void hoistToOperands(Operation *op) {
   Block *block = op->getBlock();
-  // The latest operand definition in this block.
   Operation *latest = nullptr;
   for (Value operand : op->getOperands())
     if (Operation *def = operand.getDefiningOp())
@@ -105,6 +100,37 @@ void startEarly(Operation *op) {
     op->moveAfter(latest);
   else
     op->moveBefore(&block->front());
+}
+
+/// Starts the collective `op` just after its last operand is computed and
+/// waits for it just before its result's first use. The ops that only
+/// carry its result to the function's results (unpacking, an optimizer
+/// step, a table update) move to the end of the block first, so the
+/// computation before them runs beside the collective.
+void startEarly(Operation *op, bool hoistProducers) {
+  Block *block = op->getBlock();
+  // With `hoistProducers`, what the collective reads is computed as early
+  // as it can be: the pure ops it depends on move up to just after their
+  // own operands (the routing of a lookup's indices goes before a bottom
+  // MLP it does not need), and the collective follows them.
+  llvm::SetVector<Operation *> slice;
+  if (hoistProducers) {
+    SmallVector<Operation *> worklist = {op};
+    while (!worklist.empty())
+      for (Value operand : worklist.pop_back_val()->getOperands())
+        if (Operation *def = operand.getDefiningOp())
+          if (Operation *inBlock = block->findAncestorOpInBlock(*def))
+            if (slice.insert(inBlock))
+              worklist.push_back(inBlock);
+    SmallVector<Operation *> ordered(slice.begin(), slice.end());
+    llvm::sort(ordered, [](Operation *a, Operation *b) {
+      return a->isBeforeInBlock(b);
+    });
+    for (Operation *producer : ordered)
+      if (isMemoryEffectFree(producer) && producer->getNumRegions() == 0)
+        hoistToOperands(producer);
+  }
+  hoistToOperands(op);
   StringRef startName = *getStartFormName(op);
   WaitOp wait = startCollective(op, startName);
   // Sunk in program order, so they keep their order at the end.
@@ -120,8 +146,7 @@ void startEarly(Operation *op) {
     wait->moveBefore(firstUse);
 }
 
-struct BraidOverlapPass
-    : braid::impl::BraidOverlapPassBase<BraidOverlapPass> {
+struct BraidOverlapPass : braid::impl::BraidOverlapPassBase<BraidOverlapPass> {
   using Base::Base;
   void runOnOperation() override {
     FailureOr<ProgramPredictor> predictor =
@@ -141,12 +166,17 @@ struct BraidOverlapPass
         if (skipped >= positions.size())
           break;
         int64_t position = positions[skipped];
-        FailureOr<RewriteOutcome> outcome = applyIfFaster(
-            func, *predictor, force, [&](func::FuncOp copy) -> FailureOr<bool> {
-              Block &block = copy.getBody().front();
-              startEarly(&*std::next(block.begin(), position));
-              return true;
-            });
+        // Started right after its input, or with its input's pure
+        // producers hoisted too: the simulator keeps the faster.
+        auto startAt = [&](bool hoistProducers) {
+          return [=](func::FuncOp copy) -> FailureOr<bool> {
+            Block &block = copy.getBody().front();
+            startEarly(&*std::next(block.begin(), position), hoistProducers);
+            return true;
+          };
+        };
+        FailureOr<RewriteOutcome> outcome = applyFastestOf(
+            func, *predictor, force, {startAt(false), startAt(true)});
         if (failed(outcome))
           return signalPassFailure();
         if (*outcome == RewriteOutcome::applied) {

@@ -199,7 +199,7 @@ static int runProgram() {
     total.idleUs += rank.idleUs / numRanks;
   }
   // Communication beside computation: what overlap hid.
-  double hiddenCommUs = total.commUs - total.exposedCommUs;
+  double hiddenCommUs = std::max(0.0, total.commUs - total.exposedCommUs);
   if (expectOverlap) {
     int64_t started = 0;
     func->walk([&](WaitOp) { ++started; });
