@@ -12,6 +12,7 @@
 #include "braid/Plan/Planner.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
@@ -27,6 +28,23 @@ static std::optional<func::FuncOp> onlyFunction(ModuleOp module) {
   if (funcs.size() != 1)
     return std::nullopt;
   return funcs.front();
+}
+
+/// The buckets and started collectives of `func`.
+static CoOptSummary summarizeCoOpt(func::FuncOp func) {
+  CoOptSummary summary;
+  func.walk([&](Operation *op) {
+    if (isa<CollectiveOpInterface>(op) &&
+        cast<CollectiveOpInterface>(op).isAsync())
+      ++summary.started;
+    if (!isa<AllReduceOp, AllReduceStartOp>(op))
+      return;
+    if (auto concat = op->getOperand(0).getDefiningOp<tensor::ConcatOp>()) {
+      ++summary.buckets;
+      summary.bucketedMembers += concat.getInputs().size();
+    }
+  });
+  return summary;
 }
 
 FailureOr<PlanReport> mlir::braid::buildPlanReport(ModuleOp program,
@@ -68,6 +86,8 @@ FailureOr<PlanReport> mlir::braid::buildPlanReport(ModuleOp program,
     if (failed(prediction))
       return failure();
     *into = std::move(*prediction);
+    (into == &report.prediction ? report.forwardCoOpt : report.trainCoOpt) =
+        summarizeCoOpt(*func);
   }
   return report;
 }
@@ -102,9 +122,17 @@ static llvm::json::Object breakdownOf(const sim::ProgramPrediction &p,
   if (training)
     for (auto [key, name] : kTrainCategories)
       add(key);
-  breakdown["exposed_comm_ms"] =
-      p.result.ranks[p.criticalRank].exposedCommUs * 1e-3;
+  const sim::RankBreakdown &critical = p.result.ranks[p.criticalRank];
+  breakdown["exposed_comm_ms"] = critical.exposedCommUs * 1e-3;
+  breakdown["hidden_comm_ms"] =
+      std::max(0.0, critical.commUs - critical.exposedCommUs) * 1e-3;
   return breakdown;
+}
+
+static llvm::json::Value coOptToJson(const CoOptSummary &summary) {
+  return llvm::json::Object{{"buckets", summary.buckets},
+                            {"bucketed_all_reduces", summary.bucketedMembers},
+                            {"started_collectives", summary.started}};
 }
 
 /// "lookups 0.120, dense compute 0.300" for the printed report.
@@ -211,6 +239,11 @@ llvm::json::Value mlir::braid::planReportToJson(const PlanReport &report) {
                              ? llvm::json::Value(report.lowerBoundUs * 1e-3)
                              : llvm::json::Value(nullptr)},
       {"predicted", std::move(predicted)},
+      {"co_optimization",
+       llvm::json::Object{{"forward", coOptToJson(report.forwardCoOpt)},
+                          {"train_step", report.trainPrediction
+                                             ? coOptToJson(report.trainCoOpt)
+                                             : llvm::json::Value(nullptr)}}},
       {"planner_estimate",
        llvm::json::Object{
            {"embedding_stage_ms", cost.iterationUs * 1e-3},
@@ -343,6 +376,23 @@ void mlir::braid::printPlanReport(llvm::raw_ostream &os,
         t->result.makespanUs * 1e-3, t->criticalRank,
         describeBreakdown(*t, /*training=*/true),
         t->result.ranks[t->criticalRank].exposedCommUs * 1e-3);
+  // What braid-co-optimize did, and the communication it hid.
+  auto describeCoOpt = [&](StringRef name, const CoOptSummary &summary,
+                           const sim::ProgramPrediction &p) {
+    const sim::RankBreakdown &critical = p.result.ranks[p.criticalRank];
+    os << llvm::formatv(
+        "co-optimized {0}: {1} bucket(s) of {2} all_reduces, {3} collectives "
+        "started early; {4:f3} of {5:f3} ms of communication hidden behind "
+        "computation on the slowest rank\n",
+        name, summary.buckets, summary.bucketedMembers, summary.started,
+        std::max(0.0, critical.commUs - critical.exposedCommUs) * 1e-3,
+        critical.commUs * 1e-3);
+  };
+  if (p)
+    describeCoOpt(report.trainPrediction ? "@forward" : "program",
+                  report.forwardCoOpt, *p);
+  if (const std::optional<sim::ProgramPrediction> &t = report.trainPrediction)
+    describeCoOpt("@train_step", report.trainCoOpt, *t);
   if (sharding.denseLayers.empty())
     return;
   os << llvm::formatv("{0,-24} {1,-15} {2,16} {3,12} {4,12}\n",

@@ -22,6 +22,14 @@
 namespace mlir::braid {
 
 /// The report of one per-rank program.
+/// What braid-co-optimize left in one function of the per-rank program.
+struct CoOptSummary {
+  /// all_reduces of flat concatenations, and the members they carry.
+  int64_t buckets = 0, bucketedMembers = 0;
+  /// Collectives in their `_start` form.
+  int64_t started = 0;
+};
+
 struct PlanReport {
   /// The problem and plan the program's placements describe.
   ShardingResult sharding;
@@ -37,6 +45,8 @@ struct PlanReport {
   std::optional<sim::ProgramPrediction> prediction;
   /// The simulated @train_step of a training program.
   std::optional<sim::ProgramPrediction> trainPrediction;
+  /// What co-optimization did to the forward function and @train_step.
+  CoOptSummary forwardCoOpt, trainCoOpt;
 };
 
 /// Builds the report of the partitioned `program`; `globalProgram` (the
