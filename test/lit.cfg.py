@@ -32,6 +32,9 @@ llvm_config.add_tool_substitutions(
     [ToolSubst(t, unresolved="ignore") for t in tools], [config.braid_tools_dir]
 )
 
+import os
+import subprocess
+
 # MPI tests: Open MPI refuses to run as root unless told to, and CI machines
 # have fewer cores than some tests have ranks.
 if shutil.which("mpirun"):
@@ -39,6 +42,18 @@ if shutil.which("mpirun"):
     config.environment["OMPI_ALLOW_RUN_AS_ROOT"] = "1"
     config.environment["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
     config.environment["OMPI_MCA_rmaps_base_oversubscribe"] = "1"
+
+# Two hosts on one machine (scripts/two_hosts.sh): network namespaces, which
+# need root (or CAP_NET_ADMIN) and iproute2.
+if "mpi" in config.available_features:
+    probe = subprocess.run(
+        ["bash", os.path.join(config.braid_src_root, "scripts", "two_hosts.sh"), "check"],
+        env=dict(os.environ, BRAID_HOSTS="braidlit"),
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if probe.returncode == 0:
+        config.available_features.add("two-hosts")
+    else:
+        lit_config.note("two-host tests are unsupported: " + probe.stderr.strip())
 
 # A small filesystem of our own (a tmpfs in a private mount namespace) lets
 # tests fill a disk; it needs root or user namespaces.
