@@ -63,7 +63,7 @@ mpirun)
   # Quoted once for the shell the agent starts inside the first host.
   cmd=$(printf '%q ' mpirun "${hosts[@]}" --mca plm_rsh_agent "$agent" \
     --mca btl tcp,self,vader --mca btl_tcp_if_include "$subnet" \
-    --mca oob_tcp_if_include "$subnet" "$@")
+    --mca oob_tcp_if_include "$subnet" --mca mpi_yield_when_idle 1 "$@")
   exec "$agent" "$h1" "$cmd"
   ;;
 down)

@@ -240,9 +240,45 @@ CollectiveEstimate cost::estimateCollective(const HardwareDesc &hw,
         stringifyCollectiveKind(kind));
     if (bw <= 0)
       bw = ringBusBandwidth(hw, nodes);
-    best.consider(steps * hw.intraNode.hopLatencyUs + busBytes / bw * 1e-3,
-                  kind == CollectiveKind::all_to_all ? "mpi/pairwise"
-                                                     : "mpi/ring");
+    double stepUs = hw.intraNode.hopLatencyUs;
+    double netGBps =
+        hw.interNode.nicsPerNode * hw.interNode.effectiveNicGBps();
+    if (nodes > 1 && kind == CollectiveKind::all_to_all) {
+      // Across nodes (a calibration on several hosts), a pairwise exchange
+      // sends each rank's share for the other nodes' ranks through its
+      // node's link, and those steps wait for the network's latency.
+      double interBytesPerNode =
+          perNode * bytes * double(ranks - perNode) / ranks;
+      double intraUs = bytes * double(perNode - 1) / ranks / bw * 1e-3;
+      double interUs = netGBps > 0 ? interBytesPerNode / netGBps * 1e-3 : 0;
+      best.consider(double(perNode - 1) * stepUs +
+                        double(ranks - perNode) *
+                            std::max(stepUs, hw.interNode.latencyUs) +
+                        std::max(intraUs, interUs),
+                    "mpi/pairwise");
+    } else if (nodes > 1) {
+      // Across nodes MPI goes hierarchically (Open MPI's tuned and han
+      // components): the steps inside a node at its latency and rate, the
+      // steps between nodes at the network's, the two stages overlapping
+      // on large messages. A flat ring over every rank crosses the network
+      // 2(n-1)/n times the message where this crosses it 2(nodes-1)/nodes
+      // times; on scripts/two_hosts.sh's hosts the ring was 1.7-2x slower
+      // than the all_reduce braid-calibrate measures (docs/coopt.md).
+      double perStage = kind == CollectiveKind::all_reduce ? 2.0 : 1.0;
+      double latencyUs =
+          perStage * (double(perNode - 1) * stepUs +
+                      double(nodes - 1) *
+                          std::max(stepUs, hw.interNode.latencyUs));
+      double intraUs = bytes * busBandwidthFactor(kind, perNode) / bw * 1e-3;
+      double netUs = netGBps > 0 ? bytes * busBandwidthFactor(kind, nodes) /
+                                       netGBps * 1e-3
+                                 : 0;
+      best.consider(latencyUs + std::max(intraUs, netUs), "mpi/hierarchical");
+    } else {
+      best.consider(steps * stepUs + busBytes / bw * 1e-3,
+                    kind == CollectiveKind::all_to_all ? "mpi/pairwise"
+                                                       : "mpi/ring");
+    }
   } else if (kind == CollectiveKind::all_to_all) {
     // Point to point: a rank's peers on its node go over the intra-node
     // fabric, the others through the node's NICs, shared by its ranks.
@@ -454,7 +490,13 @@ double cost::estimateAllToAllvUs(const HardwareDesc &hw,
   for (int64_t node = 0; node < nodes; ++node)
     worstLink = std::max(worstLink,
                          std::max(links.nodeOut[node], links.nodeIn[node]) / nicBw);
-  if (hw.intraNode.kind == IntraNodeKind::shm)
-    return (ranks - 1) * hw.intraNode.hopLatencyUs + worstLink * 1e-3;
+  if (hw.intraNode.kind == IntraNodeKind::shm) {
+    // The steps to other nodes' ranks wait for the network's latency.
+    int64_t perNode = (ranks + nodes - 1) / nodes;
+    double hopUs = hw.intraNode.hopLatencyUs;
+    double netHopUs = std::max(hopUs, hw.interNode.latencyUs);
+    return (perNode - 1) * hopUs + (ranks - perNode) * netHopUs +
+           worstLink * 1e-3;
+  }
   return allToAllUs(hw, ranks, (ranks + nodes - 1) / nodes, worstLink * 1e-3);
 }

@@ -12,6 +12,8 @@
 
 #include <cblas.h>
 
+#include <algorithm>
+
 
 using braidrt::View;
 
@@ -41,10 +43,21 @@ extern "C" void _mlir_ciface_braidrt_linear_f32(braidrt_unranked_memref *input,
   for (int64_t r = 0; r < batch; ++r)
     for (int64_t o = 0; o < outFeatures; ++o)
       out.data[r * out.strides[0] + o] = b.data[o];
-  if (batch > 0 && outFeatures > 0 && inFeatures > 0)
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, batch, outFeatures,
-                inFeatures, 1.0f, in.data, in.strides[0], w.data, w.strides[0],
-                1.0f, out.data, out.strides[0]);
+  // By blocks of the batch's rows (each a whole row's dot products, so the
+  // result is the unblocked one), moving the exchanges in flight along
+  // between blocks.
+  constexpr int64_t kBlocks = 4;
+  int64_t rowBlock = (batch + kBlocks - 1) / kBlocks;
+  if (outFeatures > 0 && inFeatures > 0)
+    for (int64_t r = 0; r < batch; r += rowBlock) {
+      braidrt_progress();
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans,
+                  std::min(rowBlock, batch - r), outFeatures, inFeatures, 1.0f,
+                  in.data + r * in.strides[0], in.strides[0], w.data,
+                  w.strides[0], 1.0f, out.data + r * out.strides[0],
+                  out.strides[0]);
+    }
+  braidrt_progress();
   for (int64_t r = 0; r < batch; ++r) {
     float *row = out.data + r * out.strides[0];
     for (int64_t o = 0; o < outFeatures; ++o) {

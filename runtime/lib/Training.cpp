@@ -447,11 +447,27 @@ void _mlir_ciface_braidrt_linear_grad_f32(
   std::fill(dw.data, dw.data + out * in, 0.0f);
   if (batch == 0 || in == 0 || out == 0)
     return;
-  // dx = g w ([B, out] x [out, in]); dw = g^T x ([out, B] x [B, in]).
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, batch, in, out, 1.0f,
-              g.data(), out, w.data, in, 0.0f, dx.data, in);
-  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, out, in, batch, 1.0f,
-              g.data(), out, x.data, in, 0.0f, dw.data, in);
+  // dx = g w ([B, out] x [out, in]) by blocks of the batch's rows, and
+  // dw = g^T x ([out, B] x [B, in]) by blocks of its output rows: each
+  // block is a whole row's dot products, so the results are the unblocked
+  // ones, and the exchanges in flight move along between blocks.
+  constexpr int64_t kBlocks = 4;
+  int64_t rowBlock = (batch + kBlocks - 1) / kBlocks;
+  for (int64_t b = 0; b < batch; b += rowBlock) {
+    braidrt_progress();
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans,
+                std::min(rowBlock, batch - b), in, out, 1.0f,
+                g.data() + b * out, out, w.data, in, 0.0f, dx.data + b * in,
+                in);
+  }
+  int64_t outBlock = (out + kBlocks - 1) / kBlocks;
+  for (int64_t o = 0; o < out; o += outBlock) {
+    braidrt_progress();
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans,
+                std::min(outBlock, out - o), in, batch, 1.0f, g.data() + o, out,
+                x.data, in, 0.0f, dw.data + o * in, in);
+  }
+  braidrt_progress();
 }
 
 void _mlir_ciface_braidrt_combine_shards_grad(

@@ -3,9 +3,11 @@
 // This file implements braid-calibrate. Run under `mpirun -n R`, it measures
 // the machine with every rank busy at once, as the CPU backend will run:
 // memory bandwidth (STREAM triad), single-thread GEMM rate (OpenBLAS
-// sgemm), embedding-row gather rate, and MPI collectives over message sizes.
-// It fits the ring model's step latency and bandwidth to the all_reduce
-// measurements and writes a hardware description (kind "shm", arch "cpu")
+// sgemm), embedding-row gather rate, and MPI collectives over message sizes
+// inside a node (the ranks that share memory) and, on several nodes,
+// between node leaders. It fits the ring model's step latency and bandwidth
+// to each set of all_reduce measurements and writes a hardware description
+// (kind "shm", arch "cpu", the nodes and ranks per node it ran on)
 // that braid-sim and the cost model read, with the raw measurements under
 // "_measured" for later comparison with measured runs.
 //
@@ -156,6 +158,30 @@ int main(int argc, char **argv) {
       (void)llvm::sys::fs::create_directories(
           llvm::sys::path::parent_path(outputPath.getValue()));
   }
+  // The ranks of this node (those that share memory with this one) and,
+  // on more than one node, one leader per node: collectives inside a node
+  // are measured over the node's ranks, the network between the leaders.
+  MPI_Comm nodeComm, leaderComm;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank,
+                      MPI_INFO_NULL, &nodeComm);
+  int nodeRank = 0, perNode = 1;
+  MPI_Comm_rank(nodeComm, &nodeRank);
+  MPI_Comm_size(nodeComm, &perNode);
+  int fewest = perNode, most = perNode;
+  MPI_Allreduce(MPI_IN_PLACE, &fewest, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, &most, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (fewest != most) {
+    if (rank == 0)
+      std::fprintf(stderr,
+                   "braid-calibrate: error: the nodes run %d to %d ranks; "
+                   "run the same number on every node\n",
+                   fewest, most);
+    MPI_Finalize();
+    return 1;
+  }
+  int nodes = ranks / perNode;
+  MPI_Comm_split(MPI_COMM_WORLD, nodeRank == 0 ? 0 : MPI_UNDEFINED, rank,
+                 &leaderComm);
   openblas_set_num_threads(1);
   int repeats = quick ? 3 : 10;
   llvm::json::Object measured;
@@ -224,23 +250,23 @@ int main(int argc, char **argv) {
       recv(maxBytes / 4 + ranks, 0.0f);
   for (size_t bytes = 64; bytes <= maxBytes; bytes *= 8) {
     int count = bytes / 4;
-    int perRank = std::max(1, count / ranks);
+    int perRank = std::max(1, count / perNode);
     int iterations = quick ? 5 : (bytes < (1 << 20) ? 50 : 10);
     double ar = medianAllRanks(iterations, [&] {
       MPI_Allreduce(send.data(), recv.data(), count, MPI_FLOAT, MPI_SUM,
-                    MPI_COMM_WORLD);
+                    nodeComm);
     });
     double ag = medianAllRanks(iterations, [&] {
       MPI_Allgather(send.data(), perRank, MPI_FLOAT, recv.data(), perRank,
-                    MPI_FLOAT, MPI_COMM_WORLD);
+                    MPI_FLOAT, nodeComm);
     });
     double rs = medianAllRanks(iterations, [&] {
       MPI_Reduce_scatter_block(send.data(), recv.data(), perRank, MPI_FLOAT,
-                               MPI_SUM, MPI_COMM_WORLD);
+                               MPI_SUM, nodeComm);
     });
     double aa = medianAllRanks(iterations, [&] {
       MPI_Alltoall(send.data(), perRank, MPI_FLOAT, recv.data(), perRank,
-                   MPI_FLOAT, MPI_COMM_WORLD);
+                   MPI_FLOAT, nodeComm);
     });
     sizes.push_back(bytes);
     allReduceTimes.push_back(ar);
@@ -262,8 +288,8 @@ int main(int argc, char **argv) {
   // (where latency is). A least-squares fit over all sizes would let the
   // large messages swamp alpha. One rank has nothing to fit.
   double hopLatencyUs = 1.0, linkGBps = memoryGBps / 2;
-  if (ranks > 1) {
-    double steps = 2.0 * (ranks - 1), factor = steps / ranks;
+  if (perNode > 1) {
+    double steps = 2.0 * (perNode - 1), factor = steps / perNode;
     hopLatencyUs = std::max(0.01, allReduceTimes.front() / steps * 1e6);
     double transferSeconds =
         allReduceTimes.back() - steps * hopLatencyUs * 1e-6;
@@ -275,16 +301,52 @@ int main(int argc, char **argv) {
   // Bus bandwidth per kind from the largest message, nccl-tests' factors:
   // MPI implements every collective its own way.
   llvm::json::Object perKind;
-  if (ranks > 1) {
+  if (perNode > 1) {
     const char *kinds[] = {"all_reduce", "all_gather", "reduce_scatter",
                            "all_to_all"};
     for (int k = 0; k < 4; ++k) {
-      double steps = k == 0 ? 2.0 * (ranks - 1) : double(ranks - 1);
-      double factor = steps / ranks;
+      double steps = k == 0 ? 2.0 * (perNode - 1) : double(perNode - 1);
+      double factor = steps / perNode;
       double seconds = largest[k] - steps * hopLatencyUs * 1e-6;
       if (seconds > 0)
         perKind[kinds[k]] = factor * sizes.back() / seconds / 1e9;
     }
+  }
+
+  // 5. Between nodes: an all_reduce among the node leaders over sizes,
+  // fitted like the one inside a node (the transport's latency per step
+  // from the smallest message, the link's bandwidth from the largest),
+  // and the all_reduce over every rank, kept for comparison.
+  double netLatencyUs = hopLatencyUs, netGBps = linkGBps;
+  if (nodes > 1) {
+    llvm::json::Array network;
+    std::vector<double> leaderTimes;
+    for (size_t bytes = 64; bytes <= maxBytes; bytes *= 8) {
+      int count = bytes / 4;
+      int iterations = quick ? 5 : (bytes < (1 << 20) ? 50 : 10);
+      double leaders = medianAllRanks(iterations, [&] {
+        if (leaderComm != MPI_COMM_NULL)
+          MPI_Allreduce(send.data(), recv.data(), count, MPI_FLOAT, MPI_SUM,
+                        leaderComm);
+      });
+      double world = medianAllRanks(iterations, [&] {
+        MPI_Allreduce(send.data(), recv.data(), count, MPI_FLOAT, MPI_SUM,
+                      MPI_COMM_WORLD);
+      });
+      leaderTimes.push_back(leaders);
+      network.push_back(llvm::json::Object{
+          {"bytes", int64_t(bytes)},
+          {"leaders_all_reduce_us", leaders * 1e6},
+          {"all_ranks_all_reduce_us", world * 1e6}});
+    }
+    double steps = 2.0 * (nodes - 1), factor = steps / nodes;
+    netLatencyUs = std::max(0.01, leaderTimes.front() / steps * 1e6);
+    double transferSeconds = leaderTimes.back() - steps * netLatencyUs * 1e-6;
+    if (transferSeconds > 0)
+      netGBps = factor * sizes.back() / transferSeconds / 1e9;
+    measured["network"] = std::move(network);
+    measured["network_fit"] = llvm::json::Object{
+        {"latency_us", netLatencyUs}, {"link_bandwidth_GBps", netGBps}};
   }
 
   int status = 0;
@@ -292,7 +354,9 @@ int main(int argc, char **argv) {
     int64_t cores = std::max<int64_t>(1, std::thread::hardware_concurrency());
     llvm::json::Object description{
         {"_about", "Written by braid-calibrate with " + std::to_string(ranks) +
-                       " ranks; every rank measured at once, one thread each."},
+                       " ranks on " + std::to_string(nodes) +
+                       " node(s); every rank measured at once, one thread "
+                       "each."},
         {"_measured", std::move(measured)},
         {"name", name.getValue()},
         {"device",
@@ -319,11 +383,12 @@ int main(int argc, char **argv) {
                             {"collective_bandwidth_GBps", std::move(perKind)},
                             {"nvls", false}}},
         {"inter_node", llvm::json::Object{{"nics_per_node", 1},
-                                          {"nic_bandwidth_GBps", linkGBps},
-                                          {"nic_efficiency", 1.0}}},
+                                          {"nic_bandwidth_GBps", netGBps},
+                                          {"nic_efficiency", 1.0},
+                                          {"latency_us", netLatencyUs}}},
         {"comm_channels", 1},
-        {"topology",
-         llvm::json::Object{{"nodes", 1}, {"ranks_per_node", ranks}}}};
+        {"topology", llvm::json::Object{{"nodes", nodes},
+                                        {"ranks_per_node", perNode}}}};
     std::string text;
     llvm::raw_string_ostream os(text);
     os << llvm::formatv("{0:2}", llvm::json::Value(std::move(description)));

@@ -56,6 +56,14 @@ void braidrt_fail(const char *format, ...)
 /* Waits until every rank has called it (timed calls start together). */
 void braidrt_barrier(void);
 
+/* Moves the started exchanges not yet waited for along: MPI advances a
+ * non-blocking collective's data only inside MPI calls, so the runtime's
+ * long kernels (GEMMs, a linear layer's backward) call this between their
+ * parts, and a collective started before them runs beside them. Cheap
+ * when nothing is in flight; BRAIDRT_NO_PROGRESS=1 turns it off (to
+ * measure what it gains). */
+void braidrt_progress(void);
+
 /* Collectives over all ranks; `count` elements per rank's contribution. */
 void braidrt_all_reduce(const void *input, void *output, int64_t count,
                         braidrt_dtype dtype, braidrt_reduction reduction);

@@ -1,0 +1,126 @@
+"""Co-optimization measured on two real hosts, beside its prediction.
+
+The hosts are scripts/two_hosts.sh's: two network namespaces on this
+machine, joined by a veth pair limited to 1 Gbit/s (tc tbf), 2 MPI ranks on
+each (Open MPI over TCP between them, shared memory inside). The steps:
+
+1. braid-calibrate runs on the two hosts and writes their description
+   (nodes, ranks per node, the link's latency and rate).
+2. bench/coopt/two_hosts_model.json is compiled for that description with
+   --train --target cpu, at --opt-level 0 and at the default level.
+3. braid-sim predicts each training step (@train_step).
+4. Both programs train on the two hosts, in alternating runs. So does the
+   default program with BRAIDRT_NO_PROGRESS=1: the runtime then no longer
+   drives started exchanges from inside its GEMMs, and MPI moves their data
+   only inside MPI calls.
+
+The table gives each program's predicted and measured (median) step, and
+the default level's ratio to O0, predicted and measured.
+
+usage: python3 bench/coopt/two_hosts.py [--build build] [--repeats 5]
+           [--steps 30] [--json OUT.json]
+Needs root (network namespaces); prints why and writes nothing otherwise.
+"""
+import argparse
+import json
+import os
+import pathlib
+import statistics
+import subprocess
+import sys
+import tempfile
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+HOSTS = ROOT / "scripts" / "two_hosts.sh"
+MODEL = ROOT / "bench" / "coopt" / "two_hosts_model.json"
+
+
+def run(cmd, env=None, timeout=900):
+    done = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, env=env,
+                          timeout=timeout)
+    if done.returncode != 0:
+        sys.exit(f"{' '.join(map(str, cmd))} failed:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
+    return done.stdout
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--build", default=str(ROOT / "build"))
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--steps", type=int, default=30)
+    parser.add_argument("--json", default=str(ROOT / "bench" / "coopt" / "two_hosts_results.json"))
+    args = parser.parse_args()
+    bin_dir = pathlib.Path(args.build) / "bin"
+    env = dict(os.environ, BRAID_HOSTS="braidbench", OMPI_ALLOW_RUN_AS_ROOT="1",
+               OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMPI_MCA_rmaps_base_oversubscribe="1")
+    check = subprocess.run(["bash", HOSTS, "check"], capture_output=True, text=True, env=env)
+    if check.returncode != 0:
+        print(f"skipped: {check.stderr.strip()}")
+        return 0
+
+    def mpirun(*cmd, extra_env=()):
+        mpi_args = ["-n", "4", "-x", "OMP_NUM_THREADS=1"]
+        for name in extra_env:
+            mpi_args += ["-x", name]
+        return run(["bash", HOSTS, "mpirun", *mpi_args, *cmd],
+                   env=dict(env, **{n: "1" for n in extra_env}))
+
+    run(["bash", HOSTS, "down"], env=env)
+    run(["bash", HOSTS, "up"], env=env)
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            tmp = pathlib.Path(tmp)
+            description = tmp / "two_hosts.json"
+            mpirun(bin_dir / "braid-calibrate", "--name", "two-hosts-1gbit", "-o", description)
+            hw = json.loads(description.read_text())
+            programs, predicted = {}, {}
+            for level in (0, 2):
+                out = tmp / f"o{level}"
+                run([bin_dir / "braid-compile", MODEL, "--cluster", description, "--nodes", "2",
+                     "--ranks-per-node", "2", "--train", "--target", "cpu", "--opt-level",
+                     str(level), "-o", out])
+                programs[level] = out
+                sim = json.loads(run([bin_dir / "braid-sim", out, "--function", "train_step",
+                                      "--json"]))
+                predicted[level] = sim["iteration_ms"]
+            variants = [("O0", 0, ()), ("default", 2, ()),
+                        ("default, no runtime progress", 2, ("BRAIDRT_NO_PROGRESS",))]
+            measured = {name: [] for name, _, _ in variants}
+            for _ in range(args.repeats):
+                for name, level, extra in variants:
+                    line = mpirun(bin_dir / "braid-run", programs[level], "--steps",
+                                  str(args.steps), "--json", extra_env=extra).strip().splitlines()[-1]
+                    measured[name].append(json.loads(line)["step_ms"])
+    finally:
+        subprocess.run(["bash", HOSTS, "down"], env=env)
+
+    median = {name: statistics.median(times) for name, times in measured.items()}
+    rows = []
+    print(f"two hosts x 2 ranks, link {hw['inter_node']['nic_bandwidth_GBps'] * 8:.2f} Gbit/s "
+          f"and {hw['inter_node'].get('latency_us', 0):.0f} us as calibrated; "
+          f"{args.repeats} alternating runs of {args.steps} steps")
+    header = f"{'program':<32}{'predicted ms':>14}{'measured ms':>13}{'runs (ms)':>40}"
+    print(header)
+    print("-" * len(header))
+    for name, level, _ in variants:
+        pred = predicted[level] if name != "default, no runtime progress" else None
+        runs = ", ".join(f"{t:.1f}" for t in measured[name])
+        print(f"{name:<32}{(f'{pred:.3f}' if pred else '-'):>14}{median[name]:>13.3f}{runs:>40}")
+        rows.append({"program": name, "opt_level": level, "predicted_step_ms": pred,
+                     "measured_step_ms": median[name], "runs_ms": measured[name]})
+    predicted_ratio = predicted[2] / predicted[0]
+    measured_ratio = median["default"] / median["O0"]
+    no_progress_ratio = median["default, no runtime progress"] / median["O0"]
+    print(f"default / O0: predicted {predicted_ratio:.3f}x, measured {measured_ratio:.3f}x "
+          f"(without the runtime's progress calls {no_progress_ratio:.3f}x)")
+    pathlib.Path(args.json).write_text(json.dumps({
+        "hardware": {k: hw[k] for k in ("name", "inter_node", "intra_node", "topology")},
+        "model": str(MODEL.relative_to(ROOT)), "steps": args.steps, "repeats": args.repeats,
+        "programs": rows, "predicted_ratio": predicted_ratio, "measured_ratio": measured_ratio,
+        "measured_ratio_without_progress": no_progress_ratio}, indent=2) + "\n")
+    print(f"wrote {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
