@@ -13,6 +13,7 @@
 #
 # BRAID_HOSTS (default "braid") prefixes the names, so that several setups
 # can live at once: hosts $BRAID_HOSTS-h1 and -h2 (10.77.0.1 and .2).
+# BRAID_HOSTS_BURST (default 256kb) is the token bucket's burst.
 set -euo pipefail
 prefix=${BRAID_HOSTS:-braid}
 h1=$prefix-h1 h2=$prefix-h2 v1=$prefix-v1 v2=$prefix-v2
@@ -50,8 +51,8 @@ up)
   ip -n "$h1" link set "$v1" up
   ip -n "$h2" link set "$v2" up
   # Both directions are limited; the burst holds a few 64 KiB segments.
-  tc -n "$h1" qdisc add dev "$v1" root tbf rate "$rate" burst 256kb latency 100ms
-  tc -n "$h2" qdisc add dev "$v2" root tbf rate "$rate" burst 256kb latency 100ms
+  tc -n "$h1" qdisc add dev "$v1" root tbf rate "$rate" burst ${BRAID_HOSTS_BURST:-256kb} latency 100ms
+  tc -n "$h2" qdisc add dev "$v2" root tbf rate "$rate" burst ${BRAID_HOSTS_BURST:-256kb} latency 100ms
   echo "two_hosts.sh: $h1 (10.77.0.1) and $h2 (10.77.0.2), linked at $rate"
   ;;
 mpirun)
