@@ -153,6 +153,11 @@ private:
   }
   /// The nodes the group of `rank` spans.
   int64_t nodesOfGroup(ReplicaGroupsAttr groups, int64_t rank) const;
+  /// The hardware as one of several groups that cross nodes at once sees
+  /// it: the groups with a member on `rank`'s node share its NICs (the
+  /// all_reduces between nodes of a hierarchical decomposition, one per
+  /// position on the node, each get one NIC of a rail-optimized node).
+  HardwareDesc withSharedNics(ReplicaGroupsAttr groups, int64_t rank) const;
   /// An uneven exchange over all ranks, `sendBytes` row-major R x R.
   OpCost unevenExchange(ArrayRef<double> sendBytes, bool async,
                         StringRef category);
@@ -182,6 +187,29 @@ int64_t ProgramCoster::nodesOfGroup(ReplicaGroupsAttr groups,
     for (int64_t r = 0; r < numRanks; ++r)
       nodes.insert(r / ranksPerNode);
   return std::max<int64_t>(1, nodes.size());
+}
+
+HardwareDesc ProgramCoster::withSharedNics(ReplicaGroupsAttr groups,
+                                           int64_t rank) const {
+  HardwareDesc shared = hw;
+  if (!groups || groups.getNumGroups() < 2)
+    return shared;
+  int64_t node = rank / ranksPerNode, sharing = 0;
+  for (int64_t g = 0; g < groups.getNumGroups(); ++g) {
+    bool here = false, elsewhere = false;
+    for (int64_t member : groups.getGroup(g)) {
+      here = here || member / ranksPerNode == node;
+      elsewhere = elsewhere || member / ranksPerNode != node;
+    }
+    sharing += here && elsewhere;
+  }
+  if (sharing < 2)
+    return shared;
+  double nics = double(hw.interNode.nicsPerNode) / double(sharing);
+  shared.interNode.nicsPerNode = std::max<int64_t>(1, int64_t(nics));
+  if (nics < 1)
+    shared.interNode.nicBandwidthGBps *= nics;
+  return shared;
 }
 
 OpCost ProgramCoster::unevenExchange(ArrayRef<double> sendBytes, bool async,
@@ -392,7 +420,8 @@ FailureOr<OpCost> ProgramCoster::costOf(Operation &op,
     double bytes = kind == cost::CollectiveKind::all_gather ? outBytes
                                                             : inBytes;
     cost::CollectiveEstimate estimate = cost::estimateCollective(
-        hw, kind, bytes, groupSize, nodesOfGroup(groups, rank));
+        withSharedNics(groups, rank), kind, bytes, groupSize,
+        nodesOfGroup(groups, rank));
     return comm(estimate.timeUs, cost::collectiveMemoryGBps(estimate),
                 collective.isAsync(), category);
   }

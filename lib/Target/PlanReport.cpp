@@ -37,7 +37,9 @@ static CoOptSummary summarizeCoOpt(func::FuncOp func) {
     if (isa<CollectiveOpInterface>(op) &&
         cast<CollectiveOpInterface>(op).isAsync())
       ++summary.started;
-    if (!isa<AllReduceOp, AllReduceStartOp>(op))
+    // A bucket is the concatenation a collective reduces (an all_reduce,
+    // or the reduce_scatter of a decomposed one).
+    if (!isa<CollectiveOpInterface>(op))
       return;
     if (auto concat = op->getOperand(0).getDefiningOp<tensor::ConcatOp>()) {
       ++summary.buckets;

@@ -57,13 +57,23 @@ void mlir::braid::buildCoOptimizePipeline(
   if (options.optLevel >= 2) {
     // Level 2: combine the gradient all_reduces into DDP-style buckets
     // where the simulator predicts a gain...
-    pm.addPass(createBraidBucketCollectivesPass());
+    bool force = options.forceCoOptimization;
+    BraidBucketCollectivesPassOptions bucket;
+    bucket.force = force;
+    pm.addPass(createBraidBucketCollectivesPass(bucket));
+    // ...split all_reduces into reduce_scatter and all_gather, hierarchically
+    // across nodes, where that is predicted faster...
+    BraidDecomposeCollectivesPassOptions decompose;
+    decompose.force = force;
+    pm.addPass(createBraidDecomposeCollectivesPass(decompose));
     // ...start each sharded lookup's output exchange where it is and
     // complete it at the embedding's first use, behind the later lookups...
     pm.addNestedPass<func::FuncOp>(createBraidAsyncExchangesPass());
     // ...and start every other collective as soon as its input is ready,
     // waiting at its first use, where the simulator predicts a gain.
-    pm.addPass(createBraidOverlapPass());
+    BraidOverlapPassOptions overlap;
+    overlap.force = force;
+    pm.addPass(createBraidOverlapPass(overlap));
   }
   // Level 1: fold the partitioner's index arithmetic and share equal
   // exchanges and constants.
@@ -81,6 +91,7 @@ void mlir::braid::buildCompilePipeline(OpPassManager &pm,
     pm.addPass(createBraidDifferentiatePass());
   CoOptimizePipelineOptions coopt;
   coopt.optLevel = options.optLevel;
+  coopt.forceCoOptimization = options.forceCoOptimization;
   buildCoOptimizePipeline(pm, coopt);
 }
 

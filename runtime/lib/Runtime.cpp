@@ -497,6 +497,37 @@ MPI_Comm blockComm(int64_t groupSize) {
   return comm;
 }
 
+/// The communicator of the calling rank's group among the groups of
+/// `groupSize` ranks `stride` apart, [[0, stride, ..], [1, stride + 1, ..],
+/// ..], which tile the world (the ranks at one position on every node).
+MPI_Comm strideComm(int64_t groupSize, int64_t stride) {
+  struct Entry {
+    int64_t size, stride;
+    MPI_Comm comm;
+  };
+  static std::vector<Entry> cache;
+  for (const Entry &entry : cache)
+    if (entry.size == groupSize && entry.stride == stride)
+      return entry.comm;
+  if (groupSize < 1 || stride < 1 || groupSize * stride != worldSize)
+    braidrt_fail("all_reduce: %lld groups of %lld do not tile %d ranks",
+                 (long long)stride, (long long)groupSize, worldSize);
+  int first = int(worldRank % stride);
+  int range[1][3] = {
+      {first, first + int((groupSize - 1) * stride), int(stride)}};
+  MPI_Group world, strided;
+  MPI_Comm_group(MPI_COMM_WORLD, &world);
+  MPI_Group_range_incl(world, 1, range, &strided);
+  MPI_Comm comm;
+  // Tags apart from blockComm's (a group size).
+  MPI_Comm_create_group(MPI_COMM_WORLD, strided,
+                        /*tag=*/int(worldSize + stride), &comm);
+  MPI_Group_free(&strided);
+  MPI_Group_free(&world);
+  cache.push_back({groupSize, stride, comm});
+  return comm;
+}
+
 PendingExchange *startReduceScatterRows(braidrt_unranked_memref *in,
                                         braidrt_unranked_memref *out,
                                         int64_t groupSize, int32_t member,
@@ -557,8 +588,9 @@ std::pair<char *, int64_t> elementsOf(const braidrt_unranked_memref *memref,
 /// is already complete).
 PendingExchange *startAllReduceElements(braidrt_unranked_memref *in,
                                         braidrt_unranked_memref *out,
-                                        int64_t groupSize, int32_t member,
-                                        int32_t reduction, braidrt_dtype dtype) {
+                                        int64_t groupSize, int64_t stride,
+                                        int32_t member, int32_t reduction,
+                                        braidrt_dtype dtype) {
   const char *what = "all_reduce";
   size_t bytes = elementSize(dtype);
   auto [input, count] = elementsOf(in, bytes, what);
@@ -575,16 +607,19 @@ PendingExchange *startAllReduceElements(braidrt_unranked_memref *in,
   }
   requireInitialized(what);
   MPI_Iallreduce(input, output, checkedCount(count, what), mpiType(dtype),
-                 mpiOp(braidrt_reduction(reduction)), blockComm(groupSize),
+                 mpiOp(braidrt_reduction(reduction)),
+                 stride == 1 ? blockComm(groupSize)
+                             : strideComm(groupSize, stride),
                  &pending->request);
   return track(pending);
 }
 
 void allReduceElements(braidrt_unranked_memref *in,
                        braidrt_unranked_memref *out, int64_t groupSize,
-                       int32_t member, int32_t reduction,
+                       int64_t stride, int32_t member, int32_t reduction,
                        braidrt_dtype dtype) {
-  finish(startAllReduceElements(in, out, groupSize, member, reduction, dtype));
+  finish(startAllReduceElements(in, out, groupSize, stride, member, reduction,
+                                dtype));
 }
 
 /// all_gather of rows over blocks of `groupSize` consecutive ranks, in rank
@@ -731,14 +766,14 @@ void _mlir_ciface_braidrt_reduce_scatter_f64(braidrt_unranked_memref *in,
 #define BRAIDRT_GRADIENT_EXCHANGES(SUFFIX, DTYPE)                              \
   void _mlir_ciface_braidrt_all_reduce_##SUFFIX(                               \
       braidrt_unranked_memref *in, braidrt_unranked_memref *out,               \
-      int64_t groupSize, int32_t member, int32_t reduction) {                  \
-    allReduceElements(in, out, groupSize, member, reduction, DTYPE);           \
+      int64_t groupSize, int64_t stride, int32_t member, int32_t reduction) {  \
+    allReduceElements(in, out, groupSize, stride, member, reduction, DTYPE);   \
   }                                                                            \
   int64_t _mlir_ciface_braidrt_all_reduce_start_##SUFFIX(                      \
       braidrt_unranked_memref *in, braidrt_unranked_memref *out,               \
-      int64_t groupSize, int32_t member, int32_t reduction) {                  \
+      int64_t groupSize, int64_t stride, int32_t member, int32_t reduction) {  \
     return reinterpret_cast<int64_t>(startAllReduceElements(                   \
-        in, out, groupSize, member, reduction, DTYPE));                        \
+        in, out, groupSize, stride, member, reduction, DTYPE));                \
   }                                                                            \
   void _mlir_ciface_braidrt_all_gather_##SUFFIX(                               \
       braidrt_unranked_memref *in, braidrt_unranked_memref *out,               \

@@ -5,13 +5,13 @@
 // RUN: braid-opt %s --braid-lower-cpu | FileCheck %s --check-prefix=CHECK-LLVM
 
 // CHECK-LABEL: func.func @forward
-// CHECK: %[[H:.*]] = call @braidrt_all_reduce_start_f32(%[[IN:[a-z_0-9]+]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (memref<*xf32>, memref<*xf32>, i64, i32, i32) -> i64
+// CHECK: %[[H:.*]] = call @braidrt_all_reduce_start_f32(%[[IN:[a-z_0-9]+]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (memref<*xf32>, memref<*xf32>, i64, i64, i32, i32) -> i64
 // CHECK: %[[L:.*]] = call @braidrt_all_to_all_start_i64(%[[LIN:[a-z_0-9]+]], %{{.*}}, %{{.*}}) : (memref<*xi64>, memref<*xi64>, memref<*xi64>) -> i64
 // CHECK: call @braidrt_wait_exchange_i64(%[[L]], %[[LIN]], %{{.*}}) : (i64, memref<*xi64>, memref<*xi64>) -> ()
 // CHECK: call @braidrt_wait_exchange_f32(%[[H]], %[[IN]], %{{.*}}) : (i64, memref<*xf32>, memref<*xf32>) -> ()
 // CHECK-NOT: braid.wait
 // CHECK-NOT: braid.all_reduce_start
-// CHECK-LLVM-DAG: llvm.func @_mlir_ciface_braidrt_all_reduce_start_f32(!llvm.ptr, !llvm.ptr, i64, i32, i32) -> i64
+// CHECK-LLVM-DAG: llvm.func @_mlir_ciface_braidrt_all_reduce_start_f32(!llvm.ptr, !llvm.ptr, i64, i64, i32, i32) -> i64
 // CHECK-LLVM-DAG: llvm.func @_mlir_ciface_braidrt_all_to_all_start_i64(!llvm.ptr, !llvm.ptr, !llvm.ptr) -> i64
 // CHECK-LLVM-DAG: llvm.func @_mlir_ciface_braidrt_wait_exchange_f32(i64, !llvm.ptr, !llvm.ptr)
 // CHECK-LLVM-DAG: llvm.func @_mlir_ciface_braidrt_wait_exchange_i64(i64, !llvm.ptr, !llvm.ptr)

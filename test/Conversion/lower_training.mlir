@@ -72,7 +72,7 @@ func.func @train_step(%vals: tensor<?xi64> {braid.input = "v"},
 // CHECK: call @braidrt_bag_grad_f32({{.*}}) : (memref<*xf32>, memref<*xi64>, memref<*xi64>, memref<*xf32>, memref<*xf32>, i32) -> ()
 // CHECK: %[[SUM:.*]] = memref.alloc() : memref<10x4xf32>
 // CHECK: %[[MEMBER:.*]] = arith.extui %true : i1 to i32
-// CHECK: call @braidrt_all_reduce_f32(%{{.*}}, %{{.*}}, %c2_i64, %[[MEMBER]], %c0_i32{{.*}}) : (memref<*xf32>, memref<*xf32>, i64, i32, i32) -> ()
+// CHECK: call @braidrt_all_reduce_f32(%{{.*}}, %{{.*}}, %c2_i64, %c1_i64, %[[MEMBER]], %c0_i32{{.*}}) : (memref<*xf32>, memref<*xf32>, i64, i64, i32, i32) -> ()
 // CHECK: call @braidrt_table_update_f32({{.*}}) : (memref<*xf32>, memref<*xf32>, memref<*xf32>, i32, f64, f64) -> ()
 module attributes {braid.cluster = #braid.cluster<hardware = "dgx-h100", nodes = 1, ranks_per_node = 2>} {
 braid.table @t : tensor<10x4xf32> pooling_factor = 1.0 placement = #braid.data_parallel<ranks = [0, 1]>

@@ -82,6 +82,11 @@ static cl::opt<int> optLevel(
              "asynchronously and start collectives as soon as their input "
              "is ready (braid-bucket-collectives, braid-async-exchanges, "
              "braid-overlap), each where the simulator predicts a gain"));
+static cl::opt<bool> forceCoOptimization(
+    cl::cat(toolOptions), "force-co-optimization",
+    cl::desc("Apply every co-optimization rewrite (buckets, decomposition, "
+             "early starts) without asking the simulator: for tests and "
+             "experiments, like --force-sharding"));
 static cl::opt<bool>
     train(cl::cat(toolOptions), "train",
           cl::desc("Also derive the per-rank training step (@train_step: "
@@ -170,6 +175,7 @@ int main(int argc, char **argv) {
   options.forceSharding = forceSharding;
   options.plan = planFile;
   options.optLevel = optLevel;
+  options.forceCoOptimization = forceCoOptimization;
   options.train = train;
   // 0, the default, is the hardware's (braid-plan-sharding reads it).
   if (ranksPerNode < 0 || ranksPerNode > 1024)

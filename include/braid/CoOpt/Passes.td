@@ -104,6 +104,58 @@ def BraidBucketCollectivesPass
                            "::mlir::tensor::TensorDialect"];
 }
 
+def BraidDecomposeCollectivesPass
+    : Pass<"braid-decompose-collectives", "::mlir::ModuleOp"> {
+  let summary = "splits all_reduces into reduce_scatter and all_gather, "
+                "flat or hierarchical across nodes, where the simulator "
+                "predicts a gain";
+  let description = [{
+    Rewrites each synchronous `braid.all_reduce` of static shape whose
+    first dimension divides by the group in one of two forms.
+
+    *Flat*: a `reduce_scatter` along dimension 0, then an `all_gather` of
+    the reduced shards, over the same groups. Each rank then holds its
+    shard of the reduction between the two, which later passes can work
+    on (an optimizer step on a shard).
+
+    *Hierarchical*, for an all_reduce over every rank of a cluster of
+    several nodes with several ranks each: a `reduce_scatter` inside each
+    node, an `all_reduce` of the shards between the nodes (the ranks at the
+    same position on every node), and an `all_gather` inside each node.
+    Only `1/ranks_per_node` of the data crosses the network, over every
+    rank's own link at once.
+
+    ```mlir
+    // 2 nodes x 2 ranks
+    %r = braid.all_reduce sum %g : tensor<8x4xf32>
+    // becomes (hierarchical)
+    %s = braid.reduce_scatter sum %g dim = 0 groups [[0, 1], [2, 3]] : tensor<8x4xf32> -> tensor<4x4xf32>
+    %a = braid.all_reduce sum %s groups [[0, 2], [1, 3]] : tensor<4x4xf32>
+    %r = braid.all_gather %a dim = 0 groups [[0, 1], [2, 3]] : tensor<4x4xf32> -> tensor<8x4xf32>
+    ```
+
+    Each all_reduce takes the form the simulator predicts fastest for the
+    whole per-rank program on the module's `braid.cluster`, or stays as it
+    is; `force` takes the hierarchical form where it applies and the flat
+    one elsewhere. A sum is reassociated (the ranks' values are added in
+    another order), so results agree with the all_reduce's to rounding;
+    max and min are exact.
+  }];
+  let options = [
+    Option<"force", "force", "bool", "false",
+           "Decompose without asking the simulator (for tests)">,
+  ];
+  let statistics = [
+    Statistic<"numFlat", "flat", "all_reduces split into reduce_scatter "
+                                 "and all_gather">,
+    Statistic<"numHierarchical", "hierarchical",
+              "all_reduces split hierarchically across nodes">,
+    Statistic<"numRejected", "rejected-by-simulator",
+              "all_reduces the simulator predicted no faster decomposed">,
+  ];
+  let dependentDialects = ["::mlir::braid::BraidDialect"];
+}
+
 def BraidOverlapPass : Pass<"braid-overlap", "::mlir::ModuleOp"> {
   let summary = "starts collectives as soon as their input is ready and "
                 "waits at first use, where the simulator predicts a gain";

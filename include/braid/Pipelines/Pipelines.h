@@ -70,6 +70,11 @@ struct CoOptimizePipelineOptions
                      "and start collectives as soon as their input is "
                      "ready, each where the simulator predicts a gain"),
       llvm::cl::init(2)};
+  Option<bool> forceCoOptimization{
+      *this, "force-co-optimization",
+      llvm::cl::desc("Apply every co-optimization rewrite without asking "
+                     "the simulator (each pass's force option)"),
+      llvm::cl::init(false)};
 };
 
 /// Options of braid-compile: braid-shard's and braid-co-optimize's.
@@ -78,6 +83,10 @@ struct CompilePipelineOptions
   Option<int64_t> optLevel{*this, "opt-level",
                            llvm::cl::desc("braid-co-optimize's level"),
                            llvm::cl::init(2)};
+  Option<bool> forceCoOptimization{
+      *this, "force-co-optimization",
+      llvm::cl::desc("braid-co-optimize's force-co-optimization"),
+      llvm::cl::init(false)};
 };
 
 /// Adds braid-shard: plan the tables, then partition.

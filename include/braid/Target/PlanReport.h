@@ -24,7 +24,8 @@ namespace mlir::braid {
 /// The report of one per-rank program.
 /// What braid-co-optimize left in one function of the per-rank program.
 struct CoOptSummary {
-  /// all_reduces of flat concatenations, and the members they carry.
+  /// Collectives of flat concatenations (an all_reduce's bucket, or the
+  /// reduce_scatter it was decomposed into), and the members they carry.
   int64_t buckets = 0, bucketedMembers = 0;
   /// Collectives in their `_start` form.
   int64_t started = 0;

@@ -340,6 +340,25 @@ static FailureOr<std::string> exchangeSuffix(Operation *op, Type type) {
                          << element;
 }
 
+/// For groups that tile the cluster with a stride, [[0, s, 2s, ..],
+/// [1, s + 1, ..], ..] (the all_reduce between nodes of a hierarchical
+/// decomposition): the group size and the stride s; nothing for others.
+static std::optional<std::pair<int64_t, int64_t>>
+stridedGroups(ModuleOp module, ReplicaGroupsAttr groups) {
+  auto cluster =
+      module->getAttrOfType<ClusterAttr>(BraidDialect::kClusterAttrName);
+  if (!groups || !cluster || groups.getNumGroups() < 2)
+    return std::nullopt;
+  int64_t stride = groups.getNumGroups(), size = groups.getGroupSize();
+  if (stride * size != cluster.getWorldSize())
+    return std::nullopt;
+  for (int64_t g = 0; g < stride; ++g)
+    for (auto [k, member] : llvm::enumerate(groups.getGroup(g)))
+      if (member != g + int64_t(k) * stride)
+        return std::nullopt;
+  return std::make_pair(size, stride);
+}
+
 /// The synchronous and the started all_reduce: the same arguments, and the
 /// started one returns a handle for braid.wait.
 template <typename OpTy>
@@ -352,9 +371,22 @@ lowerAllReduce(OpTy op, OpBuilder &b, CpuLoweringState &state,
     return op.emitError() << "the CPU backend lowers sum and max all_reduce";
   auto type = cast<RankedTensorType>(op.getResultTensorType());
   FailureOr<std::string> suffix = exchangeSuffix(op, type);
-  FailureOr<std::pair<int64_t, Value>> blocks = lowerRankBlocks(
-      b, loc, state.module, op, op.getReplicaGroupsAttr());
-  if (failed(suffix) || failed(blocks))
+  if (failed(suffix))
+    return failure();
+  // Blocks of consecutive ranks (stride 1), or strided groups that tile
+  // the cluster, in which every rank takes part.
+  int64_t stride = 1;
+  FailureOr<std::pair<int64_t, Value>> blocks = failure();
+  if (auto strided =
+          stridedGroups(state.module, op.getReplicaGroupsAttr())) {
+    stride = strided->second;
+    blocks = std::make_pair(strided->first,
+                            Value(arith::ConstantIntOp::create(b, loc, 1, 1)));
+  } else {
+    blocks = lowerRankBlocks(b, loc, state.module, op,
+                             op.getReplicaGroupsAttr());
+  }
+  if (failed(blocks))
     return failure();
   Value out = allocate(type, op.getInput());
   Value input = toUnrankedBuffer(b, loc, op.getInput());
@@ -362,6 +394,7 @@ lowerAllReduce(OpTy op, OpBuilder &b, CpuLoweringState &state,
       b, loc, UnrankedMemRefType::get(type.getElementType(), 0), out);
   SmallVector<Value> args = {
       input, output, arith::ConstantIntOp::create(b, loc, blocks->first, 64),
+      arith::ConstantIntOp::create(b, loc, stride, 64),
       arith::ExtUIOp::create(b, loc, b.getI32Type(), blocks->second),
       arith::ConstantIntOp::create(
           b, loc, static_cast<int64_t>(op.getReduction()), 32)};

@@ -51,9 +51,11 @@ inline constexpr llvm::StringLiteral kReduceScatterStart =
 /// (i64 handle, memref in, memref out): completes a started exchange.
 inline constexpr llvm::StringLiteral kWaitExchange = "braidrt_wait_exchange_";
 
-/// The gradient exchanges, like reduce_scatter's arguments:
-/// (memref in, memref out, i64 group size, i32 member, i32 reduction) for
-/// all_reduce (any rank), without the reduction for all_gather (rows).
+/// The gradient exchanges: (memref in, memref out, i64 group size, i64
+/// stride, i32 member, i32 reduction) for all_reduce (any rank; stride 1:
+/// blocks of consecutive ranks as reduce_scatter's, stride s: the groups
+/// [[0, s, ..], [1, s + 1, ..], ..]), reduce_scatter's arguments without
+/// the reduction for all_gather (rows).
 inline constexpr llvm::StringLiteral kAllReduce = "braidrt_all_reduce_";
 /// i64 (all_reduce's arguments): started; braidrt_wait_exchange_ completes it.
 inline constexpr llvm::StringLiteral kAllReduceStart =

@@ -89,17 +89,19 @@ void _mlir_ciface_braidrt_wait_exchange_i64(int64_t handle,
                                             braidrt_unranked_memref *in,
                                             braidrt_unranked_memref *out);
 
-/* The gradient exchanges of training steps, over blocks of `group_size`
- * consecutive ranks as reduce_scatter: all_reduce (any rank, `reduction` as
- * braidrt_reduction), also started (braidrt_wait_exchange_ completes it),
- * and all_gather (rows, in rank order). */
+/* The gradient exchanges of training steps: all_reduce (any rank,
+ * `reduction` as braidrt_reduction) over blocks of `group_size` consecutive
+ * ranks as reduce_scatter (stride 1) or over the groups of `group_size`
+ * ranks `stride` apart that tile the world, also started
+ * (braidrt_wait_exchange_ completes it), and all_gather (rows, in rank
+ * order, over blocks). */
 #define BRAIDRT_DECLARE_GRADIENT_EXCHANGES(SUFFIX)                             \
   void _mlir_ciface_braidrt_all_reduce_##SUFFIX(                               \
       braidrt_unranked_memref *in, braidrt_unranked_memref *out,               \
-      int64_t group_size, int32_t member, int32_t reduction);                  \
+      int64_t group_size, int64_t stride, int32_t member, int32_t reduction);  \
   int64_t _mlir_ciface_braidrt_all_reduce_start_##SUFFIX(                      \
       braidrt_unranked_memref *in, braidrt_unranked_memref *out,               \
-      int64_t group_size, int32_t member, int32_t reduction);                  \
+      int64_t group_size, int64_t stride, int32_t member, int32_t reduction);  \
   void _mlir_ciface_braidrt_all_gather_##SUFFIX(                               \
       braidrt_unranked_memref *in, braidrt_unranked_memref *out,               \
       int64_t group_size, int32_t member);
