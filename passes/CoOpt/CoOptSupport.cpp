@@ -123,6 +123,8 @@ std::optional<StringRef> mlir::braid::getStartFormName(Operation *op) {
     return ReduceScatterStartOp::getOperationName();
   if (isa<AllReduceOp>(op))
     return AllReduceStartOp::getOperationName();
+  if (isa<AllGatherOp>(op))
+    return AllGatherStartOp::getOperationName();
   return std::nullopt;
 }
 

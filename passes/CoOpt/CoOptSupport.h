@@ -72,8 +72,8 @@ FailureOr<RewriteOutcome> applyFastestOf(func::FuncOp func,
                                          ArrayRef<FunctionRewrite> rewrites);
 
 /// The name of the `_start` form of a synchronous collective, when the
-/// backends and the simulator know it: all_to_all, reduce_scatter and
-/// all_reduce.
+/// backends and the simulator know it: all_to_all, reduce_scatter,
+/// all_reduce and all_gather.
 std::optional<StringRef> getStartFormName(Operation *op);
 
 /// Replaces the synchronous collective `op` with its start form `startName`

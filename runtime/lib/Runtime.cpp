@@ -622,20 +622,25 @@ void allReduceElements(braidrt_unranked_memref *in,
                                 dtype));
 }
 
-/// all_gather of rows over blocks of `groupSize` consecutive ranks, in rank
-/// order; a rank in no group, or a group of one, keeps its input.
-void allGatherRows(braidrt_unranked_memref *in, braidrt_unranked_memref *out,
-                   int64_t groupSize, int32_t member, braidrt_dtype dtype) {
+/// Starts an all_gather of rows over blocks of `groupSize` consecutive
+/// ranks, in rank order; a rank in no group, or a group of one, keeps its
+/// input (and its exchange is already complete).
+PendingExchange *startAllGatherRows(braidrt_unranked_memref *in,
+                                    braidrt_unranked_memref *out,
+                                    int64_t groupSize, int32_t member,
+                                    braidrt_dtype dtype) {
   const char *what = "all_gather";
   size_t bytes = elementSize(dtype);
   Rows input = rowsOf(in, bytes, what), output = rowsOf(out, bytes, what);
+  auto *pending = new PendingExchange;
+  pending->what = what;
   if (!member || groupSize == 1) {
     if (input.rows != output.rows || input.rowBytes != output.rowBytes)
       braidrt_fail("%s: a rank in no group keeps its %lld rows, not %lld",
                    what, (long long)input.rows, (long long)output.rows);
     if (input.rows > 0)
       std::memcpy(output.data, input.data, size_t(input.rows) * input.rowBytes);
-    return;
+    return pending;
   }
   if (output.rows != input.rows * groupSize || input.rowBytes != output.rowBytes)
     braidrt_fail("%s: %lld rows per rank do not gather into %lld over %lld",
@@ -643,10 +648,14 @@ void allGatherRows(braidrt_unranked_memref *in, braidrt_unranked_memref *out,
                  (long long)groupSize);
   requireInitialized(what);
   int count = checkedCount(input.rows * input.rowBytes, what);
-  MPI_Request request;
   MPI_Iallgather(input.data, count, MPI_BYTE, output.data, count, MPI_BYTE,
-                 blockComm(groupSize), &request);
-  waitFor(request, what);
+                 blockComm(groupSize), &pending->request);
+  return track(pending);
+}
+
+void allGatherRows(braidrt_unranked_memref *in, braidrt_unranked_memref *out,
+                   int64_t groupSize, int32_t member, braidrt_dtype dtype) {
+  finish(startAllGatherRows(in, out, groupSize, member, dtype));
 }
 } // namespace
 
@@ -779,6 +788,12 @@ void _mlir_ciface_braidrt_reduce_scatter_f64(braidrt_unranked_memref *in,
       braidrt_unranked_memref *in, braidrt_unranked_memref *out,               \
       int64_t groupSize, int32_t member) {                                     \
     allGatherRows(in, out, groupSize, member, DTYPE);                          \
+  }                                                                            \
+  int64_t _mlir_ciface_braidrt_all_gather_start_##SUFFIX(                      \
+      braidrt_unranked_memref *in, braidrt_unranked_memref *out,               \
+      int64_t groupSize, int32_t member) {                                     \
+    return reinterpret_cast<int64_t>(                                          \
+        startAllGatherRows(in, out, groupSize, member, DTYPE));                \
   }
 BRAIDRT_GRADIENT_EXCHANGES(f32, BRAIDRT_F32)
 BRAIDRT_GRADIENT_EXCHANGES(f64, BRAIDRT_F64)

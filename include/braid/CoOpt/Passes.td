@@ -160,8 +160,9 @@ def BraidOverlapPass : Pass<"braid-overlap", "::mlir::ModuleOp"> {
   let summary = "starts collectives as soon as their input is ready and "
                 "waits at first use, where the simulator predicts a gain";
   let description = [{
-    For each synchronous `braid.all_reduce`, `braid.reduce_scatter` and
-    `braid.all_to_all` of a per-rank program, in program order: moves it
+    For each synchronous `braid.all_reduce`, `braid.reduce_scatter`,
+    `braid.all_gather` and `braid.all_to_all` of a per-rank program, in
+    program order: moves it
     up to just after its input is computed, replaces it with its `_start`
     form there and a `braid.wait` just before the first use of its result.
     The computation in between (the rest of the backward, for a gradient

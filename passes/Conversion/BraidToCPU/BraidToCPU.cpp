@@ -160,7 +160,8 @@ static LogicalResult prepareFunction(func::FuncOp func,
     bool lowered = isa<AllToAllOp, ReduceScatterOp, AllToAllStartOp,
                        ReduceScatterStartOp, WaitOp>(op) ||
                    isa<BucketizeOp, AllToAllVOp, CombineShardsOp>(op) ||
-                   isa<AllReduceOp, AllReduceStartOp, AllGatherOp>(op);
+                   isa<AllReduceOp, AllReduceStartOp, AllGatherOp,
+                       AllGatherStartOp>(op);
     if (!lowered && isa<CollectiveOpInterface, PermuteOp, WaitOp, RankOp,
                         WorldSizeOp>(op)) {
       op->emitError() << "the CPU backend does not lower '" << op->getName()
@@ -168,7 +169,8 @@ static LogicalResult prepareFunction(func::FuncOp func,
       return WalkResult::interrupt();
     }
     // A started exchange completes at its waits alone.
-    if (isa<AllToAllStartOp, ReduceScatterStartOp, AllReduceStartOp>(op) &&
+    if (isa<AllToAllStartOp, ReduceScatterStartOp, AllReduceStartOp,
+            AllGatherStartOp>(op) &&
         llvm::any_of(op->getUsers(),
                      [](Operation *user) { return !isa<WaitOp>(user); })) {
       op->emitError() << "the CPU backend needs the token of a started "
@@ -343,7 +345,7 @@ struct ConvertBraidToCPUPass
                         CombineShardsGradOp, EmbeddingBagUpdateOp,
                         ShardEmbeddingBagUpdateOp, EmbeddingBagGradOp,
                         TableUpdateOp, DenseUpdateOp, AllReduceOp,
-                        AllReduceStartOp, AllGatherOp>();
+                        AllReduceStartOp, AllGatherOp, AllGatherStartOp>();
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     RewritePatternSet patterns(&getContext());
     populateBraidComputeToCPUPatterns(patterns, state);

@@ -232,8 +232,8 @@ FailureOr<Value> ExchangeLowering::wait(WaitOp op,
   auto it = pending.find(op.getToken());
   if (it == pending.end())
     return op.emitError() << "the CPU backend waits for tokens of "
-                             "all_to_all_start, reduce_scatter_start and "
-                             "all_reduce_start";
+                             "all_to_all_start, reduce_scatter_start, "
+                             "all_reduce_start and all_gather_start";
   PendingExchange exchange = it->second;
   func::FuncOp fn = declareRuntimeFunction(
       module, (runtime::kWaitExchange + exchange.suffix).str(),

@@ -73,8 +73,12 @@ public:
   /// for the braid.wait of its token; it has no result of its own.
   FailureOr<SmallVector<Value>> lower(AllReduceStartOp op);
   FailureOr<SmallVector<Value>> lower(AllGatherOp op);
+  /// A started all_gather, like a started all_reduce.
+  FailureOr<SmallVector<Value>> lower(AllGatherStartOp op);
 
 private:
+  /// all_gather and all_gather_start.
+  template <typename OpTy> FailureOr<SmallVector<Value>> lowerAllGather(OpTy op);
   /// A buffer of `type` whose dynamic sizes are those of `like`'s
   /// dimensions (in order).
   Value allocate(RankedTensorType type, Value like = Value()) {
@@ -429,10 +433,19 @@ FailureOr<SmallVector<Value>> TrainingLowering::lower(AllReduceStartOp op) {
 }
 
 FailureOr<SmallVector<Value>> TrainingLowering::lower(AllGatherOp op) {
+  return lowerAllGather(op);
+}
+
+FailureOr<SmallVector<Value>> TrainingLowering::lower(AllGatherStartOp op) {
+  return lowerAllGather(op);
+}
+
+template <typename OpTy>
+FailureOr<SmallVector<Value>> TrainingLowering::lowerAllGather(OpTy op) {
   if (op.getDim() != 0)
     return op.emitError() << "the CPU backend lowers all_gather along "
                              "dimension 0";
-  auto type = cast<RankedTensorType>(op.getResult().getType());
+  auto type = cast<RankedTensorType>(op.getResultTensorType());
   FailureOr<std::string> suffix = exchangeSuffix(op, type);
   FailureOr<std::pair<int64_t, Value>> blocks = lowerRankBlocks(
       b, loc, state.module, op, op.getReplicaGroupsAttr());
@@ -458,9 +471,19 @@ FailureOr<SmallVector<Value>> TrainingLowering::lower(AllGatherOp op) {
   } else {
     out = allocate(type);
   }
-  call((runtime::kAllGather + *suffix).str(),
-       {read(op.getInput()), unranked(out), i64(blocks->first),
-        arith::ExtUIOp::create(b, loc, b.getI32Type(), blocks->second)});
+  Value input = read(op.getInput());
+  SmallVector<Value> args = {
+      input, unranked(out), i64(blocks->first),
+      arith::ExtUIOp::create(b, loc, b.getI32Type(), blocks->second)};
+  if constexpr (std::is_same_v<OpTy, AllGatherStartOp>) {
+    func::FuncOp fn = declareRuntimeFunction(
+        state.module, (runtime::kAllGatherStart + *suffix).str(),
+        ValueRange(args).getTypes(), {b.getI64Type()}, true);
+    Value handle = func::CallOp::create(b, loc, fn, args).getResult(0);
+    state.pending[op.getToken()] = {handle, input, out, *suffix};
+    return SmallVector<Value>{};
+  }
+  call((runtime::kAllGather + *suffix).str(), args);
   return SmallVector<Value>{toTensor(type, out)};
 }
 
@@ -477,7 +500,7 @@ struct TrainingOpLowering : OpConversionPattern<OpTy> {
     if (failed(results))
       return failure();
     // A started exchange's token dies with its wait, lowered after it.
-    if (op->getNumResults() == 0 || isa<AllReduceStartOp>(op))
+    if (op->getNumResults() == 0 || isa<AllReduceStartOp, AllGatherStartOp>(op))
       rewriter.eraseOp(op);
     else
       rewriter.replaceOp(op, *results);
@@ -500,6 +523,7 @@ void mlir::braid::populateBraidTrainingToCPUPatterns(
                TrainingOpLowering<DenseUpdateOp>,
                TrainingOpLowering<AllReduceOp>,
                TrainingOpLowering<AllReduceStartOp>,
-               TrainingOpLowering<AllGatherOp>>(
+               TrainingOpLowering<AllGatherOp>,
+               TrainingOpLowering<AllGatherStartOp>>(
       patterns.getContext(), state);
 }

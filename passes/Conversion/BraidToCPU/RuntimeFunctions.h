@@ -61,6 +61,9 @@ inline constexpr llvm::StringLiteral kAllReduce = "braidrt_all_reduce_";
 inline constexpr llvm::StringLiteral kAllReduceStart =
     "braidrt_all_reduce_start_";
 inline constexpr llvm::StringLiteral kAllGather = "braidrt_all_gather_";
+/// i64 (all_gather's arguments): started; braidrt_wait_exchange_ completes it.
+inline constexpr llvm::StringLiteral kAllGatherStart =
+    "braidrt_all_gather_start_";
 /// The training kernels (runtime/lib/Training.cpp; compiled.h documents
 /// them): (memref logits, memref labels, memref loss, memref grad, f64
 /// scale).

@@ -94,7 +94,7 @@ void _mlir_ciface_braidrt_wait_exchange_i64(int64_t handle,
  * ranks as reduce_scatter (stride 1) or over the groups of `group_size`
  * ranks `stride` apart that tile the world, also started
  * (braidrt_wait_exchange_ completes it), and all_gather (rows, in rank
- * order, over blocks). */
+ * order, over blocks), also started. */
 #define BRAIDRT_DECLARE_GRADIENT_EXCHANGES(SUFFIX)                             \
   void _mlir_ciface_braidrt_all_reduce_##SUFFIX(                               \
       braidrt_unranked_memref *in, braidrt_unranked_memref *out,               \
@@ -103,6 +103,9 @@ void _mlir_ciface_braidrt_wait_exchange_i64(int64_t handle,
       braidrt_unranked_memref *in, braidrt_unranked_memref *out,               \
       int64_t group_size, int64_t stride, int32_t member, int32_t reduction);  \
   void _mlir_ciface_braidrt_all_gather_##SUFFIX(                               \
+      braidrt_unranked_memref *in, braidrt_unranked_memref *out,               \
+      int64_t group_size, int32_t member);                                     \
+  int64_t _mlir_ciface_braidrt_all_gather_start_##SUFFIX(                      \
       braidrt_unranked_memref *in, braidrt_unranked_memref *out,               \
       int64_t group_size, int32_t member);
 BRAIDRT_DECLARE_GRADIENT_EXCHANGES(f32)
