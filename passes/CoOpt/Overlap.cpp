@@ -87,7 +87,9 @@ SmallVector<Operation *> sinkableUsers(WaitOp wait) {
 }
 
 /// Moves `op` up to just after the last of its operands' definitions in its
-/// block (to the block's start when there is none).
+/// block (to the block's start when there is none). An op that reads a
+/// table (a lookup, a routing) stops below the last op before it that
+/// writes the table (a training step's update).
 void hoistToOperands(Operation *op) {
   Block *block = op->getBlock();
   Operation *latest = nullptr;
@@ -96,6 +98,14 @@ void hoistToOperands(Operation *op) {
       if (Operation *inBlock = block->findAncestorOpInBlock(*def))
         if (!latest || latest->isBeforeInBlock(inBlock))
           latest = inBlock;
+  if (auto table = op->getAttrOfType<FlatSymbolRefAttr>("table"))
+    for (Operation *earlier = op->getPrevNode();
+         earlier && earlier != latest; earlier = earlier->getPrevNode())
+      if (!isMemoryEffectFree(earlier) &&
+          earlier->getAttrOfType<FlatSymbolRefAttr>("table") == table) {
+        latest = earlier;
+        break;
+      }
   if (latest)
     op->moveAfter(latest);
   else
