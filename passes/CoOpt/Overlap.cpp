@@ -38,17 +38,17 @@ SmallVector<int64_t> candidatePositions(Block &block) {
 }
 
 /// True when `op` may move later past the ops after it: it writes no
-/// memory, or only the rows of its own table and nothing after it touches
-/// that table.
+/// memory, or only the rows of its own table; a writer of a table passes
+/// nothing that touches the table, a reader (a lookup) no writer of it.
 bool canMoveLater(Operation *op) {
-  if (isMemoryEffectFree(op))
-    return true;
   auto table = op->getAttrOfType<FlatSymbolRefAttr>("table");
+  bool writes = !isMemoryEffectFree(op);
   if (!table)
-    return false;
+    return !writes;
   for (Operation *later = op->getNextNode(); later;
        later = later->getNextNode())
-    if (later->getAttrOfType<FlatSymbolRefAttr>("table") == table)
+    if (later->getAttrOfType<FlatSymbolRefAttr>("table") == table &&
+        (writes || !isMemoryEffectFree(later)))
       return false;
   return true;
 }
