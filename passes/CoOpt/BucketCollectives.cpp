@@ -221,7 +221,9 @@ struct BraidBucketCollectivesPass
         ProgramPredictor::forModule(getOperation());
     if (failed(predictor))
       return signalPassFailure();
-    auto capBytes = static_cast<int64_t>(bucketMiB * 1024 * 1024);
+    // Beyond 2^40 MiB every bucket is one: keep the conversion defined.
+    auto capBytes = static_cast<int64_t>(
+        std::min(double(bucketMiB), double(int64_t(1) << 40)) * 1024 * 1024);
     SmallVector<func::FuncOp> funcs(getOperation().getOps<func::FuncOp>());
     for (func::FuncOp func : funcs) {
       BucketCounts counts;
