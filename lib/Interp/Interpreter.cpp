@@ -328,7 +328,10 @@ LogicalResult LockstepInterpreter::execute(Operation &op) {
         return collective(op, collectiveOp.getInput());
       })
       .Case([&](WaitOp wait) {
-        values[wait.getResult()] = lookup(wait.getToken());
+        // A copy first: inserting the result may grow the map that the
+        // token's value lives in.
+        PerRank result = lookup(wait.getToken());
+        values[wait.getResult()] = std::move(result);
         return success();
       })
       .Case([&](arith::ConstantOp constant) { return runConstant(constant); })

@@ -65,7 +65,7 @@ mlir::braid::applyFastestOf(func::FuncOp func,
     if (best)
       best.erase();
   };
-  auto dropOnExit = llvm::make_scope_exit(dropBest);
+  llvm::scope_exit dropOnExit(dropBest);
   for (const FunctionRewrite &rewrite : rewrites) {
     // The copy lives beside the original, so that the simulator finds the
     // module's tables and batch split; it never outlives this function.
