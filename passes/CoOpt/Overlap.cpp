@@ -37,17 +37,26 @@ SmallVector<int64_t> candidatePositions(Block &block) {
   return positions;
 }
 
+/// The table whose rows `op` reads or writes: a lookup's, an update's.
+/// Routing and shard assembly name a table for its placement only.
+FlatSymbolRefAttr tableRowsOf(Operation *op) {
+  if (!isa<EmbeddingBagOp, ShardEmbeddingBagOp>(op) &&
+      isMemoryEffectFree(op))
+    return nullptr;
+  return op->getAttrOfType<FlatSymbolRefAttr>("table");
+}
+
 /// True when `op` may move later past the ops after it: it writes no
 /// memory, or only the rows of its own table; a writer of a table passes
-/// nothing that touches the table, a reader (a lookup) no writer of it.
+/// nothing that touches the table's rows, a lookup no writer of them.
 bool canMoveLater(Operation *op) {
-  auto table = op->getAttrOfType<FlatSymbolRefAttr>("table");
   bool writes = !isMemoryEffectFree(op);
+  FlatSymbolRefAttr table = tableRowsOf(op);
   if (!table)
     return !writes;
   for (Operation *later = op->getNextNode(); later;
        later = later->getNextNode())
-    if (later->getAttrOfType<FlatSymbolRefAttr>("table") == table &&
+    if (tableRowsOf(later) == table &&
         (writes || !isMemoryEffectFree(later)))
       return false;
   return true;
@@ -87,9 +96,9 @@ SmallVector<Operation *> sinkableUsers(WaitOp wait) {
 }
 
 /// Moves `op` up to just after the last of its operands' definitions in its
-/// block (to the block's start when there is none). An op that reads a
-/// table (a lookup, a routing) stops below the last op before it that
-/// writes the table (a training step's update).
+/// block (to the block's start when there is none). A lookup stops below
+/// the last op before it that writes its table's rows (a training step's
+/// update).
 void hoistToOperands(Operation *op) {
   Block *block = op->getBlock();
   Operation *latest = nullptr;
@@ -98,11 +107,10 @@ void hoistToOperands(Operation *op) {
       if (Operation *inBlock = block->findAncestorOpInBlock(*def))
         if (!latest || latest->isBeforeInBlock(inBlock))
           latest = inBlock;
-  if (auto table = op->getAttrOfType<FlatSymbolRefAttr>("table"))
+  if (FlatSymbolRefAttr table = tableRowsOf(op))
     for (Operation *earlier = op->getPrevNode();
          earlier && earlier != latest; earlier = earlier->getPrevNode())
-      if (!isMemoryEffectFree(earlier) &&
-          earlier->getAttrOfType<FlatSymbolRefAttr>("table") == table) {
+      if (!isMemoryEffectFree(earlier) && tableRowsOf(earlier) == table) {
         latest = earlier;
         break;
       }
