@@ -156,8 +156,10 @@ private:
   /// The hardware as one of several groups that cross nodes at once sees
   /// it: the groups with a member on `rank`'s node share its NICs (the
   /// all_reduces between nodes of a hierarchical decomposition, one per
-  /// position on the node, each get one NIC of a rail-optimized node).
-  HardwareDesc withSharedNics(ReplicaGroupsAttr groups, int64_t rank) const;
+  /// position on the node, each get one NIC of a rail-optimized node);
+  /// nothing when the groups share no NICs, the common case.
+  std::optional<HardwareDesc> withSharedNics(ReplicaGroupsAttr groups,
+                                             int64_t rank) const;
   /// An uneven exchange over all ranks, `sendBytes` row-major R x R.
   OpCost unevenExchange(ArrayRef<double> sendBytes, bool async,
                         StringRef category);
@@ -189,11 +191,10 @@ int64_t ProgramCoster::nodesOfGroup(ReplicaGroupsAttr groups,
   return std::max<int64_t>(1, nodes.size());
 }
 
-HardwareDesc ProgramCoster::withSharedNics(ReplicaGroupsAttr groups,
-                                           int64_t rank) const {
-  HardwareDesc shared = hw;
+std::optional<HardwareDesc>
+ProgramCoster::withSharedNics(ReplicaGroupsAttr groups, int64_t rank) const {
   if (!groups || groups.getNumGroups() < 2)
-    return shared;
+    return std::nullopt;
   int64_t node = rank / ranksPerNode, sharing = 0;
   for (int64_t g = 0; g < groups.getNumGroups(); ++g) {
     bool here = false, elsewhere = false;
@@ -204,7 +205,8 @@ HardwareDesc ProgramCoster::withSharedNics(ReplicaGroupsAttr groups,
     sharing += here && elsewhere;
   }
   if (sharing < 2)
-    return shared;
+    return std::nullopt;
+  HardwareDesc shared = hw;
   double nics = double(hw.interNode.nicsPerNode) / double(sharing);
   shared.interNode.nicsPerNode = std::max<int64_t>(1, int64_t(nics));
   if (nics < 1)
@@ -419,9 +421,10 @@ FailureOr<OpCost> ProgramCoster::costOf(Operation &op,
                       elementBytes(collective.getResultTensorType());
     double bytes = kind == cost::CollectiveKind::all_gather ? outBytes
                                                             : inBytes;
-    cost::CollectiveEstimate estimate = cost::estimateCollective(
-        withSharedNics(groups, rank), kind, bytes, groupSize,
-        nodesOfGroup(groups, rank));
+    std::optional<HardwareDesc> shared = withSharedNics(groups, rank);
+    cost::CollectiveEstimate estimate =
+        cost::estimateCollective(shared ? *shared : hw, kind, bytes, groupSize,
+                                 nodesOfGroup(groups, rank));
     return comm(estimate.timeUs, cost::collectiveMemoryGBps(estimate),
                 collective.isAsync(), category);
   }
