@@ -347,6 +347,21 @@ LogicalResult LockstepInterpreter::execute(Operation &op) {
       .Case([&](arith::DivFOp) {
         return runElementwise(op, [](double a, double b) { return a / b; });
       })
+      .Case<arith::DivUIOp, arith::RemUIOp>([&](auto) -> LogicalResult {
+        // Index arithmetic on ranks and sizes: non-negative integers.
+        bool remainder = isa<arith::RemUIOp>(op);
+        for (Value operand : op.getOperands())
+          for (const HostTensor &value : lookup(operand))
+            for (double element : value.data)
+              if (element < 0 || (operand == op.getOperand(1) && element == 0))
+                return op.emitError() << "the reference semantics divides "
+                                         "non-negative integers by positive "
+                                         "ones only";
+        return runElementwise(op, [remainder](double a, double b) {
+          auto x = static_cast<uint64_t>(a), y = static_cast<uint64_t>(b);
+          return double(remainder ? x % y : x / y);
+        });
+      })
       .Case<arith::IndexCastOp, arith::SIToFPOp, arith::FPToSIOp,
             arith::ExtFOp, arith::TruncFOp>([&](auto) { return runCast(op); })
       .Case([&](tensor::DimOp dim) {
@@ -429,15 +444,19 @@ LogicalResult LockstepInterpreter::runConcat(tensor::ConcatOp op) {
 }
 
 LogicalResult LockstepInterpreter::runExtractSlice(tensor::ExtractSliceOp op) {
-  if (!op.hasUnitStride() || !op.getOffsets().empty() ||
-      !op.getSizes().empty() ||
+  if (!op.hasUnitStride() || !op.getSizes().empty() ||
       op.getResultType().getRank() != op.getSourceType().getRank())
     return op.emitError() << "the reference semantics extracts slices of "
-                             "static offsets and sizes, unit strides and the "
-                             "source's rank only";
-  ArrayRef<int64_t> offsets = op.getStaticOffsets();
+                             "static sizes, unit strides and the source's "
+                             "rank only";
   ArrayRef<int64_t> sizes = op.getStaticSizes();
   return perRank(*op, [&](int64_t rank) -> FailureOr<HostTensor> {
+    // This rank's offsets: the static ones and the values of the dynamic.
+    SmallVector<int64_t> offsets(op.getStaticOffsets());
+    auto dynamic = op.getOffsets().begin();
+    for (int64_t &offset : offsets)
+      if (ShapedType::isDynamic(offset))
+        offset = int64_t(lookup(*dynamic++)[rank].data[0]);
     HostTensor result = lookup(op.getSource())[rank];
     for (int64_t d = 0; d < result.getRank(); ++d) {
       if (offsets[d] < 0 || sizes[d] < 0 ||

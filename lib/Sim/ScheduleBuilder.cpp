@@ -82,6 +82,23 @@ cost::CollectiveKind collectiveKind(Operation *op) {
 /// gradients a training step exchanges (read by an embedding update or an
 /// optimizer step, directly or unpacked from a bucket), or anything else.
 StringRef exchangeCategory(Operation *op) {
+  // The parameters sharded optimizer steps updated, gathered back (packed
+  // into a bucket or not).
+  SmallVector<Value> producers;
+  if (op->getNumOperands() > 0)
+    producers.push_back(op->getOperand(0));
+  for (int depth = 0; depth < 4 && !producers.empty(); ++depth) {
+    SmallVector<Value> next;
+    for (Value value : producers) {
+      Operation *def = value.getDefiningOp();
+      if (isa_and_nonnull<DenseUpdateOp>(def))
+        return "dense_parameter_all_gather";
+      if (isa_and_nonnull<tensor::ConcatOp, tensor::ExpandShapeOp,
+                          tensor::CollapseShapeOp>(def))
+        llvm::append_range(next, def->getOperands());
+    }
+    producers = std::move(next);
+  }
   SmallVector<Operation *> frontier(op->getUsers());
   for (int depth = 0; depth < 4 && !frontier.empty(); ++depth) {
     // The forward pass's readers first: a training step's update also
@@ -452,6 +469,9 @@ FailureOr<OpCost> ProgramCoster::costOf(Operation &op,
     for (Value value : llvm::concat<Value>(op.getOperands(), op.getResults()))
       if (isa<RankedTensorType>(value.getType()))
         bytes += shapes.elements(value) * elementBytes(value.getType());
+    // Scalar index arithmetic (a rank's offset) runs on the host.
+    if (bytes == 0)
+      return OpCost{};
     return kernel(cost::estimateElementwise(hw, bytes), "dense");
   }
   if (isa<RankOp, WorldSizeOp, WaitOp, func::ReturnOp>(op))

@@ -37,11 +37,18 @@ static CoOptSummary summarizeCoOpt(func::FuncOp func) {
     if (isa<CollectiveOpInterface>(op) &&
         cast<CollectiveOpInterface>(op).isAsync())
       ++summary.started;
-    // A bucket is the concatenation a collective reduces (an all_reduce,
-    // or the reduce_scatter of a decomposed one).
+    // A sharded optimizer step updates a slice of its parameter.
+    if (auto update = dyn_cast<DenseUpdateOp>(op))
+      if (update.getParam().getDefiningOp<tensor::ExtractSliceOp>())
+        ++summary.shardedSteps;
+    // A bucket is the concatenation a collective exchanges, reshaped or
+    // not.
     if (!isa<CollectiveOpInterface>(op))
       return;
-    if (auto concat = op->getOperand(0).getDefiningOp<tensor::ConcatOp>()) {
+    Value input = op->getOperand(0);
+    if (auto reshape = input.getDefiningOp<tensor::ExpandShapeOp>())
+      input = reshape.getSrc();
+    if (auto concat = input.getDefiningOp<tensor::ConcatOp>()) {
       ++summary.buckets;
       summary.bucketedMembers += concat.getInputs().size();
     }
@@ -107,6 +114,7 @@ static constexpr std::pair<const char *, const char *> kTrainCategories[] = {
     {"embedding_update", "embedding backward and updates"},
     {"embedding_gradient_exchange", "embedding gradient exchanges"},
     {"dense_gradient_all_reduce", "dense gradient all_reduce"},
+    {"dense_parameter_all_gather", "sharded parameters' all_gather"},
     {"optimizer", "dense optimizer"}};
 
 /// The time of each category on the critical rank, and the exposed
@@ -133,8 +141,9 @@ static llvm::json::Object breakdownOf(const sim::ProgramPrediction &p,
 
 static llvm::json::Value coOptToJson(const CoOptSummary &summary) {
   return llvm::json::Object{{"buckets", summary.buckets},
-                            {"bucketed_all_reduces", summary.bucketedMembers},
-                            {"started_collectives", summary.started}};
+                            {"bucketed_collectives", summary.bucketedMembers},
+                            {"started_collectives", summary.started},
+                            {"sharded_optimizer_steps", summary.shardedSteps}};
 }
 
 /// "lookups 0.120, dense compute 0.300" for the printed report.
@@ -383,10 +392,12 @@ void mlir::braid::printPlanReport(llvm::raw_ostream &os,
                            const sim::ProgramPrediction &p) {
     const sim::RankBreakdown &critical = p.result.ranks[p.criticalRank];
     os << llvm::formatv(
-        "co-optimized {0}: {1} bucket(s) of {2} all_reduces, {3} collectives "
-        "started early; {4:f3} of {5:f3} ms of communication hidden behind "
-        "computation on the slowest rank\n",
-        name, summary.buckets, summary.bucketedMembers, summary.started,
+        "co-optimized {0}: {1} optimizer step(s) on shards, {2} bucket(s) "
+        "of {3} collectives, {4} collectives started early; {5:f3} of "
+        "{6:f3} ms of communication hidden behind computation on the "
+        "slowest rank\n",
+        name, summary.shardedSteps, summary.buckets, summary.bucketedMembers,
+        summary.started,
         std::max(0.0, critical.commUs - critical.exposedCommUs) * 1e-3,
         critical.commUs * 1e-3);
   };

@@ -4,7 +4,9 @@
 // all_reduces of a per-rank function that share a reduction, replica
 // groups and element type are combined, in the order their inputs become
 // ready, into flat buckets of at most a given size, each placed just after
-// its last member's input is computed. The simulator decides whether a
+// its last member's input is computed; reduce_scatters and all_gathers
+// along dimension 0 likewise, packed so that each rank's chunk of the
+// bucket is its chunks of the members. The simulator decides whether a
 // function keeps its buckets.
 //
 //===----------------------------------------------------------------------===//
@@ -30,9 +32,16 @@ using namespace mlir;
 using namespace mlir::braid;
 
 namespace {
-/// The all_reduces of one bucket and where it goes.
+/// The collectives a bucket combines: all_reduce, and reduce_scatter and
+/// all_gather along dimension 0.
+enum class BucketKind { allReduce, reduceScatter, allGather };
+
+/// The collectives of one bucket, all of one kind, and where it goes.
 struct Bucket {
-  SmallVector<AllReduceOp> members;
+  BucketKind kind = BucketKind::allReduce;
+  /// The group size (reduce_scatter and all_gather).
+  int64_t groupSize = 1;
+  SmallVector<Operation *> members;
   int64_t bytes = 0;
   /// The bucket goes after the op at this position (-1: the block's start)
   /// of the block as planned...
@@ -107,67 +116,168 @@ Value unflatten(OpBuilder &b, Location loc, Value flat, RankedTensorType type) {
                                        ArrayRef<ReassociationIndices>{all});
 }
 
-/// Replaces the members of `bucket` with one all_reduce of their
-/// concatenation.
+/// `value` reshaped to `type` (same number of elements; both static).
+Value reshape(OpBuilder &b, Location loc, Value value, RankedTensorType type) {
+  return unflatten(b, loc, flatten(b, loc, value), type);
+}
+
+/// The kind of bucket `op` can join, if any.
+std::optional<BucketKind> bucketKindOf(Operation *op) {
+  if (isa<AllReduceOp>(op))
+    return BucketKind::allReduce;
+  if (auto scatter = dyn_cast<ReduceScatterOp>(op))
+    return scatter.getDim() == 0 ? std::optional(BucketKind::reduceScatter)
+                                 : std::nullopt;
+  if (auto gather = dyn_cast<AllGatherOp>(op))
+    return gather.getDim() == 0 ? std::optional(BucketKind::allGather)
+                                : std::nullopt;
+  return std::nullopt;
+}
+
+/// The reduction of a member (-1 for an all_gather).
+int64_t reductionOf(Operation *op) {
+  if (auto allReduce = dyn_cast<AllReduceOp>(op))
+    return static_cast<int64_t>(allReduce.getReduction());
+  if (auto scatter = dyn_cast<ReduceScatterOp>(op))
+    return static_cast<int64_t>(scatter.getReduction());
+  return -1;
+}
+
+/// Replaces the members of `bucket` with one collective of their packed
+/// inputs. An all_reduce's bucket is the members flattened and
+/// concatenated. A reduce_scatter's (or all_gather's) is a G x K matrix
+/// for a group of G whose row p holds every member's chunk p, flattened,
+/// side by side: reduce-scattering its rows gives each rank its chunk of
+/// every member, and gathering the rank's chunks gives back every member's
+/// whole.
 void emitBucket(Block &block, const Bucket &bucket) {
-  AllReduceOp first = bucket.members.front();
-  Location loc = first.getLoc();
+  Operation *first = bucket.members.front();
+  Location loc = first->getLoc();
   OpBuilder b(first->getContext());
   if (!bucket.anchor)
     b.setInsertionPointToStart(&block);
   else
     b.setInsertionPointAfter(bucket.anchor);
-  SmallVector<Value> flats;
-  for (AllReduceOp member : bucket.members)
-    flats.push_back(flatten(b, member.getLoc(), member.getInput()));
-  Value packed = tensor::ConcatOp::create(b, loc, /*dim=*/0, flats);
-  auto reduced = AllReduceOp::create(b, loc, first.getReductionAttr(), packed,
-                                     first.getReplicaGroupsAttr());
-  int64_t offset = 0;
-  for (AllReduceOp member : bucket.members) {
-    auto type = cast<RankedTensorType>(member.getResult().getType());
-    int64_t size = type.getNumElements();
-    Value slice = tensor::ExtractSliceOp::create(
-        b, member.getLoc(), reduced.getResult(),
-        ArrayRef<OpFoldResult>{b.getIndexAttr(offset)},
-        ArrayRef<OpFoldResult>{b.getIndexAttr(size)},
-        ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
-    member.getResult().replaceAllUsesWith(
-        unflatten(b, member.getLoc(), slice, type));
-    offset += size;
+  int64_t rows = bucket.groupSize;
+  bool scatters = bucket.kind == BucketKind::reduceScatter;
+  SmallVector<Value> packed;
+  for (Operation *member : bucket.members) {
+    Value input = member->getOperand(0);
+    auto type = cast<RankedTensorType>(input.getType());
+    Value flat = flatten(b, member->getLoc(), input);
+    if (scatters)
+      flat = reshape(b, member->getLoc(), flat,
+                     RankedTensorType::get({rows, type.getNumElements() / rows},
+                                           type.getElementType()));
+    packed.push_back(flat);
   }
-  for (AllReduceOp member : bucket.members)
+  Value input = tensor::ConcatOp::create(b, loc, /*dim=*/scatters ? 1 : 0,
+                                         packed);
+  auto inputType = cast<RankedTensorType>(input.getType());
+  ReplicaGroupsAttr groups =
+      first->getAttrOfType<ReplicaGroupsAttr>("replica_groups");
+  Value result;
+  switch (bucket.kind) {
+  case BucketKind::allReduce:
+    result = AllReduceOp::create(b, loc,
+                                 cast<AllReduceOp>(first).getReductionAttr(),
+                                 input, groups);
+    break;
+  case BucketKind::reduceScatter: {
+    auto chunk = RankedTensorType::get({1, inputType.getDimSize(1)},
+                                       inputType.getElementType());
+    result = ReduceScatterOp::create(
+        b, loc, chunk, cast<ReduceScatterOp>(first).getReductionAttr(), input,
+        b.getI64IntegerAttr(0), groups);
+    result = flatten(b, loc, result);
+    break;
+  }
+  case BucketKind::allGather: {
+    auto mine = RankedTensorType::get({1, inputType.getDimSize(0)},
+                                      inputType.getElementType());
+    auto all = RankedTensorType::get({rows, inputType.getDimSize(0)},
+                                     inputType.getElementType());
+    result = AllGatherOp::create(b, loc, all, reshape(b, loc, input, mine),
+                                 b.getI64IntegerAttr(0), groups);
+    break;
+  }
+  }
+  // Each member's part: a run of the flat result, or, for an all_gather,
+  // a band of columns of every row.
+  int64_t offset = 0;
+  for (Operation *member : bucket.members) {
+    auto type = cast<RankedTensorType>(member->getResult(0).getType());
+    Location at = member->getLoc();
+    Value part;
+    if (bucket.kind == BucketKind::allGather) {
+      int64_t width = type.getNumElements() / rows;
+      part = tensor::ExtractSliceOp::create(
+          b, at, result,
+          ArrayRef<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(offset)},
+          ArrayRef<OpFoldResult>{b.getIndexAttr(rows), b.getIndexAttr(width)},
+          ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)});
+      offset += width;
+    } else {
+      int64_t size = type.getNumElements();
+      part = tensor::ExtractSliceOp::create(
+          b, at, result, ArrayRef<OpFoldResult>{b.getIndexAttr(offset)},
+          ArrayRef<OpFoldResult>{b.getIndexAttr(size)},
+          ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+      offset += size;
+    }
+    member->getResult(0).replaceAllUsesWith(reshape(b, at, part, type));
+  }
+  for (Operation *member : bucket.members)
     member->erase();
 }
 
-/// Buckets the all_reduces of `func`; false when there is nothing to
-/// combine.
-bool bucketAllReduces(func::FuncOp func, int64_t capBytes,
-                      BucketCounts &counts) {
+/// Buckets the all_reduces, reduce_scatters and all_gathers of `func`;
+/// false when there is nothing to combine. `worldSize` is the group of a
+/// collective without groups (0: unknown).
+bool bucketCollectives(func::FuncOp func, int64_t capBytes, int64_t worldSize,
+                       BucketCounts &counts) {
   if (func.isExternal() || !llvm::hasSingleElement(func.getBody()))
     return false;
   Block &block = func.getBody().front();
   BlockOrder order(block);
-  SmallVector<AllReduceOp> candidates;
-  // An all_reduce of another's result stays as it is: its bucket would go
+  SmallVector<Operation *> candidates;
+  // A collective of another's result stays as it is: its bucket would go
   // after an op that bucketing erases.
-  for (AllReduceOp op : block.getOps<AllReduceOp>())
-    if (op.getInput().getType().hasStaticShape() &&
-        !op.getInput().getDefiningOp<AllReduceOp>())
-      candidates.push_back(op);
+  for (Operation &op : block) {
+    if (!bucketKindOf(&op))
+      continue;
+    auto type = cast<RankedTensorType>(op.getOperand(0).getType());
+    Operation *producer = op.getOperand(0).getDefiningOp();
+    if (type.hasStaticShape() && !(producer && bucketKindOf(producer)))
+      candidates.push_back(&op);
+  }
   // In the order their inputs become ready, program order among equals.
-  llvm::stable_sort(candidates, [&](AllReduceOp a, AllReduceOp b) {
-    return order.readyAt(a.getInput()) < order.readyAt(b.getInput());
+  llvm::stable_sort(candidates, [&](Operation *a, Operation *b) {
+    return order.readyAt(a->getOperand(0)) < order.readyAt(b->getOperand(0));
   });
-  // One open bucket per reduction, groups and element type.
-  using Key = std::tuple<int64_t, Attribute, Type>;
+  // One open bucket per kind, reduction, groups and element type.
+  using Key = std::tuple<int64_t, int64_t, Attribute, Type>;
   llvm::MapVector<Key, Bucket> open;
   SmallVector<Bucket> closed;
-  for (AllReduceOp op : candidates) {
-    Key key{static_cast<int64_t>(op.getReduction()), op.getReplicaGroupsAttr(),
-            op.getInput().getType().getElementType()};
-    int64_t bytes = bytesOf(op.getInput().getType());
-    int64_t ready = order.readyAt(op.getInput());
+  for (Operation *op : candidates) {
+    BucketKind kind = *bucketKindOf(op);
+    Value input = op->getOperand(0);
+    auto groups = op->getAttrOfType<ReplicaGroupsAttr>("replica_groups");
+    int64_t groupSize = groups ? groups.getGroupSize() : worldSize;
+    // A scattered or gathered member splits into whole chunks per rank.
+    if (kind != BucketKind::allReduce &&
+        (groupSize < 1 ||
+         cast<RankedTensorType>(kind == BucketKind::allGather
+                                    ? op->getResult(0).getType()
+                                    : input.getType())
+                     .getNumElements() %
+                 groupSize !=
+             0))
+      continue;
+    Key key{static_cast<int64_t>(kind), reductionOf(op), groups,
+            cast<RankedTensorType>(input.getType()).getElementType()};
+    int64_t bytes = bytesOf(cast<RankedTensorType>(input.getType()));
+    int64_t ready = order.readyAt(input);
     Bucket &bucket = open[key];
     // Joining moves the bucket after this input: every member's result
     // must still be used only after that.
@@ -175,15 +285,18 @@ bool bucketAllReduces(func::FuncOp func, int64_t capBytes,
     bool fits = bucket.members.empty() || bucket.bytes + bytes <= capBytes;
     bool usesFollow =
         llvm::all_of(bucket.members,
-                     [&](AllReduceOp member) {
-                       return order.firstUse(member.getResult(), block) > after;
+                     [&](Operation *member) {
+                       return order.firstUse(member->getResult(0), block) >
+                              after;
                      }) &&
-        order.firstUse(op.getResult(), block) > after;
+        order.firstUse(op->getResult(0), block) > after;
     if (!fits || !usesFollow) {
       closed.push_back(std::move(bucket));
       bucket = Bucket();
       after = ready;
     }
+    bucket.kind = kind;
+    bucket.groupSize = groupSize;
     bucket.members.push_back(op);
     bucket.bytes += bytes;
     bucket.after = after;
@@ -224,13 +337,17 @@ struct BraidBucketCollectivesPass
     // Beyond 2^40 MiB every bucket is one: keep the conversion defined.
     auto capBytes = static_cast<int64_t>(
         std::min(double(bucketMiB), double(int64_t(1) << 40)) * 1024 * 1024);
+    int64_t worldSize = 0;
+    if (auto cluster = getOperation()->getAttrOfType<ClusterAttr>(
+            BraidDialect::kClusterAttrName))
+      worldSize = cluster.getWorldSize();
     SmallVector<func::FuncOp> funcs(getOperation().getOps<func::FuncOp>());
     for (func::FuncOp func : funcs) {
       BucketCounts counts;
       FailureOr<RewriteOutcome> outcome = applyIfFaster(
           func, *predictor, force, [&](func::FuncOp copy) -> FailureOr<bool> {
             counts = BucketCounts();
-            return bucketAllReduces(copy, capBytes, counts);
+            return bucketCollectives(copy, capBytes, worldSize, counts);
           });
       if (failed(outcome))
         return signalPassFailure();

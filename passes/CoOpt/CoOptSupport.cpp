@@ -112,7 +112,12 @@ mlir::braid::applyFastestOf(func::FuncOp func,
     return RewriteOutcome::unchanged;
   if (!best)
     return RewriteOutcome::rejected;
+  // The signature too: a rewrite may reshape arguments (a sharded
+  // optimizer state) and their attributes.
   func.getBody().takeBody(best.getBody());
+  func.setFunctionType(best.getFunctionType());
+  func.setAllArgAttrs(best.getAllArgAttrs());
+  func.setAllResultAttrs(best.getAllResultAttrs());
   return RewriteOutcome::applied;
 }
 

@@ -55,9 +55,14 @@ void mlir::braid::buildShardPipeline(OpPassManager &pm,
 void mlir::braid::buildCoOptimizePipeline(
     OpPassManager &pm, const CoOptimizePipelineOptions &options) {
   if (options.optLevel >= 2) {
-    // Level 2: combine the gradient all_reduces into DDP-style buckets
-    // where the simulator predicts a gain...
+    // Level 2: run dense optimizer steps on shards between a
+    // reduce_scatter and an all_gather of their gradient...
     bool force = options.forceCoOptimization;
+    BraidReorderCollectivesPassOptions reorder;
+    reorder.force = force;
+    pm.addPass(createBraidReorderCollectivesPass(reorder));
+    // ...combine the remaining gradient all_reduces into DDP-style buckets
+    // where the simulator predicts a gain...
     BraidBucketCollectivesPassOptions bucket;
     bucket.force = force;
     pm.addPass(createBraidBucketCollectivesPass(bucket));

@@ -129,6 +129,17 @@ static FailureOr<llvm::json::Object> manifestOf(func::FuncOp func,
                         .hasStaticShape();
       entry["slices"] = tableSlices(table, whole, ranks);
     }
+    // A sharded optimizer state: the ranks whose slices, in order, make
+    // the whole (rank 0's group; every group holds the same state).
+    if (auto groups = func.getArgAttrOfType<ReplicaGroupsAttr>(
+            i, BraidDialect::kStateShardAttrName)) {
+      llvm::json::Array shardRanks;
+      for (int64_t g = 0; g < groups.getNumGroups(); ++g)
+        if (llvm::is_contained(groups.getGroup(g), 0))
+          for (int64_t member : groups.getGroup(g))
+            shardRanks.push_back(member);
+      entry["shard_ranks"] = std::move(shardRanks);
+    }
     arguments.push_back(std::move(entry));
   }
   for (auto [index, type] : llvm::enumerate(func.getResultTypes())) {

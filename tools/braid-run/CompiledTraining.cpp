@@ -290,11 +290,13 @@ int mlir::braid::runCompiledTraining(NativeProgram &program,
     model.metrics["page_faults_per_step"] = memory[2];
 
   // The parameters and their state are replicated: rank 0's are the
-  // model's. Tables and their state come from every rank's slices.
+  // model's. Tables, their state and sharded dense state come from every
+  // rank's slices.
   for (auto [r, a] : feedback) {
     const NativeProgram::Argument &argument = program.getArguments()[a];
-    (argument.kind == "param" ? model.params
-                              : model.states)[argument.name] = outputs[r];
+    if (argument.shardRanks.empty())
+      (argument.kind == "param" ? model.params
+                                : model.states)[argument.name] = outputs[r];
   }
   bool gather = run.check || !options.dumpDir.empty();
   if (!gather)
@@ -311,6 +313,13 @@ int mlir::braid::runCompiledTraining(NativeProgram &program,
       sliced.push_back(index);
       mine.push_back(std::move(*part));
     }
+  // Each sharded state's slice, at its position in `mine`.
+  SmallVector<std::pair<size_t, size_t>> shardedStates;
+  for (auto [r, a] : feedback)
+    if (!program.getArguments()[a].shardRanks.empty()) {
+      shardedStates.push_back({a, mine.size()});
+      mine.push_back(outputs[r]);
+    }
   std::optional<RankValues> all;
   if (mpi && ranks > 1)
     all = gatherToRankZero(mine);
@@ -318,6 +327,17 @@ int mlir::braid::runCompiledTraining(NativeProgram &program,
     all = RankValues{std::move(mine)};
   if (!all)
     return 0; // rank 0 reports
+  for (auto [index, position] : shardedStates) {
+    const NativeProgram::Argument &argument = program.getArguments()[index];
+    std::vector<HostTensor> parts;
+    for (int64_t member : argument.shardRanks) {
+      if (member >= int64_t(all->size()))
+        return fail("the sharded state '" + argument.name + "' names rank " +
+                    llvm::Twine(member) + " of " + llvm::Twine(all->size()));
+      parts.push_back((*all)[member][position]);
+    }
+    model.states[argument.name] = HostTensor::concat(parts, 0);
+  }
   model.tables = run.tables;
   for (auto [position, index] : llvm::enumerate(sliced)) {
     const NativeProgram::Argument &argument = program.getArguments()[index];

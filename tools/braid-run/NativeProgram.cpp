@@ -32,6 +32,42 @@ static llvm::Error runtimeError(const llvm::Twine &context = "") {
                                  context + braidrt_program_last_error());
 }
 
+/// Reads argument `index`'s optional "shard_ranks" from the manifest: the
+/// distinct ranks (below `ranks`) whose slices make a sharded state.
+static llvm::Error readShardRanks(const llvm::json::Value &manifest,
+                                  int64_t index,
+                                  NativeProgram::Argument &argument,
+                                  int64_t ranks, llvm::StringRef where) {
+  auto bad = [&](const llvm::Twine &what) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   where + ": argument " + llvm::Twine(index) +
+                                       " ('" + argument.name + "'): " + what);
+  };
+  const llvm::json::Object *object = manifest.getAsObject();
+  const llvm::json::Array *arguments =
+      object ? object->getArray("arguments") : nullptr;
+  if (!arguments || index >= int64_t(arguments->size()))
+    return llvm::Error::success();
+  const llvm::json::Object *entry = (*arguments)[index].getAsObject();
+  const llvm::json::Value *field = entry ? entry->get("shard_ranks") : nullptr;
+  if (!field)
+    return llvm::Error::success();
+  const llvm::json::Array *list = field->getAsArray();
+  if (!list || list->empty() || argument.kind != "state" ||
+      argument.shape.empty() || argument.shape[0] < 0)
+    return bad("'shard_ranks' must be a non-empty list on a state of static "
+               "first dimension");
+  for (const llvm::json::Value &value : *list) {
+    std::optional<int64_t> rank = value.getAsInteger();
+    if (!rank || *rank < 0 || *rank >= ranks ||
+        llvm::is_contained(argument.shardRanks, *rank))
+      return bad("'shard_ranks' must list distinct ranks below " +
+                 llvm::Twine(ranks));
+    argument.shardRanks.push_back(*rank);
+  }
+  return llvm::Error::success();
+}
+
 llvm::Expected<NativeProgram> NativeProgram::load(llvm::StringRef dir) {
   NativeProgram native;
   native.program.reset(braidrt_program_load(dir.str().c_str()));
@@ -64,7 +100,11 @@ llvm::Expected<NativeProgram> NativeProgram::load(llvm::StringRef dir) {
       return runtimeError();
     native.arguments.push_back(
         {info.name, info.kind, info.dtype,
-         std::vector<int64_t>(info.shape, info.shape + info.rank)});
+         std::vector<int64_t>(info.shape, info.shape + info.rank), {}});
+    if (llvm::Error error = readShardRanks(*json, i, native.arguments.back(),
+                                           braidrt_program_ranks(program),
+                                           where))
+      return std::move(error);
     // The per-rank signature is the forward pass's inputs and parameters.
     if (native.isHostSupplied(native.arguments.back()))
       continue;
@@ -86,7 +126,7 @@ llvm::Expected<NativeProgram> NativeProgram::load(llvm::StringRef dir) {
       return runtimeError();
     native.results.push_back(
         {info.name, info.kind, info.dtype,
-         std::vector<int64_t>(info.shape, info.shape + info.rank)});
+         std::vector<int64_t>(info.shape, info.shape + info.rank), {}});
   }
   return native;
 }

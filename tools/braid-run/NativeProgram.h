@@ -31,6 +31,9 @@ public:
   struct Argument {
     std::string name, kind, dtype;
     std::vector<int64_t> shape; ///< -1 for dynamic sizes
+    /// A sharded optimizer state: the ranks whose slices along dimension
+    /// 0, in order, make the whole (empty otherwise).
+    std::vector<int64_t> shardRanks;
   };
 
   /// Loads `dir`/libprogram.so and reads the manifest inside it.

@@ -412,6 +412,30 @@ int mlir::braid::runRankTraining(RankTraining &run,
           std::pair{BraidDialect::kStateAttrName, &model.states}})
       if (auto name = train.getArgAttrOfType<StringAttr>(i, key))
         (*target)[name.getValue().str()] = args[0][i];
+  // A sharded optimizer state is the slices of rank 0's group, in order.
+  for (unsigned i = 0; i < train.getNumArguments(); ++i) {
+    auto groups = train.getArgAttrOfType<ReplicaGroupsAttr>(
+        i, BraidDialect::kStateShardAttrName);
+    auto name = train.getArgAttrOfType<StringAttr>(
+        i, BraidDialect::kStateAttrName);
+    if (!groups || !name)
+      continue;
+    std::vector<HostTensor> slices;
+    for (int64_t g = 0; g < groups.getNumGroups(); ++g) {
+      ArrayRef<int64_t> members = groups.getGroup(g);
+      if (!llvm::is_contained(members, 0))
+        continue;
+      for (int64_t member : members) {
+        if (member < 0 || member >= int64_t(args.size()))
+          return fail("the sharded state '" + name.getValue() +
+                      "' names rank " + llvm::Twine(member) + " of " +
+                      llvm::Twine(args.size()));
+        slices.push_back(args[member][i]);
+      }
+    }
+    if (!slices.empty())
+      model.states[name.getValue().str()] = HostTensor::concat(slices, 0);
+  }
   setTableStates(model, embeddingState, *config);
   GlobalTraining global{run.globalModule, run.globalFunc, run.globalArgs,
                         run.tables, run.tolerance};

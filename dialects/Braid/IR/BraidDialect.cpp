@@ -10,6 +10,7 @@
 #include "braid/Dialect/Braid/IR/Optimizers.h"
 
 #include "mlir/IR/DialectImplementation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
@@ -141,10 +142,44 @@ static LogicalResult verifyNameAttribute(Operation *op, StringRef what,
   return success();
 }
 
+/// Checks `braid.state_shard` on argument or result `index` of `op`: replica
+/// groups on a state tensor whose dimension 0 they split.
+static LogicalResult verifyStateShard(Operation *op, StringRef what,
+                                      unsigned index, NamedAttribute attr,
+                                      Type type, DictionaryAttr siblings) {
+  auto groups = dyn_cast<ReplicaGroupsAttr>(attr.getValue());
+  if (!groups)
+    return op->emitOpError()
+           << what << " " << index << ": '" << attr.getName().getValue()
+           << "' must be a #braid.replica_groups attribute";
+  if (!siblings || !siblings.get(BraidDialect::kStateAttrName))
+    return op->emitOpError() << what << " " << index << ": '"
+                             << attr.getName().getValue()
+                             << "' needs 'braid.state' beside it";
+  // A tensor; a lowered program passes it as a buffer or a pointer, which
+  // keep the attribute for the host and are not checked.
+  auto tensor = dyn_cast<TensorType>(type);
+  if (tensor && (!tensor.hasRank() || tensor.getRank() == 0 ||
+                 tensor.isDynamicDim(0)))
+    return op->emitOpError() << what << " " << index << ": '"
+                             << attr.getName().getValue()
+                             << "' needs a tensor with a static dimension 0";
+  return success();
+}
+
 LogicalResult BraidDialect::verifyRegionArgAttribute(Operation *op,
                                                      unsigned regionIndex,
                                                      unsigned argIndex,
                                                      NamedAttribute attr) {
+  if (attr.getName() == kStateShardAttrName) {
+    auto func = dyn_cast<FunctionOpInterface>(op);
+    if (!func || argIndex >= func.getNumArguments())
+      return op->emitOpError() << "'" << kStateShardAttrName
+                               << "' belongs on a function's arguments";
+    return verifyStateShard(op, "argument", argIndex, attr,
+                            func.getArgumentTypes()[argIndex],
+                            func.getArgAttrDict(argIndex));
+  }
   if (attr.getName() != kInputAttrName && attr.getName() != kParamAttrName &&
       attr.getName() != kTableAttrName && attr.getName() != kStateAttrName &&
       attr.getName() != kTableStateAttrName)
@@ -157,6 +192,15 @@ LogicalResult BraidDialect::verifyRegionResultAttribute(Operation *op,
                                                         unsigned regionIndex,
                                                         unsigned resultIndex,
                                                         NamedAttribute attr) {
+  if (attr.getName() == kStateShardAttrName) {
+    auto func = dyn_cast<FunctionOpInterface>(op);
+    if (!func || resultIndex >= func.getNumResults())
+      return op->emitOpError() << "'" << kStateShardAttrName
+                               << "' belongs on a function's results";
+    return verifyStateShard(op, "result", resultIndex, attr,
+                            func.getResultTypes()[resultIndex],
+                            func.getResultAttrDict(resultIndex));
+  }
   if (attr.getName() != kOutputAttrName && attr.getName() != kParamAttrName &&
       attr.getName() != kStateAttrName)
     return op->emitOpError() << "unknown Braid result attribute '"

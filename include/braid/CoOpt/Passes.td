@@ -50,7 +50,8 @@ def BraidAsyncExchangesPass
 
 def BraidBucketCollectivesPass
     : Pass<"braid-bucket-collectives", "::mlir::ModuleOp"> {
-  let summary = "combines all_reduces of one group into size-capped buckets";
+  let summary = "combines all_reduces, reduce_scatters and all_gathers of "
+                "one group into size-capped buckets";
   let description = [{
     Gathers the synchronous `braid.all_reduce`s of static shape in each
     function of a per-rank program and combines those of the same
@@ -67,6 +68,29 @@ def BraidBucketCollectivesPass
     (`tensor.concat`), reduced by one all_reduce and sliced back
     (`tensor.extract_slice`, then reshaped). A member joins a bucket only
     when every use of its result comes after the bucket's place.
+
+    Reduce_scatters and all_gathers along dimension 0 of one kind,
+    reduction, groups and element type are bucketed the same way (those
+    of `braid-reorder-collectives`' sharded optimizer steps): for a group
+    of G, each member is flattened into a G-row matrix whose row `p` is
+    its chunk for group position `p`, and the members are concatenated
+    side by side, so that the rows of the bucket are the ranks' chunks.
+    A reduce_scatter of the bucket's rows gives each rank its chunk of
+    every member (a run of the flat result); an all_gather of the ranks'
+    flat chunks gives a G-row matrix whose band of columns is a member's
+    whole.
+
+    ```mlir
+    %a = braid.reduce_scatter sum %ga dim = 0 : tensor<4x3xf32> -> tensor<2x3xf32>
+    %b = braid.reduce_scatter sum %gb dim = 0 : tensor<2xf32> -> tensor<1xf32>
+    // becomes (2 ranks)
+    %fa = tensor.collapse_shape %ga [[0, 1]] : tensor<4x3xf32> into tensor<12xf32>
+    %ma = tensor.expand_shape %fa [[0, 1]] output_shape [2, 6] : tensor<12xf32> into tensor<2x6xf32>
+    %mb = tensor.expand_shape %gb [[0, 1]] output_shape [2, 1] : tensor<2xf32> into tensor<2x1xf32>
+    %m = tensor.concat dim(1) %ma, %mb : (tensor<2x6xf32>, tensor<2x1xf32>) -> tensor<2x7xf32>
+    %r = braid.reduce_scatter sum %m dim = 0 : tensor<2x7xf32> -> tensor<1x7xf32>
+    ... // %a is elements [0, 6) of %r, %b element 6
+    ```
 
     ```mlir
     %a = braid.all_reduce sum %ga groups [[0, 1]] : tensor<32x13xf32>
@@ -94,13 +118,79 @@ def BraidBucketCollectivesPass
            "Bucket without asking the simulator (for tests)">,
   ];
   let statistics = [
-    Statistic<"numBuckets", "buckets", "Buckets of two or more all_reduces">,
+    Statistic<"numBuckets", "buckets", "Buckets of two or more collectives">,
     Statistic<"numCombined", "collectives-combined",
-              "all_reduces combined into buckets">,
+              "Collectives combined into buckets">,
     Statistic<"numRejected", "rejected-by-simulator",
               "Functions whose bucketing the simulator predicted no faster">,
   ];
   let dependentDialects = ["::mlir::braid::BraidDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def BraidReorderCollectivesPass
+    : Pass<"braid-reorder-collectives", "::mlir::ModuleOp"> {
+  let summary = "runs dense optimizer steps on shards between a "
+                "reduce_scatter and an all_gather, where the simulator "
+                "predicts a gain";
+  let description = [{
+    For each `braid.dense_update` of a training step whose gradient is a
+    sum (or average) `braid.all_reduce` that nothing else reads, splits the
+    all_reduce and moves the optimizer step between its halves (CoCoNet's
+    split and reorder; the first stage of ZeRO): the gradient is
+    reduce-scattered along dimension 0, each rank updates its own rows of
+    the parameter with its rows of the optimizer state, and an
+    `all_gather` of the updated rows rebuilds the parameter on every rank.
+    The optimizer's arithmetic and its state shrink to `1/group` per rank,
+    for the same bytes on the wire as the all_reduce (a ring all_reduce is
+    a reduce_scatter and an all_gather).
+
+    The optimizer state then stays sharded between steps: its argument and
+    result of the training step hold this rank's rows and carry
+    `braid.state_shard` with the groups whose members hold the slices in
+    group order; `braid-run` and the reference semantics assemble the
+    whole state from the slices. This rank's rows of the parameter are a
+    `tensor.extract_slice` at `(braid.rank mod group) * rows`.
+
+    ```mlir
+    %g = braid.all_reduce sum %dw groups [[0, 1]] : tensor<32x13xf32>
+    %w2, %s2 = braid.dense_update %w, %g step %t state(%s) optimizer = {...}
+        : (tensor<32x13xf32>, tensor<32x13xf32>, tensor<i64>, tensor<32x13xf32>)
+          -> (tensor<32x13xf32>, tensor<32x13xf32>)
+    // becomes (%s is now tensor<16x13xf32> {braid.state_shard = ...})
+    %g = braid.reduce_scatter sum %dw dim = 0 groups [[0, 1]] : tensor<32x13xf32> -> tensor<16x13xf32>
+    %r = braid.rank : index
+    %p = arith.remui %r, %c2 : index
+    %o = arith.muli %p, %c16 : index
+    %ws = tensor.extract_slice %w[%o, 0] [16, 13] [1, 1] : tensor<32x13xf32> to tensor<16x13xf32>
+    %u, %s2 = braid.dense_update %ws, %g step %t state(%s) optimizer = {...}
+        : (tensor<16x13xf32>, tensor<16x13xf32>, tensor<i64>, tensor<16x13xf32>)
+          -> (tensor<16x13xf32>, tensor<16x13xf32>)
+    %w2 = braid.all_gather %u dim = 0 groups [[0, 1]] : tensor<16x13xf32> -> tensor<32x13xf32>
+    ```
+
+    A step is sharded when its all_reduce runs over every rank or over
+    blocks of consecutive ranks that tile the cluster, the group divides
+    the parameter's first dimension, its state is only this step's and its
+    new state is only returned. Each is rewritten only when the simulator
+    predicts the whole per-rank program faster on the module's
+    `braid.cluster`, or with `force`. The optimizers are elementwise, so
+    each row's update is the one the whole step computes (a sum is
+    reassociated by the reduce_scatter, as by a ring all_reduce).
+  }];
+  let options = [
+    Option<"force", "force", "bool", "false",
+           "Shard every step that can be, without asking the simulator (for "
+           "tests)">,
+  ];
+  let statistics = [
+    Statistic<"numSharded", "steps-sharded",
+              "Dense optimizer steps run on shards">,
+    Statistic<"numRejected", "rejected-by-simulator",
+              "Steps the simulator predicted no faster on shards">,
+  ];
+  let dependentDialects = ["::mlir::braid::BraidDialect",
+                           "::mlir::arith::ArithDialect",
                            "::mlir::tensor::TensorDialect"];
 }
 

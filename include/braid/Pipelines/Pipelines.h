@@ -65,8 +65,9 @@ struct CoOptimizePipelineOptions
     : public PassPipelineOptions<CoOptimizePipelineOptions> {
   Option<int64_t> optLevel{
       *this, "opt-level",
-      llvm::cl::desc("0: nothing; 1: canonicalize and CSE; 2: also bucket "
-                     "the all_reduces, start the pooled-row exchanges early "
+      llvm::cl::desc("0: nothing; 1: canonicalize and CSE; 2: also shard "
+                     "the dense optimizer steps, bucket and decompose the "
+                     "all_reduces, start the pooled-row exchanges early "
                      "and start collectives as soon as their input is "
                      "ready, each where the simulator predicts a gain"),
       llvm::cl::init(2)};

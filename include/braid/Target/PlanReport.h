@@ -24,11 +24,13 @@ namespace mlir::braid {
 /// The report of one per-rank program.
 /// What braid-co-optimize left in one function of the per-rank program.
 struct CoOptSummary {
-  /// Collectives of flat concatenations (an all_reduce's bucket, or the
-  /// reduce_scatter it was decomposed into), and the members they carry.
+  /// Collectives of concatenations (an all_reduce's, reduce_scatter's or
+  /// all_gather's bucket), and the members they carry.
   int64_t buckets = 0, bucketedMembers = 0;
   /// Collectives in their `_start` form.
   int64_t started = 0;
+  /// Dense optimizer steps on this rank's rows of their parameter.
+  int64_t shardedSteps = 0;
 };
 
 struct PlanReport {

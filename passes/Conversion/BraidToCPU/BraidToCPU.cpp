@@ -161,7 +161,7 @@ static LogicalResult prepareFunction(func::FuncOp func,
                        ReduceScatterStartOp, WaitOp>(op) ||
                    isa<BucketizeOp, AllToAllVOp, CombineShardsOp>(op) ||
                    isa<AllReduceOp, AllReduceStartOp, AllGatherOp,
-                       AllGatherStartOp>(op);
+                       AllGatherStartOp, RankOp>(op);
     if (!lowered && isa<CollectiveOpInterface, PermuteOp, WaitOp, RankOp,
                         WorldSizeOp>(op)) {
       op->emitError() << "the CPU backend does not lower '" << op->getName()
@@ -345,7 +345,8 @@ struct ConvertBraidToCPUPass
                         CombineShardsGradOp, EmbeddingBagUpdateOp,
                         ShardEmbeddingBagUpdateOp, EmbeddingBagGradOp,
                         TableUpdateOp, DenseUpdateOp, AllReduceOp,
-                        AllReduceStartOp, AllGatherOp, AllGatherStartOp>();
+                        AllReduceStartOp, AllGatherOp, AllGatherStartOp,
+                        RankOp>();
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     RewritePatternSet patterns(&getContext());
     populateBraidComputeToCPUPatterns(patterns, state);

@@ -75,6 +75,9 @@ public:
   FailureOr<SmallVector<Value>> lower(AllGatherOp op);
   /// A started all_gather, like a started all_reduce.
   FailureOr<SmallVector<Value>> lower(AllGatherStartOp op);
+  /// This process's rank, from the runtime (a sharded optimizer step's
+  /// offset).
+  FailureOr<SmallVector<Value>> lower(RankOp op);
 
 private:
   /// all_gather and all_gather_start.
@@ -440,6 +443,14 @@ FailureOr<SmallVector<Value>> TrainingLowering::lower(AllGatherStartOp op) {
   return lowerAllGather(op);
 }
 
+FailureOr<SmallVector<Value>> TrainingLowering::lower(RankOp op) {
+  func::FuncOp fn = declareRuntimeFunction(state.module, runtime::kRank, {},
+                                           {b.getI64Type()}, false);
+  Value rank = func::CallOp::create(b, loc, fn, ValueRange{}).getResult(0);
+  return SmallVector<Value>{
+      arith::IndexCastOp::create(b, loc, b.getIndexType(), rank)};
+}
+
 template <typename OpTy>
 FailureOr<SmallVector<Value>> TrainingLowering::lowerAllGather(OpTy op) {
   if (op.getDim() != 0)
@@ -524,6 +535,6 @@ void mlir::braid::populateBraidTrainingToCPUPatterns(
                TrainingOpLowering<AllReduceOp>,
                TrainingOpLowering<AllReduceStartOp>,
                TrainingOpLowering<AllGatherOp>,
-               TrainingOpLowering<AllGatherStartOp>>(
-      patterns.getContext(), state);
+               TrainingOpLowering<AllGatherStartOp>,
+               TrainingOpLowering<RankOp>>(patterns.getContext(), state);
 }

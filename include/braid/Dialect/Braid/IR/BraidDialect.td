@@ -59,6 +59,11 @@ def Braid_Dialect : Dialect {
     /// (sliced like the table), named by the table.
     static constexpr ::llvm::StringLiteral kTableStateAttrName = "braid.table_state";
     static constexpr ::llvm::StringLiteral kOutputAttrName = "braid.output";
+    /// On a training step's optimizer state argument and result: the
+    /// replica groups whose members each hold one equal slice of the state
+    /// along dimension 0, in group order (braid-reorder-collectives' sharded
+    /// optimizer); a #braid.replica_groups.
+    static constexpr ::llvm::StringLiteral kStateShardAttrName = "braid.state_shard";
 
     void registerAttributes();
     void registerTypes();

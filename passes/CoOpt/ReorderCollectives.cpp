@@ -1,0 +1,236 @@
+//===- ReorderCollectives.cpp - The braid-reorder-collectives pass --------===//
+//
+// This file implements braid-reorder-collectives: a dense optimizer step
+// that reads an all_reduce of its gradient runs on each rank's shard
+// instead of the whole parameter. The all_reduce becomes a reduce_scatter,
+// each rank updates its slice of the parameter with its slice of the
+// optimizer state (which the training step then keeps sharded: its argument
+// and result hold one slice per rank), and an all_gather of the updated
+// slices rebuilds the parameter. CoCoNet's split and reorder of an
+// all_reduce with the optimizer after it; ZeRO's first stage. The
+// simulator decides for each step.
+//
+//===----------------------------------------------------------------------===//
+
+#include "braid/CoOpt/Passes.h"
+
+#include "CoOptSupport.h"
+
+#include "braid/Dialect/Braid/IR/Braid.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir::braid {
+#define GEN_PASS_DEF_BRAIDREORDERCOLLECTIVESPASS
+#include "braid/CoOpt/Passes.h.inc"
+} // namespace mlir::braid
+
+using namespace mlir;
+using namespace mlir::braid;
+
+namespace {
+/// How one optimizer step is sharded: over `groups` (explicit), each of
+/// `size` consecutive ranks, with the all_reduce it reads.
+struct ShardPlan {
+  AllReduceOp allReduce;
+  ReplicaGroupsAttr groups;
+  int64_t size = 0;
+};
+
+/// The result index of `func`'s return that `value` feeds, when that is
+/// its only use.
+std::optional<unsigned> returnedOnlyAt(Value value) {
+  if (!value.hasOneUse())
+    return std::nullopt;
+  OpOperand &use = *value.getUses().begin();
+  if (!isa<func::ReturnOp>(use.getOwner()))
+    return std::nullopt;
+  return use.getOperandNumber();
+}
+
+/// Whether `update` can run on shards, and how. The gradient is a sum (or
+/// average) all_reduce read by this step alone, over every rank or over
+/// blocks of consecutive ranks that tile the cluster, whose size divides
+/// the parameter's first dimension; each state is an argument named
+/// `braid.state` that only this step reads, and each new state is only
+/// returned, as a `braid.state` result.
+std::optional<ShardPlan> planFor(DenseUpdateOp update, int64_t worldSize) {
+  auto allReduce = update.getGrad().getDefiningOp<AllReduceOp>();
+  if (!allReduce || !allReduce.getResult().hasOneUse() ||
+      (allReduce.getReduction() != ReductionKind::sum &&
+       allReduce.getReduction() != ReductionKind::avg))
+    return std::nullopt;
+  auto type = cast<RankedTensorType>(update.getParam().getType());
+  if (!type.hasStaticShape() || type.getRank() == 0)
+    return std::nullopt;
+  ShardPlan plan{allReduce, allReduce.getReplicaGroupsAttr(), 0};
+  MLIRContext *context = update.getContext();
+  if (!plan.groups) {
+    if (worldSize < 1)
+      return std::nullopt;
+    SmallVector<int64_t> all =
+        llvm::to_vector(llvm::seq<int64_t>(0, worldSize));
+    plan.groups = ReplicaGroupsAttr::get(context, worldSize, all);
+  }
+  plan.size = plan.groups.getGroupSize();
+  if (plan.size < 2 || type.getDimSize(0) % plan.size != 0 ||
+      plan.groups.getNumGroups() * plan.size != worldSize)
+    return std::nullopt;
+  // Blocks [[0, .., n-1], [n, ..], ..]: a rank's position is rank mod n.
+  for (int64_t g = 0; g < plan.groups.getNumGroups(); ++g)
+    for (auto [position, member] : llvm::enumerate(plan.groups.getGroup(g)))
+      if (member != g * plan.size + int64_t(position))
+        return std::nullopt;
+  auto func = update->getParentOfType<func::FuncOp>();
+  for (Value state : update.getState()) {
+    auto argument = dyn_cast<BlockArgument>(state);
+    if (!argument || argument.getOwner()->getParentOp() != func ||
+        !state.hasOneUse() ||
+        !func.getArgAttr(argument.getArgNumber(), BraidDialect::kStateAttrName))
+      return std::nullopt;
+  }
+  for (Value state : update.getNewState()) {
+    std::optional<unsigned> index = returnedOnlyAt(state);
+    if (!index || !func.getResultAttr(*index, BraidDialect::kStateAttrName))
+      return std::nullopt;
+  }
+  return plan;
+}
+
+/// Rewrites `update` on shards as `plan` says.
+void shard(DenseUpdateOp update, ShardPlan plan) {
+  MLIRContext *context = update.getContext();
+  Location loc = update.getLoc();
+  auto func = update->getParentOfType<func::FuncOp>();
+  auto type = cast<RankedTensorType>(update.getParam().getType());
+  int64_t rows = type.getDimSize(0) / plan.size;
+  auto shardOf = [&](Type full) {
+    auto tensor = cast<RankedTensorType>(full);
+    SmallVector<int64_t> shape(tensor.getShape());
+    shape[0] = rows;
+    return RankedTensorType::get(shape, tensor.getElementType());
+  };
+  ReplicaGroupsAttr collectiveGroups = plan.allReduce.getReplicaGroupsAttr();
+
+  // The gradient: reduced and scattered where the all_reduce stood.
+  OpBuilder b(plan.allReduce);
+  Value grad = ReduceScatterOp::create(
+      b, plan.allReduce.getLoc(), shardOf(type),
+      plan.allReduce.getReductionAttr(), plan.allReduce.getInput(),
+      b.getI64IntegerAttr(0), collectiveGroups);
+  plan.allReduce.getResult().replaceAllUsesWith(grad);
+  plan.allReduce->erase();
+
+  // This rank's rows of the parameter: [position * rows, +rows).
+  b.setInsertionPoint(update);
+  Value rank = RankOp::create(b, loc, b.getIndexType());
+  Value position = arith::RemUIOp::create(
+      b, loc, rank, arith::ConstantIndexOp::create(b, loc, plan.size));
+  Value offset = arith::MulIOp::create(
+      b, loc, position, arith::ConstantIndexOp::create(b, loc, rows));
+  SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
+  offsets[0] = offset;
+  SmallVector<OpFoldResult> sizes, strides(type.getRank(), b.getIndexAttr(1));
+  for (int64_t size : shardOf(type).getShape())
+    sizes.push_back(b.getIndexAttr(size));
+  Value param = tensor::ExtractSliceOp::create(
+      b, loc, cast<RankedTensorType>(shardOf(type)), update.getParam(), offsets,
+      sizes, strides);
+
+  // The state arguments and results hold this rank's rows from now on.
+  auto shardAttr = NamedAttribute(
+      StringAttr::get(context, BraidDialect::kStateShardAttrName), plan.groups);
+  SmallVector<Type> argTypes(func.getArgumentTypes()),
+      resultTypes(func.getResultTypes());
+  for (Value state : update.getState()) {
+    auto argument = cast<BlockArgument>(state);
+    argument.setType(shardOf(argument.getType()));
+    argTypes[argument.getArgNumber()] = argument.getType();
+    func.setArgAttr(argument.getArgNumber(), shardAttr.getName(),
+                    shardAttr.getValue());
+  }
+  SmallVector<Type> newStateTypes;
+  for (Value state : update.getNewState()) {
+    unsigned index = *returnedOnlyAt(state);
+    resultTypes[index] = shardOf(state.getType());
+    newStateTypes.push_back(resultTypes[index]);
+    func.setResultAttr(index, shardAttr.getName(), shardAttr.getValue());
+  }
+  func.setType(FunctionType::get(context, argTypes, resultTypes));
+
+  auto sharded = DenseUpdateOp::create(
+      b, loc, param.getType(), newStateTypes, param, grad, update.getStep(),
+      update.getState(), update.getOptimizerAttr());
+  // The updated rows, gathered back into the parameter every rank reads.
+  Value gathered =
+      AllGatherOp::create(b, loc, type, sharded.getNewParam(),
+                          b.getI64IntegerAttr(0), collectiveGroups);
+  update.getNewParam().replaceAllUsesWith(gathered);
+  for (auto [before, after] :
+       llvm::zip(update.getNewState(), sharded.getNewState()))
+    before.replaceAllUsesWith(after);
+  update->erase();
+}
+
+/// The positions in `block` of the optimizer steps that can be sharded.
+SmallVector<int64_t> candidatePositions(Block &block, int64_t worldSize) {
+  SmallVector<int64_t> positions;
+  for (auto [index, op] : llvm::enumerate(block))
+    if (auto update = dyn_cast<DenseUpdateOp>(op))
+      if (planFor(update, worldSize))
+        positions.push_back(index);
+  return positions;
+}
+
+struct BraidReorderCollectivesPass
+    : braid::impl::BraidReorderCollectivesPassBase<
+          BraidReorderCollectivesPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    FailureOr<ProgramPredictor> predictor = ProgramPredictor::forModule(module);
+    if (failed(predictor))
+      return signalPassFailure();
+    int64_t worldSize = 0;
+    if (auto cluster =
+            module->getAttrOfType<ClusterAttr>(BraidDialect::kClusterAttrName))
+      worldSize = cluster.getWorldSize();
+    SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
+    for (func::FuncOp func : funcs) {
+      if (func.isExternal() || !llvm::hasSingleElement(func.getBody()))
+        continue;
+      // One step at a time, in program order: a sharded step reads a
+      // reduce_scatter and leaves the candidates, one that stays is
+      // skipped.
+      for (size_t skipped = 0;;) {
+        SmallVector<int64_t> positions =
+            candidatePositions(func.getBody().front(), worldSize);
+        if (skipped >= positions.size())
+          break;
+        int64_t position = positions[skipped];
+        FailureOr<RewriteOutcome> outcome = applyIfFaster(
+            func, *predictor, force, [&](func::FuncOp copy) -> FailureOr<bool> {
+              auto update = cast<DenseUpdateOp>(
+                  &*std::next(copy.getBody().front().begin(), position));
+              std::optional<ShardPlan> plan = planFor(update, worldSize);
+              if (!plan)
+                return false;
+              shard(update, *plan);
+              return true;
+            });
+        if (failed(outcome))
+          return signalPassFailure();
+        if (*outcome == RewriteOutcome::applied) {
+          ++numSharded;
+          continue;
+        }
+        if (*outcome == RewriteOutcome::rejected)
+          ++numRejected;
+        ++skipped;
+      }
+    }
+  }
+};
+} // namespace
