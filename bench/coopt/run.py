@@ -1,14 +1,14 @@
 """Co-optimization, predicted: each model compiled at --opt-level 0 (the
 partitioned program as it is) and at the default level (braid-co-optimize:
-buckets, started exchanges, overlap, each where the simulator predicts a
-gain), and both per-rank programs simulated by braid-sim on the cluster
+optimizer steps on shards, buckets, started exchanges, overlap, each
+where the simulator predicts a gain), and both per-rank programs simulated by braid-sim on the cluster
 they were compiled for: the forward pass (@forward) and, for training, the
 whole training step (@train_step).
 
 For each program: its predicted time at both levels and their ratio, the
 communication time and the share of it hidden behind computation at the
-default level, and how many collectives the pipeline started and how many
-buckets it made.
+default level, and how many collectives the pipeline started, how many
+buckets it made and how many dense optimizer steps it put on shards.
 
 usage: python3 bench/coopt/run.py [--build build] [--json OUT.json] [--check]
 Prints a table and writes JSON (default bench/coopt/results.json). With
@@ -76,7 +76,9 @@ def main():
                     compile_model(bin_dir, model, cluster, nodes, per_node, train, level, out)
                     compiled[key] = out
                 sims[level] = simulate(bin_dir, compiled[key], function)
-            program = (compiled[(model, cluster, nodes, per_node, train, 2)] / "program.mlir").read_text()
+            out2 = compiled[(model, cluster, nodes, per_node, train, 2)]
+            program = (out2 / "program.mlir").read_text()
+            coopt = json.loads((out2 / "plan.json").read_text())["co_optimization"][function]
             body = program.split(f"func.func @{function}(", 1)[1].split("\n  func.func ", 1)[0]
             o0, o2 = sims[0]["iteration_ms"], sims[2]["iteration_ms"]
             comm = sims[2]["breakdown"]["comm_ms"]
@@ -89,6 +91,7 @@ def main():
                 "comm_ms": comm, "exposed_comm_ms": sims[2]["breakdown"]["exposed_comm_ms"],
                 "hidden_share": hidden / comm if comm > 0 else 0.0,
                 "started": body.count("_start "), "buckets": body.count("tensor.concat"),
+                "sharded_steps": coopt["sharded_optimizer_steps"],
                 "target_ratio": target, "target_hidden_share": hidden_target,
             }
             rows.append(row)
@@ -97,7 +100,7 @@ def main():
                 missed.append(name)
 
     header = (f"{'program':<26}{'cluster':<18}{'O0 ms':>9}{'default ms':>12}{'ratio':>8}"
-              f"{'comm ms':>9}{'hidden':>8}{'started':>9}{'buckets':>9}  target")
+              f"{'comm ms':>9}{'hidden':>8}{'started':>9}{'buckets':>9}{'sharded':>9}  target")
     print(header)
     print("-" * len(header))
     for r in rows:
@@ -108,7 +111,7 @@ def main():
             target = "no slower"
         print(f"{r['program']:<26}{r['cluster']:<18}{r['o0_ms']:>9.3f}{r['default_ms']:>12.3f}"
               f"{r['ratio']:>7.3f}x{r['comm_ms']:>9.3f}{r['hidden_share']:>8.0%}{r['started']:>9}"
-              f"{r['buckets']:>9}  {target}")
+              f"{r['buckets']:>9}{r['sharded_steps']:>9}  {target}")
     pathlib.Path(args.json).write_text(json.dumps({"programs": rows, "missed": missed}, indent=2) + "\n")
     print(f"wrote {args.json}")
     if missed:
