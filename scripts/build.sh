@@ -22,6 +22,7 @@ if [ ! -f "$BUILD_DIR/build.ninja" ]; then
     -DLLVM_DIR="$LLVM_PREFIX/lib/cmake/llvm" \
     -DLLVM_EXTERNAL_LIT="$LLVM_PREFIX/bin/lit" \
     -DPython3_EXECUTABLE="$(command -v python3)" \
+    -DPython_EXECUTABLE="$(command -v python3)" \
     -DBRAID_SANITIZE=${BRAID_SANITIZE:-OFF} \
     -DBRAID_FUZZ=${BRAID_FUZZ:-OFF} \
     "${launcher[@]}"

@@ -500,3 +500,27 @@ double cost::estimateAllToAllvUs(const HardwareDesc &hw,
   }
   return allToAllUs(hw, ranks, (ranks + nodes - 1) / nodes, worstLink * 1e-3);
 }
+
+llvm::Expected<CollectiveEstimate>
+cost::estimateCollectiveRequest(const HardwareDesc &hw, llvm::StringRef kind,
+                                double bytes, int64_t ranks, int64_t nodes) {
+  auto error = [](const llvm::Twine &message) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+  };
+  std::optional<CollectiveKind> parsed = symbolizeCollectiveKind(kind);
+  if (!parsed)
+    return error("the kind must be all_reduce, all_gather, reduce_scatter, "
+                 "all_to_all or broadcast, got '" +
+                 kind + "'");
+  if (!(bytes > 0) || bytes > 1e15)
+    return error("the size must be a positive number of bytes up to 1e15");
+  int64_t r = ranks ? ranks : hw.worldSize();
+  if (r < 1 || r > 1 << 20)
+    return error("the ranks must be between 1 and 2^20, got " +
+                 llvm::Twine(r));
+  int64_t m = nodes ? nodes : (r + hw.ranksPerNode - 1) / hw.ranksPerNode;
+  if (m < 1 || m > r || r % m != 0)
+    return error("the nodes must divide the ranks (" + llvm::Twine(r) +
+                 "), got " + llvm::Twine(m));
+  return estimateCollective(hw, *parsed, bytes, r, m);
+}

@@ -24,8 +24,17 @@ static DialectRegistry makeRegistry() {
   return registry;
 }
 
+// A pass's error names its op by location; printing the whole module
+// after it (MLIR's default) buries the message.
 ModuleLoader::ModuleLoader()
-    : context(makeRegistry()), diagnostics(sourceMgr, &context) {}
+    : context(makeRegistry()), diagnostics(sourceMgr, &context) {
+  context.printOpOnDiagnostic(false);
+}
+
+ModuleLoader::ModuleLoader(llvm::raw_ostream &os)
+    : context(makeRegistry()), diagnostics(sourceMgr, &context, os) {
+  context.printOpOnDiagnostic(false);
+}
 
 /// The most a textual program may be.
 static constexpr uint64_t kMaxProgramBytes = uint64_t(1) << 30;

@@ -84,35 +84,23 @@ static int fail(const llvm::Twine &message) {
 }
 
 static int runCollective(const cluster::HardwareDesc &hw) {
-  std::optional<cost::CollectiveKind> kind =
-      cost::symbolizeCollectiveKind(kindName);
-  if (!kind)
-    return fail("--kind must be all_reduce, all_gather, reduce_scatter, "
-                "all_to_all or broadcast, got '" +
-                kindName + "'");
   std::vector<double> sizes(sizeList.begin(), sizeList.end());
   if (sizes.empty())
     sizes.push_back(bytes);
-  for (double size : sizes)
-    if (!(size > 0) || size > 1e15)
-      return fail("--bytes and --sizes must be positive sizes up to 1e15");
   int64_t r = ranks ? ranks.getValue() : hw.worldSize();
   int64_t m =
       nodes ? nodes.getValue() : (r + hw.ranksPerNode - 1) / hw.ranksPerNode;
-  if (r < 1 || r > 1 << 20)
-    return fail("--ranks must be between 1 and 2^20");
-  if (m < 1 || m > r || r % m != 0)
-    return fail("--nodes must divide --ranks (" + llvm::Twine(r) + "), got " +
-                llvm::Twine(m));
   for (double size : sizes) {
-    cost::CollectiveEstimate estimate =
-        cost::estimateCollective(hw, *kind, size, r, m);
+    llvm::Expected<cost::CollectiveEstimate> estimate =
+        cost::estimateCollectiveRequest(hw, kindName, size, r, m);
+    if (!estimate)
+      return fail(llvm::toString(estimate.takeError()));
     if (emitJson) {
-      llvm::outs() << llvm::json::Value(
-                          llvm::json::Object{{"time_us", estimate.timeUs},
-                                             {"algbw_GBps", estimate.algbwGBps},
-                                             {"busbw_GBps", estimate.busbwGBps},
-                                             {"algorithm", estimate.algorithm}})
+      llvm::outs() << llvm::json::Value(llvm::json::Object{
+                          {"time_us", estimate->timeUs},
+                          {"algbw_GBps", estimate->algbwGBps},
+                          {"busbw_GBps", estimate->busbwGBps},
+                          {"algorithm", estimate->algorithm}})
                    << "\n";
       continue;
     }
@@ -120,8 +108,8 @@ static int runCollective(const cluster::HardwareDesc &hw) {
         "%s of %.0f bytes over %lld ranks on %lld nodes (%s): %.2f us, algbw "
         "%.2f GB/s, busbw %.2f GB/s, %s\n",
         kindName.c_str(), size, (long long)r, (long long)m, hw.name.c_str(),
-        estimate.timeUs, estimate.algbwGBps, estimate.busbwGBps,
-        estimate.algorithm.c_str());
+        estimate->timeUs, estimate->algbwGBps, estimate->busbwGBps,
+        estimate->algorithm.c_str());
   }
   return 0;
 }

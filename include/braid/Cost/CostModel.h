@@ -14,6 +14,7 @@
 #include "braid/Cluster/Hardware.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/Support/Error.h"
 
 #include <optional>
 #include <string>
@@ -46,6 +47,16 @@ struct CollectiveEstimate {
 CollectiveEstimate estimateCollective(const cluster::HardwareDesc &hw,
                                       CollectiveKind kind, double bytes,
                                       int64_t ranks, int64_t nodes);
+
+/// estimateCollective from a user's request, checked: `kind` by name,
+/// `bytes` positive up to 1e15, `ranks` (0: the hardware's world) between 1
+/// and 2^20, `nodes` (0: as many as `ranks` fill) dividing `ranks`. The
+/// error says which argument is wrong. braid-sim collective and the C API
+/// answer with it.
+llvm::Expected<CollectiveEstimate>
+estimateCollectiveRequest(const cluster::HardwareDesc &hw,
+                          llvm::StringRef kind, double bytes, int64_t ranks,
+                          int64_t nodes);
 
 /// The least time per byte (in microseconds) estimateCollective charges a
 /// reduce_scatter over `ranks` ranks on `nodes` nodes, whatever the size:

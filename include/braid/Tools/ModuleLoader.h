@@ -2,7 +2,7 @@
 //
 // This file declares ModuleLoader, which owns what a Braid tool needs to read
 // one module: a context with every Braid dialect, a source manager, and a
-// handler printing located diagnostics to stderr.
+// handler printing located diagnostics to stderr (or another stream).
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +20,8 @@ namespace mlir::braid {
 class ModuleLoader {
 public:
   ModuleLoader();
+  /// A loader that prints its diagnostics to `os` instead of stderr.
+  explicit ModuleLoader(llvm::raw_ostream &os);
 
   /// Parses and verifies `path` ("-" for stdin). Returns null after
   /// printing located diagnostics.

@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "CpuArtifact.h"
+#include "braid/Compile/CpuArtifact.h"
 
 #include "braid/Dialect/Braid/IR/Braid.h"
 #include "braid/Conversion/Passes.h"

@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef BRAID_TOOLS_BRAIDCOMPILE_CPUARTIFACT_H
-#define BRAID_TOOLS_BRAIDCOMPILE_CPUARTIFACT_H
+#ifndef BRAID_COMPILE_CPUARTIFACT_H
+#define BRAID_COMPILE_CPUARTIFACT_H
 
 #include "mlir/IR/BuiltinOps.h"
 
@@ -25,4 +25,4 @@ LogicalResult writeCpuArtifact(ModuleOp program, ModuleOp model,
 
 } // namespace mlir::braid
 
-#endif // BRAID_TOOLS_BRAIDCOMPILE_CPUARTIFACT_H
+#endif // BRAID_COMPILE_CPUARTIFACT_H
