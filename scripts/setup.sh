@@ -13,7 +13,7 @@ APT_PACKAGES=(
   libopenmpi-dev openmpi-bin
   libopenblas-dev
   libgtest-dev googletest
-  python3 python3-numpy python3-pytest
+  python3 python3-dev python3-numpy python3-pytest
 )
 
 missing=()
@@ -46,11 +46,13 @@ for tool in "/usr/lib/llvm-${LLVM_VERSION}/bin/mlir-tblgen" "/usr/lib/llvm-${LLV
   fi
 done
 
-# The python3 on PATH may not be Debian's (pyenv, venvs): give it numpy and pytest too.
-if ! python3 -c "import numpy, pytest" >/dev/null 2>&1; then
-  echo "setup: installing numpy and pytest for $(command -v python3) with pip"
-  python3 -m pip install -q numpy pytest || {
-    echo "setup: error: could not install numpy/pytest for $(command -v python3)" >&2
+# The python3 on PATH may not be Debian's (pyenv, venvs): give it numpy and
+# pytest too, nanobind (the Python package's extension is built with it) and
+# matplotlib (braid.plot).
+if ! python3 -c "import numpy, pytest, nanobind, matplotlib" >/dev/null 2>&1; then
+  echo "setup: installing numpy, pytest, nanobind and matplotlib for $(command -v python3) with pip"
+  python3 -m pip install -q numpy pytest "nanobind>=2.0" matplotlib || {
+    echo "setup: error: could not install numpy/pytest/nanobind/matplotlib for $(command -v python3)" >&2
     exit 1
   }
 fi

@@ -82,12 +82,14 @@ run_ctest() {
 run_lit "$BUILD_DIR" lit
 run_ctest "$BUILD_DIR" ctest
 
-# run_pytest BUILD_DIR LABEL: the Python tests against one build's tools.
+# run_pytest BUILD_DIR LABEL REQUIRE_PYTHON: the Python tests against one
+# build's tools and Python package; with REQUIRE_PYTHON=1 a build without the
+# package fails its tests instead of skipping them.
 run_pytest() {
-  local dir=$1 label=$2
+  local dir=$1 label=$2 require=${3:-0}
   local py_out
   py_out=$(mktemp)
-  BRAID_BUILD_DIR="$dir" python3 -m pytest -q test/python >"$py_out" 2>&1
+  BRAID_BUILD_DIR="$dir" BRAID_REQUIRE_PYTHON="$require" python3 -m pytest -q test/python >"$py_out" 2>&1
   local py_rc=$?
   tail -n 15 "$py_out"
   local py_pass py_fail
@@ -104,7 +106,7 @@ run_pytest() {
   rm -f "$py_out"
 }
 
-run_pytest "$BUILD_DIR" pytest
+run_pytest "$BUILD_DIR" pytest 1
 
 if [ "$sanitize" = 1 ]; then
   # Every report is an error; leaks are not checked (MLIR's global

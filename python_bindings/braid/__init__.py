@@ -12,16 +12,8 @@ the compiler's located messages. See docs/python.md.
 from ._native import Error
 from .model import Model, load_model
 from .compiler import Artifact, compile
-from . import sim
+from . import plot, sim
 from .torchrec_bridge import from_torchrec
 
 __all__ = ["Error", "Model", "load_model", "Artifact", "compile", "sim", "plot",
            "from_torchrec"]
-
-
-def __getattr__(name):
-    # braid.plot imports matplotlib, which not every user has: load it on use.
-    if name == "plot":
-        from . import plot
-        return plot
-    raise AttributeError(f"module 'braid' has no attribute '{name}'")

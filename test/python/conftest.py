@@ -39,3 +39,25 @@ def compile_and_dump(run_tool, tmp_path):
         run_tool("braid-run", mlir, "--reference", "--seed", seed, "--dump", dump)
         return dump
     return go
+
+
+@pytest.fixture(scope="session")
+def braid():
+    """The Python package `braid` of the build under test
+    (BRAID_BUILD_DIR/python). Where the build has no Python extension the
+    tests skip, unless BRAID_REQUIRE_PYTHON=1 (scripts/test.sh sets it for
+    the main build) makes that a failure."""
+    import importlib
+    import sys
+    build = pathlib.Path(os.environ.get("BRAID_BUILD_DIR", "build"))
+    if not build.is_absolute():
+        build = ROOT / build
+    package = build / "python"
+    if not list((package / "braid").glob("_braid*.so")):
+        message = f"{build} was built without the Python package (no {package}/braid/_braid*.so)"
+        if os.environ.get("BRAID_REQUIRE_PYTHON") == "1":
+            pytest.fail(message)
+        pytest.skip(message)
+    sys.path.insert(0, str(package))
+    os.environ["BRAID_BUILD_DIR"] = str(build)
+    return importlib.import_module("braid")

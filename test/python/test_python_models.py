@@ -1,0 +1,96 @@
+"""braid.load_model and braid.from_torchrec: building models from Python,
+and the exceptions bad models and options raise."""
+import copy
+import json
+
+import pytest
+
+from conftest import ROOT
+
+SMALL = json.loads((ROOT / "examples" / "dlrm_small.json").read_text())
+
+
+def test_load_model_from_a_file_a_dict_and_mlir(braid, tmp_path):
+    from_file = braid.load_model(ROOT / "examples" / "dlrm_small.json")
+    from_dict = braid.load_model(SMALL)
+    assert from_file.name == from_dict.name == "dlrm_small"
+    assert [t["name"] for t in from_dict.tables] == ["user_id", "item_history", "category", "region"]
+    # The spec is imported at once: the global program has every table.
+    assert from_dict.mlir == from_file.mlir
+    for table in ("user_id", "item_history", "category", "region"):
+        assert f"sym_name = \"{table}\"" in from_dict.mlir or f"@{table}" in from_dict.mlir
+    mlir = tmp_path / "model.mlir"
+    mlir.write_text(from_dict.mlir)
+    assert braid.load_model(mlir).path == str(mlir.resolve())
+
+
+def test_a_bad_spec_raises_a_located_error(braid):
+    spec = copy.deepcopy(SMALL)
+    del spec["batch_size"]
+    spec["tables"][0]["embedding_dim"] = -4
+    with pytest.raises(braid.Error) as error:
+        braid.load_model(spec)
+    assert "<model spec>:1:1: error: model spec: batch_size: missing required field" in \
+        str(error.value)
+    spec["batch_size"] = 8
+    with pytest.raises(braid.Error, match=r"tables\[0\]\.embedding_dim"):
+        braid.load_model(spec)
+
+
+@pytest.mark.parametrize("bad, expected", [
+    ("no/such/model.json", "no model file"),
+    (42, "takes a spec dict or a path"),
+    ({"name": float("nan")}, "error"),
+])
+def test_bad_model_arguments_raise(braid, bad, expected):
+    with pytest.raises(braid.Error, match=expected):
+        braid.load_model(bad)
+
+
+def test_a_file_that_is_not_json_raises(braid, tmp_path):
+    path = tmp_path / "broken.json"
+    path.write_text("{\"name\": ")
+    with pytest.raises(braid.Error, match="cannot read a JSON model spec"):
+        braid.load_model(path)
+
+
+def test_from_torchrec_with_duck_typed_configs(braid):
+    tables = [
+        {"name": "user_id", "num_embeddings": 1000, "embedding_dim": 16, "pooling": "SUM"},
+        {"name": "history", "num_embeddings": 500, "embedding_dim": 16, "pooling": "mean",
+         "data_type": "fp16"},
+    ]
+    model = braid.from_torchrec(tables, batch_size=32, dense_features=13,
+                                bottom_mlp=[32, 16], top_mlp=[32, 1],
+                                pooling_factors={"history": 8})
+    assert model.spec["tables"][0] == {"name": "user_id", "num_embeddings": 1000,
+                                       "embedding_dim": 16, "pooling_factor": 1,
+                                       "pooling": "sum"}
+    assert model.spec["tables"][1]["pooling_factor"] == 8
+    assert model.spec["tables"][1]["dtype"] == "f16"
+    assert "tensor<500x16xf16>" in model.mlir
+
+
+def test_from_torchrec_rejects_what_braid_cannot_model(braid):
+    with pytest.raises(braid.Error, match="pooling 'median'"):
+        braid.from_torchrec([{"name": "t", "num_embeddings": 10, "embedding_dim": 4,
+                              "pooling": "median"}], 8, 4, [8], [1])
+    with pytest.raises(braid.Error, match="data type 'int8'"):
+        braid.from_torchrec([{"name": "t", "num_embeddings": 10, "embedding_dim": 4,
+                              "data_type": "int8"}], 8, 4, [8], [1])
+
+
+@pytest.mark.parametrize("options, expected", [
+    ({"nodes": 0}, "nodes must be between 1 and 1024, got 0"),
+    ({"nodes": "two"}, "nodes must be an integer"),
+    ({"opt_level": 3}, "opt_level must be between 0 and 2"),
+    ({"target": "tpu"}, "target must be one of none, cpu, cuda"),
+    ({"force_sharding": "diagonal"}, "force_sharding must be one of"),
+    ({"cluster": "no-such-cluster"}, "'no-such-cluster' is neither a preset"),
+    ({"target": "cuda"}, "--target cuda is not yet supported"),
+    ({"plan": "no/such/plan.json"}, "no plan file"),
+    ({"plan": {"tables": [{"name": "nope"}]}}, "the model has no table 'nope'"),
+])
+def test_bad_options_raise_with_the_compilers_message(braid, tmp_path, options, expected):
+    with pytest.raises(braid.Error, match=expected):
+        braid.compile(SMALL, out=tmp_path / "out", **options)

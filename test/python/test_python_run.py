@@ -1,0 +1,81 @@
+"""Artifact.run_reference, Artifact.run and Artifact.train: values against
+the NumPy oracle and the command line's."""
+import json
+
+import numpy as np
+import pytest
+
+from conftest import ROOT
+from dlrm_numpy import forward
+
+SMALL_PATH = ROOT / "examples" / "dlrm_small.json"
+SMALL = json.loads(SMALL_PATH.read_text())
+
+
+def relative_error(actual, expected):
+    return np.max(np.abs(actual - expected)) / max(np.max(np.abs(expected)), 1e-30)
+
+
+@pytest.fixture(scope="module")
+def forward_artifact(braid, tmp_path_factory):
+    return braid.compile(SMALL_PATH, ranks_per_node=2, target="cpu",
+                         out=tmp_path_factory.mktemp("forward"))
+
+
+@pytest.fixture(scope="module")
+def train_artifact(braid, tmp_path_factory):
+    return braid.compile(SMALL_PATH, ranks_per_node=2, target="cpu", train=True,
+                         out=tmp_path_factory.mktemp("train"))
+
+
+def test_reference_and_cpu_backend_match_numpy(forward_artifact):
+    inputs, weights = forward_artifact.random_inputs(seed=3)
+    expected = forward(SMALL, inputs.__getitem__, weights.__getitem__)
+    reference = forward_artifact.run_reference(seed=3)
+    assert reference.shape == (8, 1) and relative_error(reference, expected) <= 1e-5
+    output = forward_artifact.run(inputs, weights, ranks=2)
+    assert output.shape == (8, 1) and relative_error(output, expected) <= 1e-5
+
+
+def test_a_short_training_run_matches_the_command_line(braid, train_artifact, run_tool,
+                                                       tmp_path):
+    inputs, weights = train_artifact.random_inputs(seed=1)
+    losses, trained, state = train_artifact.train(3, inputs, weights, ranks=2)
+    assert losses.shape == (3,) and np.all(np.isfinite(losses))
+    assert set(trained) >= {"bottom_mlp.0.weight", "user_id"}
+    assert "bottom_mlp.0.weight.sum" in state
+    # The same batch and weights through mpirun braid-run by hand.
+    for name, arrays in (("inputs", inputs), ("weights", weights)):
+        (tmp_path / name).mkdir()
+        for key, value in arrays.items():
+            np.save(tmp_path / name / f"{key}.npy", value)
+    import os
+    import subprocess
+    from conftest import tool
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    subprocess.run(["mpirun", "--oversubscribe", "-n", "2", tool("braid-run"),
+                    str(train_artifact.dir), "--steps", "3", "--inputs", str(tmp_path / "inputs"),
+                    "--weights", str(tmp_path / "weights"), "--dump", str(tmp_path / "cli")],
+                   check=True, capture_output=True, env=env)
+    np.testing.assert_array_equal(losses, np.load(tmp_path / "cli" / "losses.npy"))
+    np.testing.assert_array_equal(trained["top_mlp.0.weight"],
+                                  np.load(tmp_path / "cli" / "weights" / "top_mlp.0.weight.npy"))
+    # Training lowers the loss on one batch.
+    assert losses[-1] < losses[0]
+
+
+def test_bad_arrays_and_runs_raise(braid, forward_artifact, train_artifact):
+    inputs, weights = forward_artifact.random_inputs(seed=0)
+    with pytest.raises(braid.Error, match="compiled for 2 ranks, not 3"):
+        forward_artifact.run(inputs, weights, ranks=3)
+    with pytest.raises(braid.Error, match="must be a numeric array"):
+        forward_artifact.run(dict(inputs, dense=np.array(["a", "b"])), weights)
+    with pytest.raises(braid.Error, match="dense"):
+        forward_artifact.run(dict(inputs, dense=inputs["dense"][:, :5]), weights)
+    with pytest.raises(braid.Error, match="needs inputs\\['labels'\\]"):
+        train_artifact.train(2, inputs, weights)
+    with pytest.raises(braid.Error, match="holds a training step"):
+        train_artifact.run(inputs, weights)
+    no_cpu = braid.compile(SMALL_PATH, ranks_per_node=2)
+    with pytest.raises(braid.Error, match="needs a CPU artifact"):
+        no_cpu.run(inputs, weights)
