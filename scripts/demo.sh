@@ -139,4 +139,33 @@ else
   echo "   skipped: $MODEL has no \"optimizer\""
 fi
 echo
+echo "== 11. The same from Python: import braid, compile MLPerf DLRM-DCNv2 for 2 DGX-H100 nodes,"
+echo "       inspect its plan and plot it (per-rank load, the simulated timeline, the losses of step 10)"
+if [ -n "$(ls "$BUILD_DIR"/python/braid/_braid*.so 2>/dev/null)" ]; then
+  PYTHONPATH="$BUILD_DIR/python" BRAID_BUILD_DIR="$BUILD_DIR" python3 - "$OUT" <<'PY' | sed 's/^/   /'
+import json, pathlib, sys
+import braid
+out = pathlib.Path(sys.argv[1])
+art = braid.compile(braid.load_model("examples/mlperf_dcnv2.json"), cluster="dgx-h100",
+                    nodes=2, train=True, out=out / "python")
+p = art.predicted
+print(f"art = braid.compile(...): {art.ranks} ranks, forward {p['iteration_ms']:.3f} ms, "
+      f"training step {p['train_step_ms']:.3f} ms predicted")
+print("sharding of the first tables:",
+      ", ".join(f"{t['name']} {t['sharding']}" for t in art.plan["tables"][:4]))
+try:
+    written = [braid.plot.load(art, out / "python" / "load.png"),
+               braid.plot.timeline(art, out / "python" / "timeline.png")]
+    trained = out / "train-2.json"
+    if trained.exists():
+        written.append(braid.plot.losses(json.loads(trained.read_text())["losses"],
+                                         out / "python" / "losses.png"))
+    print("plots:", ", ".join(str(path) for path in written))
+except braid.Error as error:
+    print(f"plots skipped: {error}")
+PY
+else
+  echo "   skipped: $BUILD_DIR has no Python package (scripts/setup.sh installs nanobind)"
+fi
+echo
 echo "Artifacts are in $OUT"
