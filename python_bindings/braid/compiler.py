@@ -60,21 +60,23 @@ def compile(model, cluster="dgx-h100", nodes=1, ranks_per_node=None, target="non
     if force_sharding:
         request["force_sharding"] = force_sharding
     if plan is not None:
-        request["plan"] = _write_plan(plan, out)
+        request["plan"] = _write_plan(plan, out, model)
     report = _native.call(_native.native().compile, json.dumps(request))
     return Artifact(out, report=report, model=model, target=target, train=bool(train))
 
 
-def _write_plan(plan, out):
+def _write_plan(plan, out, model):
     """A plan given as a path, a plan.json dict or a TorchRec ShardingPlan,
-    written where braid-compile's --plan reads it."""
+    written where braid-compile's --plan reads it. A TorchRec plan's
+    data-parallel tables take their sizes from the model."""
     if isinstance(plan, (str, pathlib.Path)):
         if not pathlib.Path(plan).is_file():
             raise _native.Error(f"no plan file '{plan}'")
         return str(plan)
     if not (isinstance(plan, dict) and "tables" in plan):
         from .torchrec_bridge import plan_from_torchrec
-        plan = plan_from_torchrec(plan)
+        sizes = {t["name"]: (t["num_embeddings"], t["embedding_dim"]) for t in model.tables}
+        plan = plan_from_torchrec(plan, tables=sizes)
     path = out / "input_plan.json"
     try:
         path.write_text(json.dumps(plan, indent=2) + "\n")

@@ -19,9 +19,9 @@ from .model import load_model
 def _torchrec():
     try:
         import torchrec  # noqa: F401
-        from torchrec.distributed.types import (EnumerableShardingSpec, ParameterSharding,
+        from torchrec.distributed.types import (EmbeddingModuleShardingPlan,
+                                                EnumerableShardingSpec, ParameterSharding,
                                                 ShardingPlan, ShardMetadata)
-        from torchrec.distributed.embedding_types import EmbeddingModuleShardingPlan
         return {"EnumerableShardingSpec": EnumerableShardingSpec,
                 "ParameterSharding": ParameterSharding, "ShardingPlan": ShardingPlan,
                 "ShardMetadata": ShardMetadata,
