@@ -119,3 +119,36 @@ def test_pip_installs_the_package_from_the_tree(braid, tmp_path):
         env=dict(os.environ, PYTHONPATH=str(tmp_path / "site")))
     assert check.returncode == 0, check.stderr
     assert str(tmp_path / "site") in check.stdout and "True" in check.stdout
+
+
+@pytest.mark.parametrize("change, expected", [
+    (lambda s: s.update(batch_size=0), "batch_size"),
+    (lambda s: s.update(batch_size=2**62), "batch_size"),
+    (lambda s: s["tables"][0].update(num_embeddings=-1), "num_embeddings"),
+    (lambda s: s["tables"][0].update(embedding_dim=2**40), "embedding_dim"),
+    (lambda s: s["tables"][0].update(pooling_factor=float("inf")), "invalid JSON"),
+    (lambda s: s["tables"][0].update(pooling_factor=-2), "pooling_factor"),
+    (lambda s: s.update(bottom_mlp=[]), "bottom_mlp|bottom MLP"),
+    (lambda s: s.update(interaction="cross"), "interaction"),
+    (lambda s: s.update(tables=[]), "tables"),
+])
+def test_hostile_specs_raise_and_never_crash_the_interpreter(braid, tmp_path, change, expected):
+    spec = copy.deepcopy(SMALL)
+    change(spec)
+    with pytest.raises(braid.Error, match=expected):
+        braid.compile(spec, out=tmp_path / "out")
+
+
+@pytest.mark.parametrize("plan, expected", [
+    ({"tables": "all of them"}, "expected an object with a \\\\\"tables\\\\\" array|tables"),
+    ({"tables": [{"name": "user_id", "sharding": "diagonal", "shards": []}]}, "sharding"),
+    ({"tables": [{"name": "user_id", "sharding": "table_wise",
+                  "shards": [{"rank": 99, "row_offset": 0, "rows": 1000, "col_offset": 0,
+                              "cols": 16}]}]}, "rank"),
+    ({"tables": [{"name": "user_id", "sharding": "row_wise",
+                  "shards": [{"rank": 0, "row_offset": 0, "rows": 10**12, "col_offset": 0,
+                              "cols": 16}]}]}, "outside the table"),
+])
+def test_hostile_plans_raise(braid, tmp_path, plan, expected):
+    with pytest.raises(braid.Error, match=expected):
+        braid.compile(SMALL, ranks_per_node=2, plan=plan, out=tmp_path / "out")
