@@ -193,7 +193,7 @@ mlir::braid::interp::runCollective(CollectiveOpInterface op,
                 parts.push_back(inputs[rank]);
               for (const HostTensor &part : parts)
                 for (int64_t d = 0; d < part.getRank(); ++d)
-                  if (d != allGather.getDim() &&
+                  if (d != int64_t(allGather.getDim()) &&
                       part.shape[d] != parts.front().shape[d])
                     return LogicalResult(allGather.emitError()
                            << "all_gather inputs differ outside dim "

@@ -57,20 +57,6 @@ bool spansAllInOrder(ReplicaGroupsAttr groups, int64_t ranks) {
   return true;
 }
 
-/// True when `groups` are blocks of consecutive ranks, each starting at a
-/// multiple of its size (the groups the backends split a collective into).
-bool isBlocks(ReplicaGroupsAttr groups) {
-  int64_t size = groups.getGroupSize();
-  for (int64_t g = 0; g < groups.getNumGroups(); ++g) {
-    ArrayRef<int64_t> members = groups.getGroup(g);
-    for (auto [position, member] : llvm::enumerate(members))
-      if (member != members.front() + int64_t(position) ||
-          members.front() % size != 0)
-        return false;
-  }
-  return true;
-}
-
 /// Whether `op` can take `form` on `cluster`.
 bool applies(AllReduceOp op, Form form, const ClusterShape &cluster) {
   RankedTensorType type = op.getInput().getType();
@@ -85,7 +71,7 @@ bool applies(AllReduceOp op, Form form, const ClusterShape &cluster) {
   // groups, which must be blocks (the inner all_reduce of a hierarchical
   // form, between nodes, is not).
   ReplicaGroupsAttr groups = op.getReplicaGroupsAttr();
-  if (groups && !isBlocks(groups))
+  if (groups && !groups.isBlocks())
     return false;
   std::optional<int64_t> size = op.getStaticGroupSize();
   if (!size && !groups && cluster.nodes)

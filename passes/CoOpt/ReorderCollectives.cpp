@@ -75,14 +75,11 @@ std::optional<ShardPlan> planFor(DenseUpdateOp update, int64_t worldSize) {
     plan.groups = ReplicaGroupsAttr::get(context, worldSize, all);
   }
   plan.size = plan.groups.getGroupSize();
+  // Blocks [[0, .., n-1], [n, ..], ..] that tile the cluster: a rank's
+  // position is rank mod n.
   if (plan.size < 2 || type.getDimSize(0) % plan.size != 0 ||
-      plan.groups.getNumGroups() * plan.size != worldSize)
+      plan.groups.getTilingStride(worldSize) != 1)
     return std::nullopt;
-  // Blocks [[0, .., n-1], [n, ..], ..]: a rank's position is rank mod n.
-  for (int64_t g = 0; g < plan.groups.getNumGroups(); ++g)
-    for (auto [position, member] : llvm::enumerate(plan.groups.getGroup(g)))
-      if (member != g * plan.size + int64_t(position))
-        return std::nullopt;
   auto func = update->getParentOfType<func::FuncOp>();
   for (Value state : update.getState()) {
     auto argument = dyn_cast<BlockArgument>(state);

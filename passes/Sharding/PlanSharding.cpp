@@ -314,8 +314,8 @@ static FailureOr<std::string> applyPlanFile(ModuleOp module, StringRef path,
       std::string shardAt = (at + ".shards[" + llvm::Twine(i) + "]").str();
       int64_t offset = rowSplit ? shard.rowOffset : shard.colOffset;
       int64_t size = rowSplit ? shard.rows : shard.cols;
-      bool whole = (rowSplit || shard.rowOffset == 0 && shard.rows == rows) &&
-                   (colSplit || shard.colOffset == 0 && shard.cols == dim);
+      bool whole = (rowSplit || (shard.rowOffset == 0 && shard.rows == rows)) &&
+                   (colSplit || (shard.colOffset == 0 && shard.cols == dim));
       if (!whole || ((rowSplit || colSplit) && offset != next))
         return fail(shardAt, "a " + *sharding +
                                  " shard must cover " +

@@ -101,6 +101,38 @@ ReplicaGroupsAttr::findRank(int64_t rank) const {
   return std::nullopt;
 }
 
+bool ReplicaGroupsAttr::isBlocks() const {
+  int64_t size = getGroupSize();
+  for (int64_t g = 0, e = getNumGroups(); g < e; ++g) {
+    ArrayRef<int64_t> members = getGroup(g);
+    for (auto [position, member] : llvm::enumerate(members))
+      if (member != members.front() + int64_t(position) ||
+          members.front() % size != 0)
+        return false;
+  }
+  return true;
+}
+
+std::optional<int64_t>
+ReplicaGroupsAttr::getTilingStride(int64_t worldSize) const {
+  int64_t size = getGroupSize(), numGroups = getNumGroups();
+  if (size < 1 || numGroups * size != worldSize)
+    return std::nullopt;
+  auto tilesWith = [&](auto rankOf) {
+    for (int64_t g = 0; g < numGroups; ++g)
+      for (auto [position, member] : llvm::enumerate(getGroup(g)))
+        if (member != rankOf(g, int64_t(position)))
+          return false;
+    return true;
+  };
+  // Blocks [[0, .., n-1], [n, ..], ..]: stride 1.
+  if (tilesWith([&](int64_t g, int64_t k) { return g * size + k; }))
+    return 1;
+  if (tilesWith([&](int64_t g, int64_t k) { return g + k * numGroups; }))
+    return numGroups;
+  return std::nullopt;
+}
+
 void ReplicaGroupsAttr::printBody(AsmPrinter &printer) const {
   printer << '[';
   for (int64_t group = 0, e = getNumGroups(); group < e; ++group) {

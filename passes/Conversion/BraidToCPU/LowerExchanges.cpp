@@ -72,17 +72,13 @@ mlir::braid::lowerRankBlocks(OpBuilder &b, Location loc, ModuleOp module,
         cluster.getWorldSize(), arith::ConstantIntOp::create(b, loc, 1, 1));
   }
   int64_t size = groups.getGroupSize();
+  if (!groups.isBlocks())
+    return op->emitError() << "the CPU backend lowers "
+                           << op->getName().stripDialect()
+                           << " over blocks of consecutive ranks";
   SmallVector<int64_t> firsts;
-  for (int64_t g = 0; g < groups.getNumGroups(); ++g) {
-    ArrayRef<int64_t> members = groups.getGroup(g);
-    for (auto [position, member] : llvm::enumerate(members))
-      if (member != members.front() + int64_t(position) ||
-          members.front() % size != 0)
-        return op->emitError() << "the CPU backend lowers "
-                               << op->getName().stripDialect()
-                               << " over blocks of consecutive ranks";
-    firsts.push_back(members.front());
-  }
+  for (int64_t g = 0; g < groups.getNumGroups(); ++g)
+    firsts.push_back(groups.getGroup(g).front());
   // Whether this rank's block is one of the groups; a rank in none keeps
   // its input. Groups that tile the cluster's ranks make it a constant.
   llvm::sort(firsts);

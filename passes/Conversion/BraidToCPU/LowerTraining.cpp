@@ -356,14 +356,12 @@ stridedGroups(ModuleOp module, ReplicaGroupsAttr groups) {
       module->getAttrOfType<ClusterAttr>(BraidDialect::kClusterAttrName);
   if (!groups || !cluster || groups.getNumGroups() < 2)
     return std::nullopt;
-  int64_t stride = groups.getNumGroups(), size = groups.getGroupSize();
-  if (stride * size != cluster.getWorldSize())
+  // Blocks (stride 1) are lowerRankBlocks' case.
+  std::optional<int64_t> stride =
+      groups.getTilingStride(cluster.getWorldSize());
+  if (!stride || *stride == 1)
     return std::nullopt;
-  for (int64_t g = 0; g < stride; ++g)
-    for (auto [k, member] : llvm::enumerate(groups.getGroup(g)))
-      if (member != g + int64_t(k) * stride)
-        return std::nullopt;
-  return std::make_pair(size, stride);
+  return std::make_pair(groups.getGroupSize(), *stride);
 }
 
 /// The synchronous and the started all_reduce: the same arguments, and the

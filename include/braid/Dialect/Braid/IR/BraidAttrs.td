@@ -47,6 +47,15 @@ def Braid_ReplicaGroupsAttr : Braid_Attr<"ReplicaGroups", "replica_groups"> {
     ::llvm::ArrayRef<int64_t> getGroup(int64_t index) const;
     /// The group holding `rank` and the rank's position in it.
     std::optional<std::pair<int64_t, int64_t>> findRank(int64_t rank) const;
+    /// Whether every group is a block of consecutive ranks starting at a
+    /// multiple of the group size ([[0, 1], [2, 3]], or [[4, 5]]): a rank's
+    /// position is then rank mod size.
+    bool isBlocks() const;
+    /// The stride s when the groups tile ranks [0, worldSize) as
+    /// [[0, s, 2s, ..], [1, s + 1, ..], ..] (s = the number of groups; 1 for
+    /// blocks that tile): every rank takes part, at position rank / s mod
+    /// size. Nothing for other layouts.
+    std::optional<int64_t> getTilingStride(int64_t worldSize) const;
     /// Prints `[[0, 1], [2, 3]]`.
     void printBody(::mlir::AsmPrinter &printer) const;
     /// Parses `[[0, 1], [2, 3]]`.
