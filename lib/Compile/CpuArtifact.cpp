@@ -281,7 +281,8 @@ LogicalResult mlir::braid::writeCpuArtifact(ModuleOp program, ModuleOp model,
   // Whether the ranks exchange data, read from the program before lowering.
   bool exchanges = false;
   program.walk([&](Operation *op) {
-    exchanges = exchanges || isa<CollectiveOpInterface, AllToAllVOp>(op);
+    exchanges =
+        exchanges || isa<CollectiveOpInterface, AllToAllVOp, AllToAllVStartOp>(op);
   });
   (*manifest)["exchanges"] = exchanges;
 

@@ -278,6 +278,16 @@ LogicalResult LockstepInterpreter::execute(Operation &op) {
         values[exchange.getResult()] = std::move(*results);
         return success();
       })
+      .Case([&](AllToAllVStartOp exchange) {
+        // The exchange happens at the start; its wait hands the result on.
+        FailureOr<std::vector<HostTensor>> results = runAllToAllV(
+            exchange, lookup(exchange.getInput()),
+            lookup(exchange.getSendCounts()));
+        if (failed(results))
+          return failure();
+        values[exchange.getToken()] = std::move(*results);
+        return success();
+      })
       .Case([&](ShardEmbeddingBagOp bag) {
         FailureOr<std::pair<TableOp, const TableData *>> table =
             lookupTable(bag, bag.getTableAttr());

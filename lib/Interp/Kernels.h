@@ -81,8 +81,9 @@ FailureOr<HostTensor> runShardEmbeddingBag(ShardEmbeddingBagOp op,
 FailureOr<HostTensor> runCombineShards(CombineShardsOp op, TableOp table,
                                        const HostTensor &received,
                                        const HostTensor &offsets);
+/// braid.all_to_all_v or braid.all_to_all_v_start `op` (errors go there).
 FailureOr<std::vector<HostTensor>>
-runAllToAllV(AllToAllVOp op, ArrayRef<HostTensor> inputs,
+runAllToAllV(Operation *op, ArrayRef<HostTensor> inputs,
              ArrayRef<HostTensor> sendCounts);
 
 FailureOr<std::vector<HostTensor>>

@@ -111,7 +111,7 @@ mlir::braid::interp::runBucketize(BucketizeOp op, TableOp table,
 }
 
 FailureOr<std::vector<HostTensor>>
-mlir::braid::interp::runAllToAllV(AllToAllVOp op, ArrayRef<HostTensor> inputs,
+mlir::braid::interp::runAllToAllV(Operation *op, ArrayRef<HostTensor> inputs,
                                   ArrayRef<HostTensor> sendCounts) {
   int64_t numRanks = inputs.size();
   // chunks[j]: what every rank sends to rank j, in source order.
@@ -120,13 +120,13 @@ mlir::braid::interp::runAllToAllV(AllToAllVOp op, ArrayRef<HostTensor> inputs,
     const HostTensor &input = inputs[i];
     const HostTensor &counts = sendCounts[i];
     if (counts.getNumElements() != numRanks)
-      return op.emitError() << "rank " << i << " has "
+      return op->emitError() << "rank " << i << " has "
                             << counts.getNumElements()
                             << " send counts for " << numRanks << " ranks";
     if (input.getRank() != inputs[0].getRank() ||
         !std::equal(input.shape.begin() + 1, input.shape.end(),
                     inputs[0].shape.begin() + 1))
-      return op.emitError() << "rank " << i << " sends "
+      return op->emitError() << "rank " << i << " sends "
                             << input.describeType() << " but rank 0 sends "
                             << inputs[0].describeType()
                             << "; only dimension 0 may differ";
@@ -134,7 +134,7 @@ mlir::braid::interp::runAllToAllV(AllToAllVOp op, ArrayRef<HostTensor> inputs,
     for (int64_t j = 0; j < numRanks; ++j) {
       int64_t count = counts.data[j];
       if (count < 0 || offset + count > input.shape[0])
-        return op.emitError() << "rank " << i << " sends "
+        return op->emitError() << "rank " << i << " sends "
                               << (count < 0 ? "a negative count" : "more")
                               << " to rank " << j << " than its input of "
                               << input.shape[0] << " slices holds";
@@ -142,7 +142,7 @@ mlir::braid::interp::runAllToAllV(AllToAllVOp op, ArrayRef<HostTensor> inputs,
       offset += count;
     }
     if (offset != input.shape[0])
-      return op.emitError() << "rank " << i << " sends " << offset
+      return op->emitError() << "rank " << i << " sends " << offset
                             << " slices but its input has " << input.shape[0];
   }
   std::vector<HostTensor> results;
@@ -152,7 +152,7 @@ mlir::braid::interp::runAllToAllV(AllToAllVOp op, ArrayRef<HostTensor> inputs,
     for (const HostTensor &chunk : chunks[j])
       shape[0] += chunk.shape[0];
     if (!isAllocatable(shape))
-      return op.emitError() << "rank " << j << " would receive more than "
+      return op->emitError() << "rank " << j << " would receive more than "
                             << kMaxTensorElements << " elements";
     results.push_back(HostTensor::concat(chunks[j], 0));
   }

@@ -198,15 +198,15 @@ LogicalResult ProgramShapes::bindOp(Operation &op) {
                 bucketize.getBagsPerRank());
     return success();
   }
-  if (auto exchange = dyn_cast<AllToAllVOp>(op)) {
-    auto bucketize = exchange.getInput().getDefiningOp<BucketizeOp>();
+  if (isa<AllToAllVOp, AllToAllVStartOp>(op)) {
+    auto bucketize = op.getOperand(0).getDefiningOp<BucketizeOp>();
     if (!bucketize)
       return op.emitError() << "cannot bind the received size: the input "
                                "does not come from braid.bucketize";
     double received = 0;
     for (int64_t from = 0; from < numRanks; ++from)
       received += routed(bucketize, from, rank);
-    setRows(exchange.getResult(), received);
+    setRows(op.getResult(0), received);
     return success();
   }
   if (auto collective = dyn_cast<CollectiveOpInterface>(op)) {

@@ -377,21 +377,24 @@ FailureOr<OpCost> ProgramCoster::costOf(Operation &op,
       bytes += shapes.elements(value) * elementBytes(value.getType());
     return kernel(cost::estimateElementwise(hw, bytes), "routing");
   }
-  if (auto exchange = dyn_cast<AllToAllVOp>(op)) {
+  if (isa<AllToAllVOp, AllToAllVStartOp>(op)) {
     auto [it, inserted] = sharedCosts.try_emplace(&op);
     if (!inserted)
       return it->second;
-    auto bucketize = exchange.getInput().getDefiningOp<BucketizeOp>();
+    Value input = op.getOperand(0);
+    auto bucketize = input.getDefiningOp<BucketizeOp>();
     if (!bucketize)
       return op.emitError() << "braid-sim needs the counts of all_to_all_v "
                                "from braid.bucketize";
-    double bytes = elementBytes(exchange.getInput().getType());
+    double bytes = elementBytes(input.getType());
     std::vector<double> sendBytes(numRanks * numRanks);
     for (int64_t from = 0; from < numRanks; ++from)
       for (int64_t to = 0; to < numRanks; ++to)
         sendBytes[from * numRanks + to] =
             shapes.routed(bucketize, from, to) * bytes;
-    return it->second = unevenExchange(sendBytes, false, "index_exchange");
+    // The start form moves the data on the communication stream.
+    return it->second = unevenExchange(sendBytes, isa<AllToAllVStartOp>(op),
+                                       "index_exchange");
   }
   if (auto collective = dyn_cast<CollectiveOpInterface>(op)) {
     RankedTensorType inType = collective.getInput().getType();

@@ -130,6 +130,8 @@ std::optional<StringRef> mlir::braid::getStartFormName(Operation *op) {
     return AllReduceStartOp::getOperationName();
   if (isa<AllGatherOp>(op))
     return AllGatherStartOp::getOperationName();
+  if (isa<AllToAllVOp>(op))
+    return AllToAllVStartOp::getOperationName();
   return std::nullopt;
 }
 

@@ -73,7 +73,7 @@ FailureOr<RewriteOutcome> applyFastestOf(func::FuncOp func,
 
 /// The name of the `_start` form of a synchronous collective, when the
 /// backends and the simulator know it: all_to_all, reduce_scatter,
-/// all_reduce and all_gather.
+/// all_reduce, all_gather and all_to_all_v.
 std::optional<StringRef> getStartFormName(Operation *op);
 
 /// Replaces the synchronous collective `op` with its start form `startName`

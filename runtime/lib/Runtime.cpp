@@ -460,13 +460,22 @@ void allToAllRows(braidrt_unranked_memref *in, braidrt_unranked_memref *out,
   finish(startAllToAllRows(in, out, split, elementBytes));
 }
 
+PendingExchange *startAllToAllVRows(braidrt_unranked_memref *in,
+                                    braidrt_unranked_memref *sendCounts,
+                                    braidrt_unranked_memref *out,
+                                    braidrt_unranked_memref *recvCounts,
+                                    size_t elementBytes) {
+  const char *what = "all_to_all_v";
+  requireInitialized(what);
+  return startRows(rowsOf(in, elementBytes, what),
+                   rowsOf(out, elementBytes, what), countsOf(sendCounts, what),
+                   countsOf(recvCounts, what), what);
+}
+
 void allToAllVRows(braidrt_unranked_memref *in, braidrt_unranked_memref *sendCounts,
                    braidrt_unranked_memref *out, braidrt_unranked_memref *recvCounts,
                    size_t elementBytes) {
-  const char *what = "all_to_all_v";
-  requireInitialized(what);
-  exchangeRows(rowsOf(in, elementBytes, what), rowsOf(out, elementBytes, what),
-               countsOf(sendCounts, what), countsOf(recvCounts, what), what);
+  finish(startAllToAllVRows(in, sendCounts, out, recvCounts, elementBytes));
 }
 
 /// The communicator of the calling rank's block of `groupSize` consecutive
@@ -752,6 +761,12 @@ void _mlir_ciface_braidrt_wait_exchange_i64(int64_t handle,
       braidrt_unranked_memref *in, braidrt_unranked_memref *sendCounts,        \
       braidrt_unranked_memref *out, braidrt_unranked_memref *recvCounts) {     \
     allToAllVRows(in, sendCounts, out, recvCounts, sizeof(TYPE));              \
+  }                                                                            \
+  int64_t _mlir_ciface_braidrt_all_to_all_v_start_##SUFFIX(                    \
+      braidrt_unranked_memref *in, braidrt_unranked_memref *sendCounts,        \
+      braidrt_unranked_memref *out, braidrt_unranked_memref *recvCounts) {     \
+    return reinterpret_cast<int64_t>(                                          \
+        startAllToAllVRows(in, sendCounts, out, recvCounts, sizeof(TYPE)));    \
   }
 BRAIDRT_TYPED_EXCHANGES(f32, float)
 BRAIDRT_TYPED_EXCHANGES(f64, double)

@@ -127,25 +127,39 @@ LogicalResult BucketizeOp::verifySymbolUses(SymbolTableCollection &symbols) {
 // AllToAllVOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult AllToAllVOp::verify() {
-  auto input = cast<RankedTensorType>(getInput().getType());
-  auto result = cast<RankedTensorType>(getResult().getType());
+/// The checks all_to_all_v and all_to_all_v_start share; `resultType` is
+/// the result's, or the token's value type.
+static LogicalResult verifyAllToAllV(Operation *op, Type inputType,
+                                     Type resultType, Type countsType) {
+  auto input = cast<RankedTensorType>(inputType);
+  auto result = dyn_cast<RankedTensorType>(resultType);
   if (input.getRank() == 0)
-    return emitOpError() << "the input needs at least one dimension";
-  if (input.getElementType() != result.getElementType() ||
+    return op->emitOpError() << "the input needs at least one dimension";
+  if (!result || input.getElementType() != result.getElementType() ||
       input.getRank() != result.getRank())
-    return emitOpError() << "the result must have the input's element type "
-                            "and rank, got "
-                         << result << " for " << input;
+    return op->emitOpError() << "the result must have the input's element "
+                                "type and rank, got "
+                             << resultType << " for " << input;
   for (int64_t d = 1; d < input.getRank(); ++d)
     if (isStatic(input.getDimSize(d)) && isStatic(result.getDimSize(d)) &&
         input.getDimSize(d) != result.getDimSize(d))
-      return emitOpError() << "the result differs from the input along "
-                              "dimension "
-                           << d << ": " << result << " for " << input;
-  if (!isStatic(getSendCounts().getType().getDimSize(0)))
-    return emitOpError() << "send_counts must be static (one per rank)";
+      return op->emitOpError() << "the result differs from the input along "
+                                  "dimension "
+                               << d << ": " << result << " for " << input;
+  if (!isStatic(cast<RankedTensorType>(countsType).getDimSize(0)))
+    return op->emitOpError() << "send_counts must be static (one per rank)";
   return success();
+}
+
+LogicalResult AllToAllVOp::verify() {
+  return verifyAllToAllV(*this, getInput().getType(), getResult().getType(),
+                         getSendCounts().getType());
+}
+
+LogicalResult AllToAllVStartOp::verify() {
+  return verifyAllToAllV(*this, getInput().getType(),
+                         getToken().getType().getValueType(),
+                         getSendCounts().getType());
 }
 
 //===----------------------------------------------------------------------===//

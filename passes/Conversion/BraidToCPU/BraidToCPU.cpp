@@ -158,7 +158,7 @@ static LogicalResult prepareFunction(func::FuncOp func,
   SmallVector<std::tuple<StringAttr, Type, Location>> stateTypes;
   WalkResult walk = func.walk([&](Operation *op) {
     bool lowered = isa<AllToAllOp, ReduceScatterOp, AllToAllStartOp,
-                       ReduceScatterStartOp, WaitOp>(op) ||
+                       ReduceScatterStartOp, AllToAllVStartOp, WaitOp>(op) ||
                    isa<BucketizeOp, AllToAllVOp, CombineShardsOp>(op) ||
                    isa<AllReduceOp, AllReduceStartOp, AllGatherOp,
                        AllGatherStartOp, RankOp>(op);
@@ -170,7 +170,7 @@ static LogicalResult prepareFunction(func::FuncOp func,
     }
     // A started exchange completes at its waits alone.
     if (isa<AllToAllStartOp, ReduceScatterStartOp, AllReduceStartOp,
-            AllGatherStartOp>(op) &&
+            AllGatherStartOp, AllToAllVStartOp>(op) &&
         llvm::any_of(op->getUsers(),
                      [](Operation *user) { return !isa<WaitOp>(user); })) {
       op->emitError() << "the CPU backend needs the token of a started "
@@ -340,7 +340,7 @@ struct ConvertBraidToCPUPass
     target.addIllegalOp<EmbeddingBagOp, LinearOp, InteractionOp, AllToAllOp,
                         AllToAllVOp, ReduceScatterOp, BucketizeOp,
                         ShardEmbeddingBagOp, CombineShardsOp, AllToAllStartOp,
-                        ReduceScatterStartOp, WaitOp>();
+                        AllToAllVStartOp, ReduceScatterStartOp, WaitOp>();
     target.addIllegalOp<BceWithLogitsOp, LinearGradOp, InteractionGradOp,
                         CombineShardsGradOp, EmbeddingBagUpdateOp,
                         ShardEmbeddingBagUpdateOp, EmbeddingBagGradOp,

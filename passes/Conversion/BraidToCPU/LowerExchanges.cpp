@@ -120,7 +120,8 @@ public:
   template <typename OpTy>
   FailureOr<Value> allToAll(OpTy op, PendingExchanges *pending = nullptr);
   FailureOr<Value> wait(WaitOp op, PendingExchanges &pending);
-  FailureOr<Value> allToAllV(AllToAllVOp op);
+  template <typename OpTy>
+  FailureOr<Value> allToAllV(OpTy op, PendingExchanges *pending = nullptr);
   template <typename OpTy>
   FailureOr<Value> reduceScatter(OpTy op, PendingExchanges *pending = nullptr);
   FailureOr<SmallVector<Value>> bucketize(BucketizeOp op);
@@ -228,8 +229,9 @@ FailureOr<Value> ExchangeLowering::wait(WaitOp op,
   auto it = pending.find(op.getToken());
   if (it == pending.end())
     return op.emitError() << "the CPU backend waits for tokens of "
-                             "all_to_all_start, reduce_scatter_start, "
-                             "all_reduce_start and all_gather_start";
+                             "all_to_all_start, all_to_all_v_start, "
+                             "reduce_scatter_start, all_reduce_start and "
+                             "all_gather_start";
   PendingExchange exchange = it->second;
   func::FuncOp fn = declareRuntimeFunction(
       module, (runtime::kWaitExchange + exchange.suffix).str(),
@@ -242,8 +244,13 @@ FailureOr<Value> ExchangeLowering::wait(WaitOp op,
   return toTensor(type, exchange.output);
 }
 
-FailureOr<Value> ExchangeLowering::allToAllV(AllToAllVOp op) {
-  auto type = cast<RankedTensorType>(op.getResult().getType());
+template <typename OpTy>
+FailureOr<Value> ExchangeLowering::allToAllV(OpTy op,
+                                             PendingExchanges *pending) {
+  Type resultType = op->getResult(0).getType();
+  if (auto token = dyn_cast<TokenType>(resultType))
+    resultType = token.getValueType();
+  auto type = cast<RankedTensorType>(resultType);
   FailureOr<std::string> kind = suffix(op, type.getElementType());
   if (failed(kind))
     return failure();
@@ -266,12 +273,21 @@ FailureOr<Value> ExchangeLowering::allToAllV(AllToAllVOp op) {
       });
   Value out = allocate(type, total.getResult(0));
   Value input = toUnrankedBuffer(b, loc, op.getInput());
+  SmallVector<Type> argTypes = {input.getType(), send.getType(),
+                                input.getType(), send.getType()};
+  SmallVector<Value> args = {input, send, unranked(out), unranked(recv)};
+  // Started: the counts are known, the rows move until the wait.
+  if (pending) {
+    func::FuncOp fn = declareRuntimeFunction(
+        module, (runtime::kAllToAllVStart + *kind).str(), argTypes,
+        {b.getI64Type()}, true);
+    Value handle = func::CallOp::create(b, loc, fn, args).getResult(0);
+    (*pending)[op->getResult(0)] = {handle, input, out, *kind};
+    return Value();
+  }
   func::FuncOp fn = declareRuntimeFunction(
-      module, (runtime::kAllToAllV + *kind).str(),
-      {input.getType(), send.getType(), input.getType(), send.getType()}, {},
-      true);
-  func::CallOp::create(b, loc, fn,
-                       ValueRange{input, send, unranked(out), unranked(recv)});
+      module, (runtime::kAllToAllV + *kind).str(), argTypes, {}, true);
+  func::CallOp::create(b, loc, fn, args);
   return toTensor(type, out);
 }
 
@@ -371,7 +387,8 @@ struct ExchangeOpLowering : CpuExchangePattern<OpTy> {
   }
 };
 
-/// all_to_all_start and reduce_scatter_start: a non-blocking runtime call
+/// all_to_all_start, all_to_all_v_start and reduce_scatter_start: a
+/// non-blocking runtime call
 /// whose handle and buffers wait for the braid.wait of its token.
 template <typename OpTy>
 struct StartLowering : CpuExchangePattern<OpTy> {
@@ -384,6 +401,8 @@ struct StartLowering : CpuExchangePattern<OpTy> {
     FailureOr<Value> started;
     if constexpr (std::is_same_v<OpTy, AllToAllStartOp>)
       started = lowering.allToAll(op, &this->state.pending);
+    else if constexpr (std::is_same_v<OpTy, AllToAllVStartOp>)
+      started = lowering.allToAllV(op, &this->state.pending);
     else
       started = lowering.reduceScatter(op, &this->state.pending);
     if (failed(started))
@@ -420,6 +439,7 @@ void mlir::braid::populateBraidExchangeToCPUPatterns(
                ExchangeOpLowering<ShardEmbeddingBagOp>,
                ExchangeOpLowering<CombineShardsOp>,
                StartLowering<AllToAllStartOp>,
+               StartLowering<AllToAllVStartOp>,
                StartLowering<ReduceScatterStartOp>, WaitLowering>(context,
                                                                   state);
 }

@@ -39,6 +39,8 @@ inline constexpr llvm::StringLiteral kAllToAllStart =
     "braidrt_all_to_all_start_";
 /// (memref in, memref send counts, memref out, memref receive counts).
 inline constexpr llvm::StringLiteral kAllToAllV = "braidrt_all_to_all_v_";
+inline constexpr llvm::StringLiteral kAllToAllVStart =
+    "braidrt_all_to_all_v_start_";
 /// (memref in, memref out, i64 group size, i32 member, i32 reduction): over
 /// blocks of consecutive ranks; a rank whose block is no group of the op
 /// passes member 0 and gets its input back.

@@ -69,6 +69,16 @@ int64_t _mlir_ciface_braidrt_all_to_all_start_f32(braidrt_unranked_memref *in,
 int64_t _mlir_ciface_braidrt_all_to_all_start_f64(braidrt_unranked_memref *in,
                                                   braidrt_unranked_memref *out,
                                                   braidrt_unranked_memref *split);
+/* all_to_all_v_start: the counts were exchanged before (exchange_counts),
+ * so that `out` has its size; the rows move until the wait. */
+#define BRAIDRT_DECLARE_ALL_TO_ALL_V_START(SUFFIX)                             \
+  int64_t _mlir_ciface_braidrt_all_to_all_v_start_##SUFFIX(                    \
+      braidrt_unranked_memref *in, braidrt_unranked_memref *send_counts,       \
+      braidrt_unranked_memref *out, braidrt_unranked_memref *recv_counts);
+BRAIDRT_DECLARE_ALL_TO_ALL_V_START(f32)
+BRAIDRT_DECLARE_ALL_TO_ALL_V_START(f64)
+BRAIDRT_DECLARE_ALL_TO_ALL_V_START(i64)
+#undef BRAIDRT_DECLARE_ALL_TO_ALL_V_START
 int64_t _mlir_ciface_braidrt_reduce_scatter_start_f32(
     braidrt_unranked_memref *in, braidrt_unranked_memref *out,
     int64_t group_size, int32_t member, int32_t reduction);

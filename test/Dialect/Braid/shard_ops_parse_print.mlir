@@ -27,3 +27,12 @@ func.func @column_wise(%part: tensor<?x10xf32>, %off: tensor<?xi64>) -> tensor<?
   %e = braid.combine_shards @cols(%part, %off) mean bags_per_rank = 3 : (tensor<?x10xf32>, tensor<?xi64>) -> tensor<?x16xf16>
   return %e : tensor<?x16xf16>
 }
+
+// CHECK-LABEL: func.func @all_to_all_v_start
+// CHECK: %[[T:.*]] = braid.all_to_all_v_start %arg0, %arg1 : (tensor<?xi64>, tensor<4xi64>) -> !braid.token<tensor<?xi64>>
+// CHECK-NEXT: braid.wait %[[T]] : !braid.token<tensor<?xi64>>
+func.func @all_to_all_v_start(%v: tensor<?xi64>, %c: tensor<4xi64>) -> tensor<?xi64> {
+  %t = braid.all_to_all_v_start %v, %c : (tensor<?xi64>, tensor<4xi64>) -> !braid.token<tensor<?xi64>>
+  %r = braid.wait %t : !braid.token<tensor<?xi64>>
+  return %r : tensor<?xi64>
+}

@@ -130,6 +130,32 @@ func.func @a2av_counts(%x: tensor<?x4xf32>, %c: tensor<?xi64>) {
 
 // -----
 
+// The start form checks the token's value type as the synchronous form
+// checks its result.
+func.func @a2av_start_type(%x: tensor<?x4xf32>, %c: tensor<2xi64>) {
+  // expected-error @+1 {{the result must have the input's element type and rank}}
+  %0 = braid.all_to_all_v_start %x, %c : (tensor<?x4xf32>, tensor<2xi64>) -> !braid.token<tensor<?xf32>>
+  return
+}
+
+// -----
+
+func.func @a2av_start_dim(%x: tensor<?x4xf32>, %c: tensor<2xi64>) {
+  // expected-error @+1 {{the result differs from the input along dimension 1}}
+  %0 = braid.all_to_all_v_start %x, %c : (tensor<?x4xf32>, tensor<2xi64>) -> !braid.token<tensor<?x3xf32>>
+  return
+}
+
+// -----
+
+func.func @a2av_start_counts(%x: tensor<?xi64>, %c: tensor<?xi64>) {
+  // expected-error @+1 {{send_counts must be static (one per rank)}}
+  %0 = braid.all_to_all_v_start %x, %c : (tensor<?xi64>, tensor<?xi64>) -> !braid.token<tensor<?xi64>>
+  return
+}
+
+// -----
+
 braid.table @t : tensor<100x16xf32> pooling_factor = 2.0 placement = #braid.table_wise<rank = 0>
 func.func @mean_partial(%v: tensor<?xi64>, %l: tensor<?xi64>) {
   // expected-error @+1 {{mode must be sum or max; combine_shards finishes mean}}

@@ -95,6 +95,33 @@ def Braid_AllToAllVOp : Braid_Op<"all_to_all_v", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Braid_AllToAllVStartOp : Braid_Op<"all_to_all_v_start"> {
+  let summary = "starts an asynchronous all_to_all_v";
+  let description = [{
+    The asynchronous form of `braid.all_to_all_v`: the same operands and
+    constraints; the received chunks come from `braid.wait` on the returned
+    token, whose value type is the result type the synchronous form would
+    have. The counts are exchanged when it starts (each rank must know how
+    much it receives before the data moves); the data moves until the wait,
+    beside the computation in between (`braid-overlap` places it).
+
+    ```mlir
+    %t = braid.all_to_all_v_start %vals, %counts
+        : (tensor<?xi64>, tensor<4xi64>) -> !braid.token<tensor<?xi64>>
+    %r = braid.wait %t : !braid.token<tensor<?xi64>>
+    ```
+
+    Constraints: those of `braid.all_to_all_v`, with the token's value type
+    as the result type.
+  }];
+  let arguments = (ins AnyRankedTensor:$input, 1DTensorOf<[I64]>:$send_counts);
+  let results = (outs Braid_TokenType:$token);
+  let assemblyFormat = [{
+    $input `,` $send_counts attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 def Braid_ShardEmbeddingBagOp : Braid_Op<"shard_embedding_bag",
     [Pure, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "pools bags over this rank's shard of a table";
