@@ -114,7 +114,7 @@ void shard(DenseUpdateOp update, ShardPlan plan) {
   // The gradient: reduced and scattered where the all_reduce stood.
   OpBuilder b(plan.allReduce);
   Value grad = ReduceScatterOp::create(
-      b, plan.allReduce.getLoc(), shardOf(type),
+      b, plan.allReduce.getLoc(), shardOf(plan.allReduce.getInput().getType()),
       plan.allReduce.getReductionAttr(), plan.allReduce.getInput(),
       b.getI64IntegerAttr(0), collectiveGroups);
   plan.allReduce.getResult().replaceAllUsesWith(grad);
