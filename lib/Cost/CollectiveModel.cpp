@@ -256,6 +256,32 @@ CollectiveEstimate cost::estimateCollective(const HardwareDesc &hw,
                             std::max(stepUs, hw.interNode.latencyUs) +
                         std::max(intraUs, interUs),
                     "mpi/pairwise");
+    } else if (nodes > 1 && kind == CollectiveKind::reduce_scatter) {
+      // Braid's runtime reduce-scatters with MPI_Ireduce_scatter_block,
+      // which Open MPI's libnbc runs as a binomial reduce of the whole
+      // buffer to rank 0 followed by a linear scatter of the blocks
+      // (ompi/mca/coll/libnbc). Of the tree's log2(ranks) rounds, those
+      // pairing ranks of one node move the buffer over shared memory and the
+      // rest over the network; the scatter sends the other nodes' blocks
+      // through rank 0's link. On scripts/two_hosts.sh's hosts a sharded
+      // optimizer step priced as a ring reduce_scatter was predicted 1%
+      // faster and measured 25% slower (docs/coopt.md).
+      double intraRounds = std::ceil(std::log2(double(perNode)));
+      double rounds = std::ceil(std::log2(double(ranks)));
+      double interRounds = std::max(0.0, rounds - intraRounds);
+      double linkGBps = hw.intraNode.bandwidthGBps();
+      double reduceUs =
+          intraRounds * (stepUs + (linkGBps > 0 ? bytes / linkGBps * 1e-3 : 0)) +
+          interRounds * (std::max(stepUs, hw.interNode.latencyUs) +
+                         (netGBps > 0 ? bytes / netGBps * 1e-3 : 0));
+      double block = bytes / ranks;
+      double scatterUs =
+          double(perNode - 1) *
+              (stepUs + (linkGBps > 0 ? block / linkGBps * 1e-3 : 0)) +
+          double(ranks - perNode) *
+              (std::max(stepUs, hw.interNode.latencyUs) +
+               (netGBps > 0 ? block / netGBps * 1e-3 : 0));
+      best.consider(reduceUs + scatterUs, "mpi/reduce+scatter");
     } else if (nodes > 1) {
       // Across nodes MPI goes hierarchically (Open MPI's tuned and han
       // components): the steps inside a node at its latency and rate, the

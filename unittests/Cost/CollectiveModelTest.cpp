@@ -8,6 +8,9 @@
 
 #include "braid/Cost/CostModel.h"
 
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
+
 #include "gtest/gtest.h"
 
 #include <cmath>
@@ -207,4 +210,62 @@ TEST(CollectiveModelTest, TransportLatencyAndRemotePeers) {
   double twoNodes = estimateCollective(hw, CollectiveKind::all_to_all, 4096, 16, 2).timeUs;
   double eightNodes = estimateCollective(hw, CollectiveKind::all_to_all, 4096, 64, 8).timeUs;
   EXPECT_GT(eightNodes, 3 * twoNodes);
+}
+
+// Two CPU hosts joined by a 1 Gbit/s link, MPI inside and between them (a
+// braid-calibrate description like scripts/two_hosts.sh's).
+static cluster::HardwareDesc twoCpuHosts() {
+  static const char *json = R"({
+    "name": "two-cpu-hosts", "comm_channels": 1,
+    "device": {"arch": "cpu", "name": "cpu-rank", "sms": 1, "l2_MB": 0.5,
+               "memory_bandwidth_GBps": 8, "memory_capacity_GB": 8,
+               "gemm_efficiency": 1, "memory_efficiency": 1, "gather_efficiency": 0.4,
+               "launch_overhead_us": 0,
+               "peak_tflops": {"f32": 0.04, "tf32": 0.04, "bf16": 0.04, "f16": 0.04}},
+    "intra_node": {"kind": "shm", "links": 1, "link_bandwidth_GBps": 1.2,
+                   "hop_latency_us": 15, "nvls": false,
+                   "collective_bandwidth_GBps": {"all_reduce": 1.2, "all_gather": 1.3,
+                                                 "reduce_scatter": 0.3, "all_to_all": 1.1}},
+    "inter_node": {"nic_bandwidth_GBps": 0.1, "nic_efficiency": 1, "nics_per_node": 1,
+                   "latency_us": 30},
+    "topology": {"nodes": 2, "ranks_per_node": 2}})";
+  llvm::SmallString<128> path;
+  int fd;
+  EXPECT_FALSE(llvm::sys::fs::createTemporaryFile("two-cpu-hosts", "json", fd, path));
+  {
+    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
+    os << json;
+  }
+  llvm::Expected<cluster::HardwareDesc> hw = cluster::loadHardware(path);
+  llvm::sys::fs::remove(path);
+  if (!hw) {
+    ADD_FAILURE() << llvm::toString(hw.takeError());
+    return *cluster::loadHardware("dgx-h100");
+  }
+  return *hw;
+}
+
+// Across MPI hosts a reduce_scatter is libnbc's binomial reduce of the whole
+// buffer to rank 0 and a linear scatter, so it moves the whole buffer over
+// the network once, then the other host's blocks: more than a hierarchical
+// all_reduce's half-buffer each way. A sharded optimizer step (reduce_scatter
+// plus all_gather) must not look cheaper than the all_reduce it replaces.
+TEST(CollectiveModelTest, MpiReduceScatterAcrossHostsIsReduceThenScatter) {
+  cluster::HardwareDesc hw = twoCpuHosts();
+  double bytes = 1 << 20;
+  cost::CollectiveEstimate scatter = cost::estimateCollective(
+      hw, cost::CollectiveKind::reduce_scatter, bytes, 4, 2);
+  cost::CollectiveEstimate gather = cost::estimateCollective(
+      hw, cost::CollectiveKind::all_gather, bytes, 4, 2);
+  cost::CollectiveEstimate reduce = cost::estimateCollective(
+      hw, cost::CollectiveKind::all_reduce, bytes, 4, 2);
+  EXPECT_EQ(scatter.algorithm, "mpi/reduce+scatter");
+  // The whole buffer crosses the 0.1 GB/s link once in the reduce (10.5 ms),
+  // then 2 of the 4 blocks in the scatter (5.2 ms).
+  EXPECT_GT(scatter.timeUs, 1.5 * bytes / 0.1 * 1e-3);
+  EXPECT_GT(scatter.timeUs + gather.timeUs, reduce.timeUs);
+  // On one host the calibrated rate prices it, as before.
+  cost::CollectiveEstimate oneHost = cost::estimateCollective(
+      hw, cost::CollectiveKind::reduce_scatter, bytes, 2, 1);
+  EXPECT_EQ(oneHost.algorithm, "mpi/ring");
 }
