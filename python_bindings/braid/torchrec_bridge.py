@@ -121,9 +121,12 @@ def plan_from_torchrec(sharding_plan, tables=None):
     if not isinstance(plan, dict) or not plan:
         raise _native.Error("a sharding plan maps module paths to their tables' shardings")
     entries = []
-    for module in plan.values():
-        for name, sharding in dict(module).items():
-            entries.append(_table_from_torchrec(name, sharding, tables or {}))
+    try:
+        for module in plan.values():
+            for name, sharding in dict(module).items():
+                entries.append(_table_from_torchrec(name, sharding, tables or {}))
+    except (TypeError, ValueError, KeyError, IndexError, AttributeError) as error:
+        raise _native.Error(f"a malformed sharding plan: {type(error).__name__}: {error}") from None
     return {"tables": entries}
 
 

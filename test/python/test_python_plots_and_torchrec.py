@@ -93,3 +93,16 @@ def test_torchrec_objects_round_trip(braid, artifact):
     model = braid.from_torchrec([config], 16, 13, [16], [1])
     assert model.spec["tables"][0]["pooling"] == "mean"
     assert torchrec is not None
+
+
+@pytest.mark.parametrize("plan", [
+    {"": 42},
+    {"": {"user_id": {"sharding_type": "row_wise", "ranks": [0],
+                      "shards": [{"rank": 0, "shard_offsets": [0]}]}}},
+    {"": {"user_id": {"sharding_type": "row_wise", "ranks": [0], "shards": [{}]}}},
+    [],
+    7,
+])
+def test_malformed_torchrec_plans_raise(braid, tmp_path, plan):
+    with pytest.raises(braid.Error):
+        braid.compile(SMALL, ranks_per_node=2, plan=plan, out=tmp_path / "out")
