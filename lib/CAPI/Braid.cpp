@@ -63,42 +63,35 @@ void braidRegisterAllPasses(void) {
   std::call_once(once, [] { registerAllPasses(); });
 }
 
-/// The string of `key` in `request`, or `fallback`; false when the key
-/// holds something else.
-static bool readString(const llvm::json::Object &request, StringRef key,
-                       std::string &value) {
+/// Reads `key` of `request` into `value` when present; false when it holds
+/// another JSON type. `get` is llvm::json::Value's getAsString, getAsInteger
+/// or getAsBoolean.
+template <typename T, typename Getter>
+static bool readField(const llvm::json::Object &request, StringRef key,
+                      T &value, Getter get) {
   const llvm::json::Value *field = request.get(key);
   if (!field)
     return true;
-  std::optional<StringRef> text = field->getAsString();
-  if (!text)
+  auto read = (field->*get)();
+  if (!read)
     return false;
-  value = text->str();
+  value = T(*read);
   return true;
+}
+
+static bool readString(const llvm::json::Object &request, StringRef key,
+                       std::string &value) {
+  return readField(request, key, value, &llvm::json::Value::getAsString);
 }
 
 static bool readInteger(const llvm::json::Object &request, StringRef key,
                         int64_t &value) {
-  const llvm::json::Value *field = request.get(key);
-  if (!field)
-    return true;
-  std::optional<int64_t> number = field->getAsInteger();
-  if (!number)
-    return false;
-  value = *number;
-  return true;
+  return readField(request, key, value, &llvm::json::Value::getAsInteger);
 }
 
 static bool readBool(const llvm::json::Object &request, StringRef key,
                      bool &value) {
-  const llvm::json::Value *field = request.get(key);
-  if (!field)
-    return true;
-  std::optional<bool> flag = field->getAsBoolean();
-  if (!flag)
-    return false;
-  value = *flag;
-  return true;
+  return readField(request, key, value, &llvm::json::Value::getAsBoolean);
 }
 
 MlirLogicalResult braidCompile(MlirStringRef request,
