@@ -69,6 +69,7 @@ private:
   LogicalResult runReshape(Operation &op, Value source, RankedTensorType type);
   LogicalResult runConcat(tensor::ConcatOp op);
   LogicalResult runExtractSlice(tensor::ExtractSliceOp op);
+  LogicalResult runInsertSlice(tensor::InsertSliceOp op);
   /// The ops of the training step; failure() with no diagnostic never.
   std::optional<LogicalResult> executeTraining(Operation &op);
   /// Runs `fn` for every rank and stores its results as `op`'s.
@@ -409,6 +410,33 @@ LogicalResult LockstepInterpreter::execute(Operation &op) {
       })
       .Case([&](tensor::ConcatOp concat) { return runConcat(concat); })
       .Case([&](tensor::ExtractSliceOp slice) { return runExtractSlice(slice); })
+      .Case([&](tensor::InsertSliceOp insert) { return runInsertSlice(insert); })
+      .Case([&](tensor::CastOp cast) {
+        // The result type is checked against the value like every result.
+        return perRank(op, [&](int64_t rank) {
+          return FailureOr<HostTensor>(lookup(cast.getSource())[rank]);
+        });
+      })
+      .Case([&](arith::CmpIOp compare) -> LogicalResult {
+        using Predicate = arith::CmpIPredicate;
+        Predicate predicate = compare.getPredicate();
+        if (predicate != Predicate::eq && predicate != Predicate::ne)
+          return compare.emitError() << "the reference semantics compares "
+                                        "integers with eq and ne only";
+        return perRank(op, [&](int64_t rank) -> FailureOr<HostTensor> {
+          const HostTensor &lhs = lookup(compare.getLhs())[rank];
+          const HostTensor &rhs = lookup(compare.getRhs())[rank];
+          if (lhs.shape != rhs.shape)
+            return compare.emitError() << "operands are "
+                                       << lhs.describeType() << " and "
+                                       << rhs.describeType() << " at run time";
+          HostTensor result(ElementKind::i1, lhs.shape);
+          for (size_t i = 0; i < lhs.data.size(); ++i)
+            result.data[i] =
+                (lhs.data[i] == rhs.data[i]) == (predicate == Predicate::eq);
+          return result;
+        });
+      })
       .Default([&](Operation *other) {
         if (std::optional<LogicalResult> result = executeTraining(*other))
           return *result;
@@ -475,6 +503,48 @@ LogicalResult LockstepInterpreter::runExtractSlice(tensor::ExtractSliceOp op) {
                               << offsets[d] + sizes[d] << ") of dimension "
                               << d << " of " << result.describeType();
       result = result.slice(d, offsets[d], sizes[d]);
+    }
+    return result;
+  });
+}
+
+LogicalResult LockstepInterpreter::runInsertSlice(tensor::InsertSliceOp op) {
+  RankedTensorType sourceType = op.getSourceType();
+  if (!op.hasUnitStride() || !op.getSizes().empty() ||
+      sourceType.getRank() != op.getResultType().getRank())
+    return op.emitError() << "the reference semantics inserts slices of "
+                             "static sizes, unit strides and the "
+                             "destination's rank only";
+  return perRank(*op, [&](int64_t rank) -> FailureOr<HostTensor> {
+    SmallVector<int64_t> offsets(op.getStaticOffsets());
+    auto dynamic = op.getOffsets().begin();
+    for (int64_t &offset : offsets)
+      if (ShapedType::isDynamic(offset))
+        offset = int64_t(lookup(*dynamic++)[rank].data[0]);
+    const HostTensor &source = lookup(op.getSource())[rank];
+    HostTensor result = lookup(op.getDest())[rank];
+    int64_t dims = result.getRank();
+    for (int64_t d = 0; d < dims; ++d)
+      if (offsets[d] < 0 || offsets[d] + source.shape[d] > result.shape[d])
+        return op.emitError() << "inserts [" << offsets[d] << ", "
+                              << offsets[d] + source.shape[d]
+                              << ") of dimension " << d << " into "
+                              << result.describeType();
+    // Row-major strides of the destination; each source element's place.
+    SmallVector<int64_t> strides(dims, 1);
+    for (int64_t d = dims - 2; d >= 0; --d)
+      strides[d] = strides[d + 1] * result.shape[d + 1];
+    SmallVector<int64_t> index(dims, 0);
+    for (double element : source.data) {
+      int64_t at = 0;
+      for (int64_t d = 0; d < dims; ++d)
+        at += (offsets[d] + index[d]) * strides[d];
+      result.data[at] = element;
+      for (int64_t d = dims - 1; d >= 0; --d) {
+        if (++index[d] < source.shape[d])
+          break;
+        index[d] = 0;
+      }
     }
     return result;
   });
@@ -695,11 +765,14 @@ LockstepInterpreter::executeTraining(Operation &op) {
           const HostTensor &condition = lookup(select.getCondition())[rank];
           HostTensor result = lookup(select.getTrueValue())[rank];
           const HostTensor &other = lookup(select.getFalseValue())[rank];
-          if (condition.shape != result.shape || other.shape != result.shape)
+          // A scalar condition picks a whole operand.
+          bool scalar = !isa<ShapedType>(select.getCondition().getType());
+          if ((!scalar && condition.shape != result.shape) ||
+              other.shape != result.shape)
             return select.emitError() << "operands have different shapes at "
                                          "run time";
           for (size_t i = 0; i < result.data.size(); ++i)
-            if (condition.data[i] == 0)
+            if (condition.data[scalar ? 0 : i] == 0)
               result.data[i] = other.data[i];
           return result;
         });

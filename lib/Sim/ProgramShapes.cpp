@@ -260,6 +260,12 @@ LogicalResult ProgramShapes::bindOp(Operation &op) {
           return success();
         }
   }
+  // A cast to a dynamic first dimension keeps the source's rows (a rank's
+  // rows of a tensor-parallel layer's output).
+  if (auto cast = dyn_cast<tensor::CastOp>(op)) {
+    setRows(cast.getResult(), rows(cast.getSource()));
+    return success();
+  }
   // Row-wise ops (dense layers, the interaction, elementwise ops) keep
   // their operands' rows.
   for (Value result : op.getResults()) {

@@ -113,12 +113,15 @@ StringRef exchangeCategory(Operation *op) {
       return "embedding_gradient_exchange";
     if (llvm::any_of(frontier, llvm::IsaPred<DenseUpdateOp>))
       return "dense_gradient_all_reduce";
+    // A tensor-parallel layer's activations (or their gradients).
+    if (llvm::any_of(frontier, llvm::IsaPred<LinearOp, LinearGradOp>))
+      return "tensor_parallel_activations";
     SmallVector<Operation *> next;
     for (Operation *user : frontier)
       if (isa<WaitOp, AllToAllOp, AllToAllStartOp, ReduceScatterOp,
               ReduceScatterStartOp, arith::CmpFOp, arith::SelectOp,
               tensor::ExtractSliceOp, tensor::ExpandShapeOp,
-              tensor::CollapseShapeOp>(user))
+              tensor::CollapseShapeOp, tensor::CastOp>(user))
         llvm::append_range(next, user->getUsers());
     frontier = std::move(next);
   }
@@ -461,7 +464,7 @@ FailureOr<OpCost> ProgramCoster::costOf(Operation &op,
   // Reshapes and slices are views of their source once bufferized (a
   // bucket's members, unpacked).
   if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp,
-          tensor::ExtractSliceOp>(op))
+          tensor::ExtractSliceOp, tensor::CastOp>(op))
     return OpCost{};
   if (isa<InteractionOp, InteractionGradOp, BceWithLogitsOp>(op) ||
       op.getDialect()->getNamespace() == "arith" ||

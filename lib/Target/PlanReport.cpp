@@ -107,6 +107,7 @@ static constexpr std::pair<const char *, const char *> kCategories[] = {
     {"routing", "routing"},
     {"index_exchange", "index exchanges"},
     {"output_exchange", "output exchanges"},
+    {"tensor_parallel_activations", "tensor-parallel activations"},
     {"other_comm", "other communication"},
     {"dense", "dense compute"}};
 /// A training step's further categories.
@@ -191,7 +192,7 @@ llvm::json::Value mlir::braid::planReportToJson(const PlanReport &report) {
     denseLayers.push_back(llvm::json::Object{
         {"out", layer.out},
         {"in", layer.in},
-        {"placement", "data_parallel"},
+        {"placement", layer.placement},
         {"data_parallel_ms", layer.cost.dataParallelUs * 1e-3},
         {"column_ms", layer.cost.columnUs * 1e-3},
         {"row_ms", layer.cost.rowUs * 1e-3}});
@@ -416,13 +417,13 @@ void mlir::braid::printPlanReport(llvm::raw_ostream &os,
     os << llvm::formatv(
         "{0,-24} {1,-15} {2,16:f2} {3,12:f2} {4,12:f2}\n",
         llvm::formatv("linear {0} x {1}", layer.out, layer.in).str(),
-        "data_parallel", lc.dataParallelUs, lc.columnUs, lc.rowUs);
+        layer.placement, lc.dataParallelUs, lc.columnUs, lc.rowUs);
     double best = std::min(lc.columnUs, lc.rowUs);
-    if (best < lc.dataParallelUs)
+    if (layer.placement == "data_parallel" && best < lc.dataParallelUs)
       os << llvm::formatv(
           "note: tensor-parallel ({0}) would take {1:f2} us instead of "
-          "{2:f2}; braid-partition implements data-parallel dense layers "
-          "only\n",
+          "{2:f2} by the per-layer estimate; the planner places dense "
+          "layers data-parallel unless the model places them\n",
           lc.columnUs <= lc.rowUs ? "column" : "row", best,
           lc.dataParallelUs);
   }

@@ -7,8 +7,13 @@
 // optimizer state (which the training step then keeps sharded: its argument
 // and result hold one slice per rank), and an all_gather of the updated
 // slices rebuilds the parameter. CoCoNet's split and reorder of an
-// all_reduce with the optimizer after it; ZeRO's first stage. The
-// simulator decides for each step.
+// all_reduce with the optimizer after it; ZeRO's first stage.
+//
+// It also moves the slice of a rank's rows across the collective before it
+// (a tensor-parallel layer's outputs and their gradients): the rows of an
+// all_reduce are a reduce_scatter, the rows of an all_gather are this
+// rank's input, and an all_reduce of rows set among zeros is an
+// all_gather. The simulator decides for each rewrite.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,7 +25,9 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
 
 namespace mlir::braid {
 #define GEN_PASS_DEF_BRAIDREORDERCOLLECTIVESPASS
@@ -171,14 +178,164 @@ void shard(DenseUpdateOp update, ShardPlan plan) {
   update->erase();
 }
 
-/// The positions in `block` of the optimizer steps that can be sharded.
+/// The size of the group of consecutive ranks whose position `position`
+/// is: `braid.rank` over the whole world, `braid.rank mod n` over blocks
+/// of n. Zero for anything else.
+int64_t positionGroupSize(Value position, int64_t worldSize) {
+  if (position.getDefiningOp<RankOp>())
+    return worldSize;
+  if (auto rem = position.getDefiningOp<arith::RemUIOp>())
+    if (rem.getLhs().getDefiningOp<RankOp>())
+      if (std::optional<int64_t> n = getConstantIntValue(rem.getRhs()))
+        return *n;
+  return 0;
+}
+
+/// For offsets that address rows [position * rows, +rows) along dimension
+/// 0 and start every other dimension at 0: the rows and the size of the
+/// position's group. std::nullopt otherwise.
+std::optional<std::pair<int64_t, int64_t>>
+rankRowsOf(ArrayRef<OpFoldResult> offsets, int64_t worldSize) {
+  if (offsets.empty())
+    return std::nullopt;
+  for (OpFoldResult offset : offsets.drop_front())
+    if (getConstantIntValue(offset) != 0)
+      return std::nullopt;
+  auto value = dyn_cast<Value>(offsets.front());
+  auto mul = value ? value.getDefiningOp<arith::MulIOp>() : arith::MulIOp();
+  if (!mul)
+    return std::nullopt;
+  for (auto [position, size] : {std::pair{mul.getLhs(), mul.getRhs()},
+                                std::pair{mul.getRhs(), mul.getLhs()}}) {
+    std::optional<int64_t> rows = getConstantIntValue(size);
+    int64_t group = positionGroupSize(position, worldSize);
+    if (rows && *rows > 0 && group > 1)
+      return std::make_pair(*rows, group);
+  }
+  return std::nullopt;
+}
+
+/// Whether `groups` (absent: every rank) are the blocks of `size`
+/// consecutive ranks that tile the cluster.
+bool areBlocksOf(ReplicaGroupsAttr groups, int64_t size, int64_t worldSize) {
+  if (!groups)
+    return size == worldSize;
+  return groups.getGroupSize() == size &&
+         groups.getTilingStride(worldSize) == 1;
+}
+
+/// Whether `slice` keeps all of its source but rows [position * rows, +rows)
+/// of a source of group * rows rows, position in groups of `group`; the
+/// rows and group when it does.
+std::optional<std::pair<int64_t, int64_t>>
+rankRowsSlice(tensor::ExtractSliceOp slice, int64_t worldSize) {
+  RankedTensorType source = slice.getSourceType();
+  if (!slice.hasUnitStride() || !source.hasStaticShape() ||
+      slice.getResultType().getRank() != source.getRank())
+    return std::nullopt;
+  auto rows = rankRowsOf(slice.getMixedOffsets(), worldSize);
+  if (!rows || rows->first * rows->second != source.getDimSize(0) ||
+      slice.getResultType().getShape().drop_front() !=
+          source.getShape().drop_front() ||
+      slice.getStaticSizes()[0] != rows->first)
+    return std::nullopt;
+  return rows;
+}
+
+/// A rank's-rows rewrite at `op`, when one applies: the rows of a sum
+/// all_reduce are a reduce_scatter, the rows of an all_gather along
+/// dimension 0 are its input, and a sum all_reduce of this rank's rows
+/// inserted among zeros is an all_gather.
+std::function<void()> rowRewriteAt(Operation *op, int64_t worldSize) {
+  if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op)) {
+    auto rows = rankRowsSlice(slice, worldSize);
+    if (!rows)
+      return nullptr;
+    Operation *def = slice.getSource().getDefiningOp();
+    if (auto reduce = dyn_cast_or_null<AllReduceOp>(def)) {
+      if (reduce.getReduction() != ReductionKind::sum ||
+          !areBlocksOf(reduce.getReplicaGroupsAttr(), rows->second, worldSize))
+        return nullptr;
+      return [slice, reduce]() mutable {
+        OpBuilder b(slice);
+        Value scattered = ReduceScatterOp::create(
+            b, reduce.getLoc(), slice.getResultType(), reduce.getReductionAttr(),
+            reduce.getInput(), b.getI64IntegerAttr(0),
+            reduce.getReplicaGroupsAttr());
+        slice.getResult().replaceAllUsesWith(scattered);
+        slice->erase();
+        if (reduce->use_empty())
+          reduce->erase();
+      };
+    }
+    if (auto gather = dyn_cast_or_null<AllGatherOp>(def)) {
+      if (gather.getDim() != 0 ||
+          gather.getInput().getType() != slice.getResultType() ||
+          !areBlocksOf(gather.getReplicaGroupsAttr(), rows->second, worldSize))
+        return nullptr;
+      return [slice, gather]() mutable {
+        slice.getResult().replaceAllUsesWith(gather.getInput());
+        slice->erase();
+        if (gather->use_empty())
+          gather->erase();
+      };
+    }
+    return nullptr;
+  }
+  auto reduce = dyn_cast<AllReduceOp>(op);
+  if (!reduce || reduce.getReduction() != ReductionKind::sum)
+    return nullptr;
+  auto insert = reduce.getInput().getDefiningOp<tensor::InsertSliceOp>();
+  if (!insert || !insert.hasUnitStride() ||
+      !matchPattern(insert.getDest(), m_AnyZeroFloat()))
+    return nullptr;
+  RankedTensorType dest = insert.getDestType();
+  auto rows = rankRowsOf(insert.getMixedOffsets(), worldSize);
+  if (!rows || !dest.hasStaticShape() ||
+      rows->first * rows->second != dest.getDimSize(0) ||
+      insert.getSourceType() !=
+          RankedTensorType::get(
+              llvm::to_vector(llvm::concat<const int64_t>(
+                  ArrayRef<int64_t>{rows->first}, dest.getShape().drop_front())),
+              dest.getElementType()) ||
+      !areBlocksOf(reduce.getReplicaGroupsAttr(), rows->second, worldSize))
+    return nullptr;
+  return [reduce, insert]() mutable {
+    OpBuilder b(reduce);
+    Value gathered = AllGatherOp::create(
+        b, reduce.getLoc(), reduce.getType(), insert.getSource(),
+        b.getI64IntegerAttr(0), reduce.getReplicaGroupsAttr());
+    reduce.getResult().replaceAllUsesWith(gathered);
+    reduce->erase();
+    if (insert->use_empty())
+      insert->erase();
+  };
+}
+
+/// The rewrite at `op`, when one applies: a rank's-rows rewrite first (a
+/// dense step whose gradient one of them changes is then no longer an
+/// all_reduce's), else sharding the optimizer step.
+std::function<void()> rewriteAt(Operation *op, int64_t worldSize) {
+  if (std::function<void()> rows = rowRewriteAt(op, worldSize))
+    return rows;
+  if (auto update = dyn_cast<DenseUpdateOp>(op))
+    if (std::optional<ShardPlan> plan = planFor(update, worldSize))
+      return [update, plan]() mutable { shard(update, *plan); };
+  return nullptr;
+}
+
+/// The positions in `block` of the ops a rewrite applies at, rank's-rows
+/// rewrites first.
 SmallVector<int64_t> candidatePositions(Block &block, int64_t worldSize) {
-  SmallVector<int64_t> positions;
-  for (auto [index, op] : llvm::enumerate(block))
-    if (auto update = dyn_cast<DenseUpdateOp>(op))
-      if (planFor(update, worldSize))
-        positions.push_back(index);
-  return positions;
+  SmallVector<int64_t> rows, steps;
+  for (auto [index, op] : llvm::enumerate(block)) {
+    if (rowRewriteAt(&op, worldSize))
+      rows.push_back(index);
+    else if (rewriteAt(&op, worldSize))
+      steps.push_back(index);
+  }
+  llvm::append_range(rows, steps);
+  return rows;
 }
 
 struct BraidReorderCollectivesPass
@@ -207,20 +364,22 @@ struct BraidReorderCollectivesPass
         if (skipped >= positions.size())
           break;
         int64_t position = positions[skipped];
+        bool isStep = false;
         FailureOr<RewriteOutcome> outcome = applyIfFaster(
             func, *predictor, force, [&](func::FuncOp copy) -> FailureOr<bool> {
-              auto update = cast<DenseUpdateOp>(
-                  &*std::next(copy.getBody().front().begin(), position));
-              std::optional<ShardPlan> plan = planFor(update, worldSize);
-              if (!plan)
+              Operation *op =
+                  &*std::next(copy.getBody().front().begin(), position);
+              isStep = isa<DenseUpdateOp>(op) && !rowRewriteAt(op, worldSize);
+              std::function<void()> rewrite = rewriteAt(op, worldSize);
+              if (!rewrite)
                 return false;
-              shard(update, *plan);
+              rewrite();
               return true;
             });
         if (failed(outcome))
           return signalPassFailure();
         if (*outcome == RewriteOutcome::applied) {
-          ++numSharded;
+          ++(isStep ? numSharded : numRowsMoved);
           continue;
         }
         if (*outcome == RewriteOutcome::rejected)

@@ -4,7 +4,10 @@
 // module becomes the program every rank runs (SPMD). The batch is split over
 // the ranks; each lookup of a sharded table becomes an explicit exchange of
 // bags to the shard owners, the owners' partial lookups and an exchange of
-// pooled rows back (see Passes.td for the per-sharding layout).
+// pooled rows back (see Passes.td for the per-sharding layout). Dense
+// layers placed tensor-parallel run on the whole batch with this rank's block
+// of the weight (Megatron's column and row layouts), built from collectives
+// along the batch dimension and local slices.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +17,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/DenseSet.h"
@@ -46,6 +50,17 @@ struct BatchLayout {
   int64_t nodes() const { return ranks / ranksPerNode; }
 };
 
+/// Where the values of a tensor-parallel region live. Every such value has
+/// the whole batch (B rows) on every rank.
+enum class DenseLayout {
+  /// The whole value on every rank.
+  full,
+  /// Column block `rank` of R equal blocks.
+  columns,
+  /// A partial sum: the value is the sum over the ranks.
+  partial,
+};
+
 /// Rewrites the functions of one module.
 class Partitioner {
 public:
@@ -63,10 +78,33 @@ private:
   ReplicaGroupsAttr groupsOf(int64_t groupSize) const;
   LogicalResult rewriteShardedBag(EmbeddingBagOp bag, TableOp table);
 
+  /// Checks that `linear` can be laid out tensor-parallel.
+  LogicalResult verifyTensorParallel(LinearOp linear,
+                                     DensePlacementAttr placement) const;
+  /// Rewrites a `column` or `row` placed layer on the rank's weight block.
+  LogicalResult rewriteTensorParallel(LinearOp linear,
+                                      DensePlacementAttr placement);
+  /// `value` (local or tensor-parallel) with the whole batch on every rank.
+  Value toFull(OpBuilder &b, Location loc, Value value);
+  /// `value` as this rank's rows of the batch.
+  Value toLocal(OpBuilder &b, Location loc, Value value);
+  /// `value` as this rank's block of `blocks` column blocks.
+  Value toColumns(OpBuilder &b, Location loc, Value value);
+  /// The rank's offset `rank * size` as an index.
+  Value rankOffset(OpBuilder &b, Location loc, int64_t size);
+  /// Rows [rank * b, +b) of a whole-batch value, typed as a local value.
+  Value rankRows(OpBuilder &b, Location loc, Value full);
+
   const BatchLayout &layout;
   MLIRContext *context;
   /// Values whose first dimension is now the rank's share of the batch.
   llvm::DenseSet<Value> local;
+  /// The layout of every value a tensor-parallel layer produced.
+  llvm::DenseMap<Value, DenseLayout> dense;
+  /// The whole-batch form of a local or tensor-parallel value, made once.
+  llvm::DenseMap<Value, Value> wholeOf;
+  /// This rank's rows of a tensor-parallel value, made once.
+  llvm::DenseMap<Value, Value> rowsOf;
 };
 } // namespace
 
@@ -209,6 +247,200 @@ LogicalResult Partitioner::rewriteShardedBag(EmbeddingBagOp bag,
   return success();
 }
 
+LogicalResult
+Partitioner::verifyTensorParallel(LinearOp linear,
+                                  DensePlacementAttr placement) const {
+  StringRef kind = stringifyDenseParallelism(placement.getParallelism());
+  ArrayRef<int64_t> ranks = placement.getRanks();
+  if (!llvm::equal(ranks, llvm::seq<int64_t>(0, layout.ranks)))
+    return linear.emitError()
+           << "braid-partition lays out a " << kind
+           << "-parallel braid.linear over all " << layout.ranks
+           << " ranks in order, but its placement names ranks ["
+           << llvm::make_range(ranks.begin(), ranks.end()) << "]";
+  if (layout.batch % layout.ranks != 0)
+    return linear.emitError()
+           << "a " << kind << "-parallel braid.linear needs the batch of "
+           << layout.batch << " to divide evenly over " << layout.ranks
+           << " ranks";
+  auto weight = cast<RankedTensorType>(linear.getWeight().getType());
+  int64_t dim = placement.getParallelism() == DenseParallelism::column ? 0 : 1;
+  if (weight.isDynamicDim(dim) || weight.getDimSize(dim) % layout.ranks != 0)
+    return linear.emitError()
+           << "a " << kind << "-parallel braid.linear splits its "
+           << (dim == 0 ? "output" : "input") << " features over "
+           << layout.ranks << " ranks, but the weight has "
+           << weight.getDimSize(dim);
+  if (placement.getParallelism() == DenseParallelism::row &&
+      linear.getActivation() != Activation::none)
+    return linear.emitError()
+           << "a row-parallel braid.linear must have no activation: it "
+              "would apply to partial sums";
+  if (!local.contains(linear.getInput()) && !dense.contains(linear.getInput()))
+    return linear.emitError()
+           << "a " << kind << "-parallel braid.linear needs a batch-shaped "
+              "input";
+  for (Value param : {linear.getWeight(), linear.getBias()})
+    if (local.contains(param) || dense.contains(param))
+      return linear.emitError() << "braid-partition needs the weights of "
+                                   "braid.linear to be parameters";
+  return success();
+}
+
+Value Partitioner::rankOffset(OpBuilder &b, Location loc, int64_t size) {
+  Value rank = RankOp::create(b, loc, b.getIndexType());
+  return arith::MulIOp::create(b, loc, rank,
+                               arith::ConstantIndexOp::create(b, loc, size));
+}
+
+/// A static slice of `source` at `offsets` with `sizes`, unit strides.
+static Value slice(OpBuilder &b, Location loc, Value source,
+                   ArrayRef<OpFoldResult> offsets, ArrayRef<int64_t> sizes) {
+  auto type = cast<RankedTensorType>(source.getType());
+  SmallVector<OpFoldResult> sizeAttrs, strides(sizes.size(), b.getIndexAttr(1));
+  for (int64_t size : sizes)
+    sizeAttrs.push_back(b.getIndexAttr(size));
+  return tensor::ExtractSliceOp::create(
+      b, loc, RankedTensorType::get(sizes, type.getElementType()), source,
+      offsets, sizeAttrs, strides);
+}
+
+Value Partitioner::rankRows(OpBuilder &b, Location loc, Value full) {
+  auto type = cast<RankedTensorType>(full.getType());
+  int64_t rows = layout.batch / layout.ranks;
+  SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
+  offsets[0] = rankOffset(b, loc, rows);
+  SmallVector<int64_t> sizes(type.getShape());
+  sizes[0] = rows;
+  Value mine = slice(b, loc, full, offsets, sizes);
+  return tensor::CastOp::create(b, loc, localType(type), mine);
+}
+
+Value Partitioner::toFull(OpBuilder &b, Location loc, Value value) {
+  auto it = dense.find(value);
+  if (it != dense.end() && it->second == DenseLayout::full)
+    return value;
+  if (Value known = wholeOf.lookup(value))
+    return known;
+  if (it == dense.end()) {
+    // A local value: its rows from every rank.
+    Value &all = wholeOf[value];
+    {
+      auto type = cast<RankedTensorType>(value.getType());
+      SmallVector<int64_t> shape(type.getShape());
+      shape[0] = layout.batch / layout.ranks;
+      Value mine = tensor::CastOp::create(
+          b, loc, RankedTensorType::get(shape, type.getElementType()), value);
+      shape[0] = layout.batch;
+      all = AllGatherOp::create(
+          b, loc, RankedTensorType::get(shape, type.getElementType()), mine,
+          b.getI64IntegerAttr(0), groupsOf(layout.ranks));
+      dense[all] = DenseLayout::full;
+    }
+    return all;
+  }
+  Value partial = value;
+  if (it->second == DenseLayout::columns) {
+    // Each rank's block in its place among zeros: the sum over the ranks is
+    // the whole value.
+    auto type = cast<RankedTensorType>(value.getType());
+    int64_t cols = type.getDimSize(1);
+    auto wide = RankedTensorType::get({type.getDimSize(0), cols * layout.ranks},
+                                      type.getElementType());
+    Value zeros = arith::ConstantOp::create(
+        b, loc, wide, DenseElementsAttr::get(wide, b.getZeroAttr(type.getElementType())));
+    SmallVector<OpFoldResult> offsets = {b.getIndexAttr(0),
+                                         rankOffset(b, loc, cols)};
+    SmallVector<OpFoldResult> sizes = {b.getIndexAttr(type.getDimSize(0)),
+                                       b.getIndexAttr(cols)};
+    SmallVector<OpFoldResult> strides(2, b.getIndexAttr(1));
+    partial = tensor::InsertSliceOp::create(b, loc, value, zeros, offsets,
+                                            sizes, strides);
+  }
+  Value whole = AllReduceOp::create(b, loc, partial.getType(),
+                                    ReductionKind::sum, partial,
+                                    groupsOf(layout.ranks));
+  dense[whole] = DenseLayout::full;
+  wholeOf[value] = whole;
+  return whole;
+}
+
+Value Partitioner::toLocal(OpBuilder &b, Location loc, Value value) {
+  if (!dense.contains(value))
+    return value;
+  Value &rows = rowsOf[value];
+  if (!rows) {
+    rows = rankRows(b, loc, toFull(b, loc, value));
+    local.insert(rows);
+  }
+  return rows;
+}
+
+Value Partitioner::toColumns(OpBuilder &b, Location loc, Value value) {
+  auto it = dense.find(value);
+  if (it != dense.end() && it->second == DenseLayout::columns)
+    return value;
+  Value full = toFull(b, loc, value);
+  auto type = cast<RankedTensorType>(full.getType());
+  int64_t cols = type.getDimSize(1) / layout.ranks;
+  Value block = slice(b, loc, full, {b.getIndexAttr(0), rankOffset(b, loc, cols)},
+                      {type.getDimSize(0), cols});
+  dense[block] = DenseLayout::columns;
+  return block;
+}
+
+LogicalResult
+Partitioner::rewriteTensorParallel(LinearOp linear,
+                                   DensePlacementAttr placement) {
+  if (failed(verifyTensorParallel(linear, placement)))
+    return failure();
+  OpBuilder b(linear);
+  Location loc = linear.getLoc();
+  auto weightType = cast<RankedTensorType>(linear.getWeight().getType());
+  int64_t out = weightType.getDimSize(0), in = weightType.getDimSize(1);
+  Type element = weightType.getElementType();
+  bool column = placement.getParallelism() == DenseParallelism::column;
+  Value input, weight, bias;
+  int64_t resultCols;
+  if (column) {
+    // Output features [rank * c, +c) for the whole batch.
+    int64_t c = out / layout.ranks;
+    input = toFull(b, loc, linear.getInput());
+    Value offset = rankOffset(b, loc, c);
+    weight = slice(b, loc, linear.getWeight(), {offset, b.getIndexAttr(0)},
+                   {c, in});
+    bias = slice(b, loc, linear.getBias(), {offset}, {c});
+    resultCols = c;
+  } else {
+    // Input features [rank * c, +c): a partial sum of every output. The
+    // bias is added once, by rank 0.
+    int64_t c = in / layout.ranks;
+    input = toColumns(b, loc, linear.getInput());
+    weight = slice(b, loc, linear.getWeight(),
+                   {b.getIndexAttr(0), rankOffset(b, loc, c)}, {out, c});
+    Value rank = RankOp::create(b, loc, b.getIndexType());
+    Value first = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::eq, rank,
+        arith::ConstantIndexOp::create(b, loc, 0));
+    auto biasType = cast<RankedTensorType>(linear.getBias().getType());
+    Value zeros = arith::ConstantOp::create(
+        b, loc, biasType,
+        DenseElementsAttr::get(biasType, b.getZeroAttr(element)));
+    bias = arith::SelectOp::create(b, loc, first, linear.getBias(), zeros);
+    resultCols = out;
+  }
+  auto resultType = RankedTensorType::get(
+      {layout.batch, resultCols},
+      cast<RankedTensorType>(linear.getType()).getElementType());
+  auto tp = LinearOp::create(b, loc, resultType, input, weight, bias,
+                             linear.getActivation(), placement);
+  dense[tp.getResult()] =
+      column ? DenseLayout::columns : DenseLayout::partial;
+  linear.getResult().replaceAllUsesWith(tp.getResult());
+  linear.erase();
+  return success();
+}
+
 LogicalResult Partitioner::partitionFunction(func::FuncOp func) {
   if (func.isExternal())
     return success();
@@ -263,6 +495,21 @@ LogicalResult Partitioner::partitionFunction(func::FuncOp func) {
         return failure();
       continue;
     }
+    if (auto linear = dyn_cast<LinearOp>(op)) {
+      DensePlacementAttr placement = linear.getPlacementAttr();
+      if (placement && layout.ranks > 1 &&
+          placement.getParallelism() != DenseParallelism::data_parallel) {
+        if (failed(rewriteTensorParallel(linear, placement)))
+          return failure();
+        continue;
+      }
+    }
+    // Every other use of a tensor-parallel value reads this rank's rows.
+    for (OpOperand &operand : op.getOpOperands())
+      if (dense.contains(operand.get())) {
+        OpBuilder b(&op);
+        operand.set(toLocal(b, op.getLoc(), operand.get()));
+      }
     if (isa<func::ReturnOp>(op))
       continue;
     bool usesLocal = llvm::any_of(op.getOperands(), [&](Value operand) {

@@ -13,6 +13,7 @@
 #include "braid/Support/BoundedInput.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
 
 #include "llvm/ADT/StringMap.h"
@@ -163,15 +164,24 @@ static void priceDenseLayers(ModuleOp module, ShardingResult &result) {
     if (auto func = linear->getParentOfType<func::FuncOp>())
       if (func.getSymName() == "train_step")
         return;
-    auto weight = cast<RankedTensorType>(linear.getWeight().getType());
+    // A tensor-parallel layer of a per-rank program reads a block of the
+    // parameter: the layer is the whole parameter's.
+    Value param = linear.getWeight();
+    if (auto block = param.getDefiningOp<tensor::ExtractSliceOp>())
+      param = block.getSource();
+    auto weight = cast<RankedTensorType>(param.getType());
     if (!weight.hasStaticShape())
       return;
     Type element = weight.getElementType();
     StringRef dtype = element.isBF16() ? "bf16" : element.isF16() ? "f16" : "f32";
     int64_t out = weight.getDimSize(0), in = weight.getDimSize(1);
-    result.denseLayers.push_back(
-        {linear, out, in,
-         plan::estimateDenseLayer(result.problem, out, in, dtype)});
+    DenseLayerChoice choice{
+        linear, out, in,
+        plan::estimateDenseLayer(result.problem, out, in, dtype)};
+    if (DensePlacementAttr placement = linear.getPlacementAttr())
+      choice.placement =
+          stringifyDenseParallelism(placement.getParallelism()).str();
+    result.denseLayers.push_back(std::move(choice));
   });
 }
 
@@ -183,9 +193,13 @@ void mlir::braid::applyPlan(ModuleOp module, const plan::Plan &plan,
         placementAttr(context, tp, ranksPerNode)));
   module->setAttr(BraidDialect::kPlannerAttrName,
                   StringAttr::get(context, plan.planner));
+  // Dense layers are data-parallel unless the model places them itself.
   auto dataParallel =
       DensePlacementAttr::get(context, DenseParallelism::data_parallel, {});
-  module.walk([&](LinearOp linear) { linear.setPlacementAttr(dataParallel); });
+  module.walk([&](LinearOp linear) {
+    if (!linear.getPlacementAttr())
+      linear.setPlacementAttr(dataParallel);
+  });
 }
 
 FailureOr<ShardingResult>

@@ -299,6 +299,66 @@ struct MulFRule : Rule<MulFRule, arith::MulFOp> {
     return success();
   }
 };
+/// A scalar condition picks one operand; its gradient goes back there.
+struct SelectRule : Rule<SelectRule, arith::SelectOp> {
+  LogicalResult buildGradients(Operation *op, OpBuilder &b,
+                               ValueRange resultGrads,
+                               const GradientContext &,
+                               SmallVectorImpl<Value> &operandGrads) const {
+    auto select = cast<arith::SelectOp>(op);
+    if (isa<ShapedType>(select.getCondition().getType()))
+      return op->emitOpError() << "has a gradient rule for a scalar "
+                                  "condition only";
+    Location loc = op->getLoc();
+    auto type = cast<RankedTensorType>(resultGrads[0].getType());
+    Value zeros = arith::ConstantOp::create(
+        b, loc, type,
+        DenseElementsAttr::get(type, b.getZeroAttr(type.getElementType())));
+    Value condition = select.getCondition();
+    operandGrads.assign(
+        {Value(),
+         arith::SelectOp::create(b, loc, condition, resultGrads[0], zeros),
+         arith::SelectOp::create(b, loc, condition, zeros, resultGrads[0])});
+    return success();
+  }
+};
+
+/// A slice's gradient is the whole source's, zero outside the slice.
+struct ExtractSliceRule : Rule<ExtractSliceRule, tensor::ExtractSliceOp> {
+  LogicalResult buildGradients(Operation *op, OpBuilder &b,
+                               ValueRange resultGrads,
+                               const GradientContext &,
+                               SmallVectorImpl<Value> &operandGrads) const {
+    auto slice = cast<tensor::ExtractSliceOp>(op);
+    RankedTensorType type = gradientType(slice.getSource());
+    if (!type.hasStaticShape())
+      return op->emitOpError() << "has a gradient rule for a static source "
+                                  "only";
+    Location loc = op->getLoc();
+    Value zeros = arith::ConstantOp::create(
+        b, loc, type,
+        DenseElementsAttr::get(type, b.getZeroAttr(type.getElementType())));
+    Value grad = tensor::InsertSliceOp::create(
+        b, loc, resultGrads[0], zeros, slice.getMixedOffsets(),
+        slice.getMixedSizes(), slice.getMixedStrides());
+    operandGrads.assign(op->getNumOperands(), Value());
+    operandGrads[0] = grad;
+    return success();
+  }
+};
+
+/// A cast's gradient is cast back to the source's type.
+struct CastRule : Rule<CastRule, tensor::CastOp> {
+  LogicalResult buildGradients(Operation *op, OpBuilder &b,
+                               ValueRange resultGrads,
+                               const GradientContext &,
+                               SmallVectorImpl<Value> &operandGrads) const {
+    auto cast = llvm::cast<tensor::CastOp>(op);
+    operandGrads.assign({tensor::CastOp::create(
+        b, op->getLoc(), gradientType(cast.getSource()), resultGrads[0])});
+    return success();
+  }
+};
 } // namespace
 
 void mlir::braid::registerGradientRules(DialectRegistry &registry) {
@@ -319,5 +379,10 @@ void mlir::braid::registerGradientRules(DialectRegistry &registry) {
     arith::MulFOp::attachInterface<MulFRule>(*context);
     arith::ExtFOp::attachInterface<FloatCastRule<arith::ExtFOp>>(*context);
     arith::TruncFOp::attachInterface<FloatCastRule<arith::TruncFOp>>(*context);
+    arith::SelectOp::attachInterface<SelectRule>(*context);
+  });
+  registry.addExtension(+[](MLIRContext *context, tensor::TensorDialect *) {
+    tensor::ExtractSliceOp::attachInterface<ExtractSliceRule>(*context);
+    tensor::CastOp::attachInterface<CastRule>(*context);
   });
 }

@@ -131,7 +131,8 @@ def BraidBucketCollectivesPass
 def BraidReorderCollectivesPass
     : Pass<"braid-reorder-collectives", "::mlir::ModuleOp"> {
   let summary = "runs dense optimizer steps on shards between a "
-                "reduce_scatter and an all_gather, where the simulator "
+                "reduce_scatter and an all_gather, and moves slices of a "
+                "rank's rows across collectives, where the simulator "
                 "predicts a gain";
   let description = [{
     For each `braid.dense_update` of a training step whose gradient is a
@@ -177,6 +178,30 @@ def BraidReorderCollectivesPass
     `braid.cluster`, or with `force`. The optimizers are elementwise, so
     each row's update is the one the whole step computes (a sum is
     reassociated by the reduce_scatter, as by a ring all_reduce).
+
+    Before the steps it moves slices of a rank's rows (offsets
+    `braid.rank * rows` or `(braid.rank mod n) * rows` along dimension 0,
+    the whole of every other dimension) across the collective they follow,
+    as `braid-partition` leaves them around tensor-parallel layers and
+    `braid-differentiate` in their gradients:
+    - the rows of a sum `all_reduce` are a `reduce_scatter` along
+      dimension 0 (half the bytes on the wire of a ring all_reduce);
+    - the rows of an `all_gather` along dimension 0 are its input (no
+      communication);
+    - a sum `all_reduce` of a rank's rows inserted among zeros is an
+      `all_gather` of the rows.
+
+    ```mlir
+    %s = braid.all_reduce sum %partial : tensor<64x16xf32>
+    %r = braid.rank : index
+    %o = arith.muli %r, %c16 : index
+    %mine = tensor.extract_slice %s[%o, 0] [16, 16] [1, 1] : tensor<64x16xf32> to tensor<16x16xf32>
+    // becomes
+    %mine = braid.reduce_scatter sum %partial dim = 0 : tensor<64x16xf32> -> tensor<16x16xf32>
+    ```
+
+    The collective's groups must be the whole world for `braid.rank`, or
+    the blocks of n consecutive ranks for `braid.rank mod n`.
   }];
   let options = [
     Option<"force", "force", "bool", "false",
@@ -186,6 +211,8 @@ def BraidReorderCollectivesPass
   let statistics = [
     Statistic<"numSharded", "steps-sharded",
               "Dense optimizer steps run on shards">,
+    Statistic<"numRowsMoved", "rank-rows-moved",
+              "Slices of a rank's rows moved across a collective">,
     Statistic<"numRejected", "rejected-by-simulator",
               "Steps the simulator predicted no faster on shards">,
   ];

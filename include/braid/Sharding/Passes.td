@@ -97,18 +97,44 @@ def BraidPartitionPass : Pass<"braid-partition", "::mlir::ModuleOp"> {
       slots and finish `mean` and `max`.
 
     `data_parallel` tables, and every table on a single rank, keep a local
-    `braid.embedding_bag`. Dense layers
-    and the interaction run data-parallel on the local rows, which needs no
-    communication in the forward pass.
+    `braid.embedding_bag`. Data-parallel dense layers and the interaction
+    run on the local rows, which needs no communication in the forward
+    pass.
 
     Exchanges are synchronous; `braid-async-exchanges` (co-optimization)
     starts them early and waits late.
 
+    Dense layers placed `column` or `row` (`#braid.dense_placement`) run
+    tensor-parallel over all R ranks, on the whole batch B, with this
+    rank's block of the weight (a `tensor.extract_slice` of the parameter
+    at `braid.rank * block`); every value they produce has one of three
+    layouts, and each consumer gets the one it needs:
+    - a `column` layer reads the whole batch (an `all_gather` of the local
+      rows, made once per value) and produces its block of the output
+      features;
+    - a `row` layer reads its block of the input features (a column
+      layer's output as it is, or a slice of the whole batch) and produces
+      a partial sum of every output (rank 0 adds the bias, through an
+      `arith.select`);
+    - any other op reads this rank's rows: a partial sum is made whole by
+      a sum `all_reduce` of which each rank slices its rows, a column
+      block first takes its place among zeros (`tensor.insert_slice`).
+
+    Only collectives along the batch dimension are used, which every
+    backend lowers; `braid-reorder-collectives` then turns an all_reduce
+    whose rows a rank keeps into a reduce_scatter. A tensor-parallel layer
+    needs the batch to divide by R, its split features to divide by R,
+    its placement to name ranks 0..R-1 in order and, for `row`, no
+    activation.
+
     Errors: a table without placement, a dynamic global batch, per-sample
-    weights on a sharded table, or a batch-shaped value used by an op the
-    partitioner does not know.
+    weights on a sharded table, a batch-shaped value used by an op the
+    partitioner does not know, or a tensor-parallel layer it cannot lay
+    out.
   }];
-  let dependentDialects = ["::mlir::braid::BraidDialect"];
+  let dependentDialects = ["::mlir::braid::BraidDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::tensor::TensorDialect"];
 }
 
 #endif // BRAID_SHARDING_PASSES_TD

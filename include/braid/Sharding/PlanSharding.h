@@ -43,6 +43,8 @@ struct DenseLayerChoice {
   Operation *op;
   int64_t out, in;
   plan::DenseLayerCost cost;
+  /// How the model places the layer: data_parallel, column or row.
+  std::string placement = "data_parallel";
 };
 
 struct ShardingResult {
