@@ -79,6 +79,11 @@ void mlir::braid::buildCoOptimizePipeline(
     BraidOverlapPassOptions overlap;
     overlap.force = force;
     pm.addPass(createBraidOverlapPass(overlap));
+    // ...and pipeline a gathered batch's tensor-parallel work in chunks
+    // whose collectives run beside each other's computation.
+    BraidChunkPipelinePassOptions chunk;
+    chunk.force = force;
+    pm.addPass(createBraidChunkPipelinePass(chunk));
   }
   // Level 1: fold the partitioner's index arithmetic and share equal
   // exchanges and constants.

@@ -320,4 +320,68 @@ def BraidOverlapPass : Pass<"braid-overlap", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::braid::BraidDialect"];
 }
 
+def BraidChunkPipelinePass
+    : Pass<"braid-chunk-pipeline", "::mlir::ModuleOp"> {
+  let summary = "splits a gathered batch's row-wise work into chunks whose "
+                "collectives run beside the other chunks' computation, where "
+                "the simulator predicts a gain";
+  let description = [{
+    Finds regions of row-wise work (`braid.linear` on its input, elementwise
+    float arithmetic) that start at `all_gather`s of the batch along
+    dimension 0 over all ranks and end in one `reduce_scatter` along
+    dimension 0 back to the ranks' rows, whose values nothing outside the
+    region reads: a tensor-parallel block's forward pass
+    (`docs/partitioning.md`). Each is split into k chunks of every rank's
+    rows: chunk j gathers rows [j * b/k, +b/k) of every rank, runs the
+    region on them, and reduce-scatters its partial sums; its all_gather
+    starts where the whole one started and is waited for just before the
+    chunk, its reduce_scatter starts right after the chunk and is waited
+    for where the result is first read, and a `tensor.concat` puts the
+    chunks' rows back together. Chunk j's computation then runs beside
+    chunk j + 1's all_gather and chunk j - 1's reduce_scatter.
+
+    Gathering chunk j of every rank's rows orders the batch differently;
+    each op of the region treats rows independently and the
+    reduce_scatter gives each rank its own rows back, so the values are
+    the same. The simulator chooses k among 2, 4 and 8 (dividing the
+    rows) or no chunking, for the whole per-rank program; `force` takes 2.
+    A training step's forward reads the gathered batch in the backward too,
+    so it is left whole.
+
+    ```mlir
+    %xa = braid.all_gather %x dim = 0 : tensor<512x2048xf32> -> tensor<4096x2048xf32>
+    %h = braid.linear %xa, %w1, %b1 relu : ... -> tensor<4096x1024xf32>
+    %p = braid.linear %h, %w2, %b2 none : ... -> tensor<4096x2048xf32>
+    %y = braid.reduce_scatter sum %p dim = 0 : tensor<4096x2048xf32> -> tensor<512x2048xf32>
+    // becomes, with 2 chunks
+    %x0 = tensor.extract_slice %x[0, 0] [256, 2048] [1, 1]
+    %t0 = braid.all_gather_start %x0 dim = 0 : tensor<256x2048xf32> -> !braid.token<tensor<2048x2048xf32>>
+    %x1 = tensor.extract_slice %x[256, 0] [256, 2048] [1, 1]
+    %t1 = braid.all_gather_start %x1 dim = 0 : tensor<256x2048xf32> -> !braid.token<tensor<2048x2048xf32>>
+    %a0 = braid.wait %t0 ...
+    ... // chunk 0's layers, beside %t1
+    %s0 = braid.reduce_scatter_start sum %p0 dim = 0 ...
+    %a1 = braid.wait %t1 ...
+    ... // chunk 1's layers, beside %s0
+    %s1 = braid.reduce_scatter_start sum %p1 dim = 0 ...
+    %y0 = braid.wait %s0 ...
+    %y1 = braid.wait %s1 ...
+    %y = tensor.concat dim(0) %y0, %y1 : (tensor<256x2048xf32>, tensor<256x2048xf32>) -> tensor<512x2048xf32>
+    ```
+  }];
+  let options = [
+    Option<"force", "force", "bool", "false",
+           "Split every region into 2 chunks without asking the simulator "
+           "(for tests)">,
+  ];
+  let statistics = [
+    Statistic<"numChunked", "regions-chunked",
+              "Regions split into chunks">,
+    Statistic<"numRejected", "rejected-by-simulator",
+              "Regions the simulator predicted no faster in chunks">,
+  ];
+  let dependentDialects = ["::mlir::braid::BraidDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 #endif // BRAID_COOPT_PASSES_TD

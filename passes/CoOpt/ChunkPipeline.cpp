@@ -1,0 +1,334 @@
+//===- ChunkPipeline.cpp - The braid-chunk-pipeline pass ------------------===//
+//
+// This file implements braid-chunk-pipeline: a region of row-wise work
+// between all_gathers of the batch and a reduce_scatter back to the ranks'
+// rows (a tensor-parallel block's forward pass) is split into chunks of the
+// batch, each with its own all_gather and reduce_scatter, started as soon
+// as they can be and waited for at their first use. Chunk j's computation
+// then runs beside chunk j + 1's all_gather and chunk j - 1's
+// reduce_scatter: the pipelining of CoCoNet's overlap, and of the
+// "chunking" the co-optimization issue names. The simulator picks the
+// number of chunks, or none.
+//
+// Gathering chunk j of every rank's rows gives the batch's rows in another
+// order; every op of the region treats rows independently, and the
+// reduce_scatter of chunk j gives each rank chunk j of its own rows back,
+// so the result is the same.
+//
+//===----------------------------------------------------------------------===//
+
+#include "braid/CoOpt/Passes.h"
+
+#include "CoOptSupport.h"
+
+#include "braid/Dialect/Braid/IR/Braid.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace mlir::braid {
+#define GEN_PASS_DEF_BRAIDCHUNKPIPELINEPASS
+#include "braid/CoOpt/Passes.h.inc"
+} // namespace mlir::braid
+
+using namespace mlir;
+using namespace mlir::braid;
+
+namespace {
+/// A collective in its synchronous form or as a start and its wait.
+struct Collective {
+  /// The collective or its start.
+  Operation *op = nullptr;
+  /// The wait, for a started collective.
+  WaitOp wait;
+  /// What the program reads: the result or the wait's.
+  Value value() const {
+    return wait ? wait->getResult(0) : op->getResult(0);
+  }
+};
+
+/// The collective whose value `value` is, when it is one.
+std::optional<Collective> collectiveOf(Value value) {
+  if (auto wait = value.getDefiningOp<WaitOp>())
+    if (Operation *start = wait.getToken().getDefiningOp())
+      return Collective{start, wait};
+  if (Operation *op = value.getDefiningOp())
+    if (isa<CollectiveOpInterface>(op))
+      return Collective{op, WaitOp()};
+  return std::nullopt;
+}
+
+/// Whether `op` is an all_gather (`gather`) or reduce_scatter along
+/// dimension 0 over every rank of the world in order.
+bool isWorldCollectiveAlongRows(Operation *op, bool gather,
+                                int64_t worldSize) {
+  if (gather ? !isa<AllGatherOp, AllGatherStartOp>(op)
+             : !isa<ReduceScatterOp, ReduceScatterStartOp>(op))
+    return false;
+  if (op->getAttrOfType<IntegerAttr>("dim").getInt() != 0)
+    return false;
+  auto groups = cast<CollectiveOpInterface>(op).getReplicaGroupsAttr();
+  return !groups || (groups.getGroupSize() == worldSize &&
+                     groups.getTilingStride(worldSize) == 1);
+}
+
+/// A region to chunk: its all_gathers, its ops in program order and the
+/// reduce_scatter that ends it.
+struct Region {
+  SmallVector<Collective> gathers;
+  SmallVector<Operation *> ops;
+  Collective scatter;
+  /// Rows of each rank's share.
+  int64_t rows = 0;
+};
+
+/// Whether `op` treats the rows of its batch-shaped operands independently
+/// (and has no other effect): a dense layer on its input, or elementwise
+/// float arithmetic.
+bool isRowWise(Operation *op) {
+  return isa<LinearOp, arith::AddFOp, arith::SubFOp, arith::MulFOp,
+             arith::DivFOp, arith::NegFOp, arith::MaximumFOp,
+             arith::MinimumFOp>(op);
+}
+
+/// The region that ends in the reduce_scatter whose value `end` is, when
+/// there is one and nothing outside it reads its values.
+std::optional<Region> regionEndingAt(Value end, int64_t worldSize) {
+  std::optional<Collective> scatter = collectiveOf(end);
+  if (!scatter || !isWorldCollectiveAlongRows(scatter->op, false, worldSize))
+    return std::nullopt;
+  Region region;
+  region.scatter = *scatter;
+  llvm::SetVector<Operation *> ops;
+  llvm::SetVector<Operation *> gathers;
+  SmallVector<Value> worklist = {scatter->op->getOperand(0)};
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    if (std::optional<Collective> gather = collectiveOf(value);
+        gather &&
+        isWorldCollectiveAlongRows(gather->op, true, worldSize)) {
+      if (gathers.insert(gather->op))
+        region.gathers.push_back(*gather);
+      continue;
+    }
+    Operation *op = value.getDefiningOp();
+    if (!op || !isRowWise(op))
+      return std::nullopt;
+    if (!ops.insert(op))
+      continue;
+    if (auto linear = dyn_cast<LinearOp>(op))
+      worklist.push_back(linear.getInput());
+    else
+      llvm::append_range(worklist, op->getOperands());
+  }
+  if (region.gathers.empty())
+    return std::nullopt;
+  // Every value the region makes (and every gathered batch) is read inside
+  // it only, and has the whole batch as its static rows.
+  auto type = cast<RankedTensorType>(scatter->op->getOperand(0).getType());
+  int64_t batch = type.getDimSize(0);
+  if (ShapedType::isDynamic(batch) || batch % worldSize != 0)
+    return std::nullopt;
+  region.rows = batch / worldSize;
+  auto inside = [&](Operation *user) {
+    return ops.contains(user) || user == scatter->op;
+  };
+  for (const Collective &gather : region.gathers) {
+    Value value = gather.value();
+    if (cast<RankedTensorType>(value.getType()).getDimSize(0) != batch ||
+        !llvm::all_of(value.getUsers(), inside))
+      return std::nullopt;
+  }
+  for (Operation *op : ops) {
+    auto result = cast<RankedTensorType>(op->getResult(0).getType());
+    if (result.getDimSize(0) != batch ||
+        !llvm::all_of(op->getUsers(), inside))
+      return std::nullopt;
+  }
+  region.ops = ops.takeVector();
+  llvm::sort(region.ops,
+             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  return region;
+}
+
+/// `type` with `rows` rows.
+RankedTensorType withRows(Type type, int64_t rows) {
+  auto tensor = cast<RankedTensorType>(type);
+  SmallVector<int64_t> shape(tensor.getShape());
+  shape[0] = rows;
+  return RankedTensorType::get(shape, tensor.getElementType());
+}
+
+/// Rewrites `region` as `chunks` chunks of each rank's rows.
+void chunk(Region &region, int64_t chunks) {
+  int64_t worldSize = 0;
+  Operation *scatterOp = region.scatter.op;
+  auto batchType = cast<RankedTensorType>(scatterOp->getOperand(0).getType());
+  worldSize = batchType.getDimSize(0) / region.rows;
+  int64_t rows = region.rows / chunks;
+  Location loc = scatterOp->getLoc();
+
+  // Every chunk's all_gathers start where the whole gather started.
+  SmallVector<SmallVector<WaitOp>> gathered(chunks);
+  for (const Collective &gather : region.gathers) {
+    OpBuilder b(gather.op);
+    Value source = gather.op->getOperand(0);
+    auto sourceType = cast<RankedTensorType>(source.getType());
+    for (int64_t j = 0; j < chunks; ++j) {
+      SmallVector<OpFoldResult> offsets(sourceType.getRank(),
+                                        b.getIndexAttr(0));
+      offsets[0] = b.getIndexAttr(j * rows);
+      SmallVector<OpFoldResult> sizes, strides(sourceType.getRank(),
+                                               b.getIndexAttr(1));
+      for (int64_t size : withRows(sourceType, rows).getShape())
+        sizes.push_back(b.getIndexAttr(size));
+      Value part = tensor::ExtractSliceOp::create(
+          b, loc, withRows(sourceType, rows), source, offsets, sizes, strides);
+      Value whole = AllGatherOp::create(
+          b, loc, withRows(sourceType, rows * worldSize), part,
+          b.getI64IntegerAttr(0),
+          cast<CollectiveOpInterface>(gather.op).getReplicaGroupsAttr());
+      gathered[j].push_back(
+          startCollective(whole.getDefiningOp(), "braid.all_gather_start"));
+    }
+  }
+
+  // Each chunk's computation where the reduce_scatter stood, its wait for
+  // its gathers first, its reduce_scatter started right after it.
+  OpBuilder b(scatterOp);
+  auto groups = cast<CollectiveOpInterface>(scatterOp).getReplicaGroupsAttr();
+  auto reduction = scatterOp->getAttrOfType<ReductionKindAttr>("reduction");
+  SmallVector<Value> parts;
+  SmallVector<WaitOp> scatterWaits;
+  for (int64_t j = 0; j < chunks; ++j) {
+    IRMapping mapping;
+    for (auto [gather, wait] : llvm::zip(region.gathers, gathered[j])) {
+      wait->moveBefore(b.getInsertionBlock(), b.getInsertionPoint());
+      mapping.map(gather.value(), wait.getResult());
+    }
+    for (Operation *op : region.ops) {
+      Operation *copy = b.clone(*op, mapping);
+      for (Value result : copy->getResults())
+        result.setType(withRows(result.getType(), rows * worldSize));
+    }
+    Value partial = mapping.lookup(scatterOp->getOperand(0));
+    Value scattered = ReduceScatterOp::create(
+        b, loc, withRows(partial.getType(), rows), reduction, partial,
+        b.getI64IntegerAttr(0), groups);
+    scatterWaits.push_back(startCollective(scattered.getDefiningOp(),
+                                           "braid.reduce_scatter_start"));
+    b.setInsertionPointAfter(scatterWaits.back().getOperand().getDefiningOp());
+  }
+  // The chunks' rows back together where the first reader needs them.
+  Value end = region.scatter.value();
+  Operation *firstUse = nullptr;
+  for (Operation *user : end.getUsers())
+    if (!firstUse || user->isBeforeInBlock(firstUse))
+      firstUse = user;
+  OpBuilder after(firstUse ? firstUse : end.getParentBlock()->getTerminator());
+  for (WaitOp wait : scatterWaits) {
+    wait->moveBefore(after.getInsertionBlock(), after.getInsertionPoint());
+    parts.push_back(wait.getResult());
+  }
+  Value whole = tensor::ConcatOp::create(after, loc, 0, parts);
+  end.replaceAllUsesWith(whole);
+
+  // The unchunked region goes.
+  if (region.scatter.wait)
+    region.scatter.wait->erase();
+  scatterOp->erase();
+  for (Operation *op : llvm::reverse(region.ops))
+    op->erase();
+  for (const Collective &gather : region.gathers) {
+    if (gather.wait)
+      gather.wait->erase();
+    gather.op->erase();
+  }
+}
+
+/// Whether `end` is already one chunk's: read only by a concatenation of
+/// started reduce_scatters' values.
+bool isChunk(Value end) {
+  return !end.use_empty() && llvm::all_of(end.getUsers(), [](Operation *user) {
+    auto concat = dyn_cast<tensor::ConcatOp>(user);
+    return concat && concat.getDim() == 0 &&
+           llvm::all_of(concat.getInputs(), [](Value input) {
+             auto wait = input.getDefiningOp<WaitOp>();
+             return wait && isa_and_nonnull<ReduceScatterStartOp>(
+                                wait.getToken().getDefiningOp());
+           });
+  });
+}
+
+/// The positions in `block` of the reduce_scatters (or their waits) that
+/// end a region chunks could split, and that are not chunks already.
+SmallVector<int64_t> candidatePositions(Block &block, int64_t worldSize) {
+  SmallVector<int64_t> positions;
+  for (auto [index, op] : llvm::enumerate(block)) {
+    bool end = isa<ReduceScatterOp>(op) ||
+               (isa<WaitOp>(op) &&
+                isa_and_nonnull<ReduceScatterStartOp>(
+                    cast<WaitOp>(op).getToken().getDefiningOp()));
+    if (end && !isChunk(op.getResult(0)) &&
+        regionEndingAt(op.getResult(0), worldSize))
+      positions.push_back(index);
+  }
+  return positions;
+}
+
+struct BraidChunkPipelinePass
+    : braid::impl::BraidChunkPipelinePassBase<BraidChunkPipelinePass> {
+  using Base::Base;
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto cluster =
+        module->getAttrOfType<ClusterAttr>(BraidDialect::kClusterAttrName);
+    if (!cluster)
+      return;
+    int64_t worldSize = cluster.getWorldSize();
+    FailureOr<ProgramPredictor> predictor = ProgramPredictor::forModule(module);
+    if (failed(predictor))
+      return signalPassFailure();
+    for (func::FuncOp func : llvm::to_vector(module.getOps<func::FuncOp>())) {
+      if (func.isExternal() || !llvm::hasSingleElement(func.getBody()))
+        continue;
+      for (size_t skipped = 0;;) {
+        SmallVector<int64_t> positions =
+            candidatePositions(func.getBody().front(), worldSize);
+        if (skipped >= positions.size())
+          break;
+        int64_t position = positions[skipped];
+        // One alternative per number of chunks that divides the rows.
+        SmallVector<FunctionRewrite> alternatives;
+        for (int64_t chunks : {2, 4, 8})
+          alternatives.push_back(
+              [&, chunks](func::FuncOp copy) -> FailureOr<bool> {
+                Operation *op =
+                    &*std::next(copy.getBody().front().begin(), position);
+                std::optional<Region> region =
+                    regionEndingAt(op->getResult(0), worldSize);
+                if (!region || region->rows % chunks != 0 ||
+                    region->rows < chunks)
+                  return false;
+                chunk(*region, chunks);
+                return true;
+              });
+        FailureOr<RewriteOutcome> outcome =
+            applyFastestOf(func, *predictor, force, alternatives);
+        if (failed(outcome))
+          return signalPassFailure();
+        if (*outcome == RewriteOutcome::applied) {
+          ++numChunked;
+          continue;
+        }
+        if (*outcome == RewriteOutcome::rejected)
+          ++numRejected;
+        ++skipped;
+      }
+    }
+  }
+};
+} // namespace
