@@ -45,6 +45,10 @@ constexpr double kNetRing[] = {2.7, 4.0, 14.0};
 constexpr double kNetTree[] = {5.0, 8.5, 14.0};
 constexpr double kNvlsLatency = 25.0;     // NVLINK, Simple only
 constexpr double kNvlsTreeNetLatency = 20.9; // NET, Simple only
+/// NCCL's cost (us) of posting one network operation (tuning.cc
+/// getNetOverhead: 1 on Intel and other CPUs, 2 on AMD; three times that on
+/// Simple). The descriptions do not name the CPU: NCCL's default is taken.
+constexpr double kNetOverhead = 1.0;
 /// Remote point-to-point operations of an all_to_all in flight at once per
 /// NIC a rank has: fitted on the calibration half (ALCF Polaris and AWS
 /// p5 sweeps).
@@ -355,10 +359,17 @@ CollectiveEstimate cost::estimateCollective(const HardwareDesc &hw,
                       channels * caps.perChannelRingLL128);
       bw *= channelShare(bytes, protocol, channels,
                          protocol == LL ? double(ranks) : 1.0);
-      double latency =
-          kBaseRing[protocol] +
-          (steps - interSteps) * intraLatency(hw, kNvlinkRing, kPciRing, protocol) +
-          interSteps * netLatency(kNetRing, protocol);
+      // Across nodes every step of the ring posts a network operation, so
+      // no step is faster than the transport's overhead per post (NCCL's
+      // netOverhead: "inter-node rings still have to launch nsteps * net
+      // overhead").
+      double intraStep = intraLatency(hw, kNvlinkRing, kPciRing, protocol);
+      if (nodes > 1)
+        intraStep = std::max(intraStep,
+                             kNetOverhead * (protocol == Simple ? 3.0 : 1.0));
+      double latency = kBaseRing[protocol] +
+                       (steps - interSteps) * intraStep +
+                       interSteps * netLatency(kNetRing, protocol);
       // NCCL's "plateau effect of ring": a multi-node all_reduce on Simple
       // pays 1.4x its latency once every rank's share of a channel reaches
       // 64 bytes.
