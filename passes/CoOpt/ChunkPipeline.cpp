@@ -293,41 +293,32 @@ struct BraidChunkPipelinePass
     if (failed(predictor))
       return signalPassFailure();
     for (func::FuncOp func : llvm::to_vector(module.getOps<func::FuncOp>())) {
-      if (func.isExternal() || !llvm::hasSingleElement(func.getBody()))
-        continue;
-      for (size_t skipped = 0;;) {
-        SmallVector<int64_t> positions =
-            candidatePositions(func.getBody().front(), worldSize);
-        if (skipped >= positions.size())
-          break;
-        int64_t position = positions[skipped];
-        // One alternative per number of chunks that divides the rows.
+      // One alternative per number of chunks that divides the rows.
+      auto alternativesAt = [&](int64_t position) {
         SmallVector<FunctionRewrite> alternatives;
         for (int64_t chunks : {2, 4, 8})
           alternatives.push_back(
-              [&, chunks](func::FuncOp copy) -> FailureOr<bool> {
-                Operation *op =
-                    &*std::next(copy.getBody().front().begin(), position);
-                std::optional<Region> region =
-                    regionEndingAt(op->getResult(0), worldSize);
+              [=](func::FuncOp copy) -> FailureOr<bool> {
+                std::optional<Region> region = regionEndingAt(
+                    opAt(copy, position)->getResult(0), worldSize);
                 if (!region || region->rows % chunks != 0 ||
                     region->rows < chunks)
                   return false;
                 chunk(*region, chunks);
                 return true;
               });
-        FailureOr<RewriteOutcome> outcome =
-            applyFastestOf(func, *predictor, force, alternatives);
-        if (failed(outcome))
-          return signalPassFailure();
-        if (*outcome == RewriteOutcome::applied) {
-          ++numChunked;
-          continue;
-        }
-        if (*outcome == RewriteOutcome::rejected)
-          ++numRejected;
-        ++skipped;
-      }
+        return alternatives;
+      };
+      if (failed(rewriteEachCandidate(
+              func, *predictor, force,
+              [&](Block &block) {
+                return candidatePositions(block, worldSize);
+              },
+              alternativesAt, [&](int64_t, RewriteOutcome outcome) {
+                ++(outcome == RewriteOutcome::applied ? numChunked
+                                                      : numRejected);
+              })))
+        return signalPassFailure();
     }
   }
 };

@@ -135,6 +135,33 @@ std::optional<StringRef> mlir::braid::getStartFormName(Operation *op) {
   return std::nullopt;
 }
 
+LogicalResult mlir::braid::rewriteEachCandidate(
+    func::FuncOp func, const ProgramPredictor &predictor, bool force,
+    llvm::function_ref<SmallVector<int64_t>(Block &)> candidates,
+    llvm::function_ref<SmallVector<FunctionRewrite>(int64_t)> alternativesAt,
+    llvm::function_ref<void(int64_t, RewriteOutcome)> record) {
+  if (func.isExternal() || !llvm::hasSingleElement(func.getBody()))
+    return success();
+  for (size_t skipped = 0;;) {
+    SmallVector<int64_t> positions = candidates(func.getBody().front());
+    if (skipped >= positions.size())
+      return success();
+    int64_t position = positions[skipped];
+    FailureOr<RewriteOutcome> outcome =
+        applyFastestOf(func, predictor, force, alternativesAt(position));
+    if (failed(outcome))
+      return failure();
+    if (*outcome != RewriteOutcome::unchanged)
+      record(position, *outcome);
+    if (*outcome != RewriteOutcome::applied)
+      ++skipped;
+  }
+}
+
+Operation *mlir::braid::opAt(func::FuncOp func, int64_t position) {
+  return &*std::next(func.getBody().front().begin(), position);
+}
+
 WaitOp mlir::braid::startCollective(Operation *op, StringRef startName) {
   OpBuilder b(op);
   auto resultType = cast<RankedTensorType>(op->getResult(0).getType());

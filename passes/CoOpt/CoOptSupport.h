@@ -71,6 +71,22 @@ FailureOr<RewriteOutcome> applyFastestOf(func::FuncOp func,
                                          bool force,
                                          ArrayRef<FunctionRewrite> rewrites);
 
+/// Rewrites the candidates of `func` one at a time, in program order, each
+/// against the program as the ones before it left it. `candidates` lists
+/// the positions in the body where a rewrite could apply;
+/// `alternativesAt(position)` gives the rewrites of that op to try, each on
+/// a copy (applyFastestOf). A rewritten candidate must leave the list; one
+/// that stays is skipped. `record(position, outcome)` is told each outcome
+/// other than `unchanged`, before the program moves on.
+LogicalResult rewriteEachCandidate(
+    func::FuncOp func, const ProgramPredictor &predictor, bool force,
+    llvm::function_ref<SmallVector<int64_t>(Block &)> candidates,
+    llvm::function_ref<SmallVector<FunctionRewrite>(int64_t)> alternativesAt,
+    llvm::function_ref<void(int64_t, RewriteOutcome)> record);
+
+/// The op at `position` in the body of `func`.
+Operation *opAt(func::FuncOp func, int64_t position);
+
 /// The name of the `_start` form of a synchronous collective, when the
 /// backends and the simulator know it: all_to_all, reduce_scatter,
 /// all_reduce, all_gather and all_to_all_v.

@@ -138,45 +138,37 @@ struct BraidDecomposeCollectivesPass
     }
     SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
     for (func::FuncOp func : funcs) {
-      if (func.isExternal() || !llvm::hasSingleElement(func.getBody()))
-        continue;
       // One all_reduce at a time, in program order; a decomposed one
-      // leaves the candidates (its inner all_reduce is not full-size), one
-      // that stays is skipped.
-      for (size_t skipped = 0;;) {
-        SmallVector<int64_t> positions =
-            candidatePositions(func.getBody().front(), cluster);
-        if (skipped >= positions.size())
-          break;
-        int64_t position = positions[skipped];
-        auto rewriteAs = [&](Form form) -> FunctionRewrite {
-          return [&, form](func::FuncOp copy) -> FailureOr<bool> {
-            auto op = cast<AllReduceOp>(
-                &*std::next(copy.getBody().front().begin(), position));
+      // leaves the candidates (its inner all_reduce is not full-size).
+      auto alternativesAt = [&](int64_t position) {
+        auto rewriteAs = [&, position](Form form) -> FunctionRewrite {
+          return [&, position, form](func::FuncOp copy) -> FailureOr<bool> {
+            auto op = cast<AllReduceOp>(opAt(copy, position));
             if (!applies(op, form, cluster))
               return false;
             decompose(op, form, cluster);
             return true;
           };
         };
-        FailureOr<RewriteOutcome> outcome = applyFastestOf(
-            func, *predictor, force,
-            {rewriteAs(Form::hierarchical), rewriteAs(Form::flat)});
-        if (failed(outcome))
-          return signalPassFailure();
-        if (*outcome == RewriteOutcome::applied) {
-          // What the kept program has where the all_reduce stood.
-          Operation *first =
-              &*std::next(func.getBody().front().begin(), position);
-          bool hierarchical = isa<ReduceScatterOp>(first) &&
-                              isa<AllReduceOp>(first->getNextNode());
-          ++(hierarchical ? numHierarchical : numFlat);
-          continue;
-        }
-        if (*outcome == RewriteOutcome::rejected)
+        return SmallVector<FunctionRewrite>{rewriteAs(Form::hierarchical),
+                                            rewriteAs(Form::flat)};
+      };
+      auto record = [&](int64_t position, RewriteOutcome outcome) {
+        if (outcome != RewriteOutcome::applied) {
           ++numRejected;
-        ++skipped;
-      }
+          return;
+        }
+        // What the kept program has where the all_reduce stood.
+        Operation *first = opAt(func, position);
+        bool hierarchical = isa<ReduceScatterOp>(first) &&
+                            isa<AllReduceOp>(first->getNextNode());
+        ++(hierarchical ? numHierarchical : numFlat);
+      };
+      if (failed(rewriteEachCandidate(
+              func, *predictor, force,
+              [&](Block &block) { return candidatePositions(block, cluster); },
+              alternativesAt, record)))
+        return signalPassFailure();
     }
   }
 };

@@ -173,38 +173,26 @@ struct BraidOverlapPass : braid::impl::BraidOverlapPassBase<BraidOverlapPass> {
       return signalPassFailure();
     SmallVector<func::FuncOp> funcs(getOperation().getOps<func::FuncOp>());
     for (func::FuncOp func : funcs) {
-      if (func.isExternal() || !llvm::hasSingleElement(func.getBody()))
-        continue;
-      // One collective at a time, in program order, each against the
-      // program as the ones before it left it. A collective that is
-      // started leaves the candidates; one that is not is skipped.
-      for (size_t skipped = 0;;) {
-        SmallVector<int64_t> positions =
-            candidatePositions(func.getBody().front());
-        if (skipped >= positions.size())
-          break;
-        int64_t position = positions[skipped];
-        // Started right after its input, or with its input's pure
-        // producers hoisted too: the simulator keeps the faster.
-        auto startAt = [&](bool hoistProducers) {
+      // One collective at a time, in program order; a started one leaves
+      // the candidates. Started right after its input, or with its input's
+      // pure producers hoisted too: the simulator keeps the faster.
+      auto alternativesAt = [](int64_t position) {
+        auto startAt = [position](bool hoistProducers) -> FunctionRewrite {
           return [=](func::FuncOp copy) -> FailureOr<bool> {
-            Block &block = copy.getBody().front();
-            startEarly(&*std::next(block.begin(), position), hoistProducers);
+            startEarly(opAt(copy, position), hoistProducers);
             return true;
           };
         };
-        FailureOr<RewriteOutcome> outcome = applyFastestOf(
-            func, *predictor, force, {startAt(false), startAt(true)});
-        if (failed(outcome))
-          return signalPassFailure();
-        if (*outcome == RewriteOutcome::applied) {
-          ++numStarted;
-          continue;
-        }
-        if (*outcome == RewriteOutcome::rejected)
-          ++numRejected;
-        ++skipped;
-      }
+        return SmallVector<FunctionRewrite>{startAt(false), startAt(true)};
+      };
+      if (failed(rewriteEachCandidate(
+              func, *predictor, force,
+              [](Block &block) { return candidatePositions(block); },
+              alternativesAt, [&](int64_t, RewriteOutcome outcome) {
+                ++(outcome == RewriteOutcome::applied ? numStarted
+                                                      : numRejected);
+              })))
+        return signalPassFailure();
     }
   }
 };

@@ -353,39 +353,36 @@ struct BraidReorderCollectivesPass
       worldSize = cluster.getWorldSize();
     SmallVector<func::FuncOp> funcs(module.getOps<func::FuncOp>());
     for (func::FuncOp func : funcs) {
-      if (func.isExternal() || !llvm::hasSingleElement(func.getBody()))
-        continue;
-      // One step at a time, in program order: a sharded step reads a
-      // reduce_scatter and leaves the candidates, one that stays is
-      // skipped.
-      for (size_t skipped = 0;;) {
-        SmallVector<int64_t> positions =
-            candidatePositions(func.getBody().front(), worldSize);
-        if (skipped >= positions.size())
-          break;
-        int64_t position = positions[skipped];
-        bool isStep = false;
-        FailureOr<RewriteOutcome> outcome = applyIfFaster(
-            func, *predictor, force, [&](func::FuncOp copy) -> FailureOr<bool> {
-              Operation *op =
-                  &*std::next(copy.getBody().front().begin(), position);
-              isStep = isa<DenseUpdateOp>(op) && !rowRewriteAt(op, worldSize);
-              std::function<void()> rewrite = rewriteAt(op, worldSize);
+      // One candidate at a time, in program order: a rewritten one leaves
+      // the candidates (a sharded step reads a reduce_scatter).
+      bool isStep = false;
+      auto alternativesAt = [&](int64_t position) {
+        Operation *op = opAt(func, position);
+        isStep = isa<DenseUpdateOp>(op) && !rowRewriteAt(op, worldSize);
+        return SmallVector<FunctionRewrite>{
+            [&, position](func::FuncOp copy) -> FailureOr<bool> {
+              std::function<void()> rewrite =
+                  rewriteAt(opAt(copy, position), worldSize);
               if (!rewrite)
                 return false;
               rewrite();
               return true;
-            });
-        if (failed(outcome))
-          return signalPassFailure();
-        if (*outcome == RewriteOutcome::applied) {
-          ++(isStep ? numSharded : numRowsMoved);
-          continue;
-        }
-        if (*outcome == RewriteOutcome::rejected)
+            }};
+      };
+      auto record = [&](int64_t, RewriteOutcome outcome) {
+        if (outcome != RewriteOutcome::applied) {
           ++numRejected;
-        ++skipped;
-      }
+          return;
+        }
+        ++(isStep ? numSharded : numRowsMoved);
+      };
+      if (failed(rewriteEachCandidate(
+              func, *predictor, force,
+              [&](Block &block) {
+                return candidatePositions(block, worldSize);
+              },
+              alternativesAt, record)))
+        return signalPassFailure();
     }
   }
 };
