@@ -42,3 +42,32 @@ DenseLayerCost plan::estimateDenseLayer(const PlanProblem &problem,
       collectiveUs(cost::CollectiveKind::reduce_scatter, double(B) * out * 4);
   return cost;
 }
+
+DenseBlockCost plan::estimateDenseBlock(const PlanProblem &problem,
+                                        int64_t in1, int64_t out1,
+                                        int64_t out2, llvm::StringRef dtype) {
+  const cluster::HardwareDesc &hw = problem.hw;
+  int64_t R = problem.ranks(), B = problem.batch;
+  double elementBytes = (dtype == "bf16" || dtype == "f16") ? 2 : 4;
+  auto ceilDiv = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
+  auto collectiveUs = [&](cost::CollectiveKind kind, double bytes) {
+    return cost::estimateCollective(hw, kind, bytes, R, problem.nodes).timeUs;
+  };
+  DenseBlockCost cost;
+  cost.dataParallelUs =
+      cost::estimateGemm(hw, ceilDiv(B, R), out1, in1, dtype).timeUs +
+      cost::estimateGemm(hw, ceilDiv(B, R), out2, out1, dtype).timeUs;
+  if (R == 1) {
+    cost.tensorParallelUs = cost.dataParallelUs;
+    return cost;
+  }
+  double partialBytes = double(B) * out2 * elementBytes;
+  cost.tensorParallelUs =
+      collectiveUs(cost::CollectiveKind::all_gather,
+                   double(B) * in1 * elementBytes) +
+      cost::estimateGemm(hw, B, ceilDiv(out1, R), in1, dtype).timeUs +
+      cost::estimateGemm(hw, B, out2, ceilDiv(out1, R), dtype).timeUs +
+      std::min(collectiveUs(cost::CollectiveKind::reduce_scatter, partialBytes),
+               collectiveUs(cost::CollectiveKind::all_reduce, partialBytes));
+  return cost;
+}

@@ -185,6 +185,59 @@ static void priceDenseLayers(ModuleOp module, ShardingResult &result) {
   });
 }
 
+/// Places Megatron-style pairs of the forward pass tensor-parallel where
+/// the per-layer models price them faster: a `braid.linear` without a
+/// placement whose result only feeds another one's input, the second
+/// without activation, on a batch and hidden features that divide by the
+/// ranks (what braid-partition lays out). A training step keeps its dense
+/// layers data-parallel: their parameters are stored whole and their
+/// gradients all_reduced whole either way, so tensor parallelism would only
+/// add the activations' exchanges.
+static void placeDenseBlocks(ModuleOp module, const plan::PlanProblem &problem) {
+  int64_t ranks = problem.ranks();
+  if (problem.training || ranks < 2 || problem.batch % ranks != 0)
+    return;
+  MLIRContext *context = module.getContext();
+  SmallVector<int64_t> all = llvm::to_vector(llvm::seq<int64_t>(0, ranks));
+  auto forward = module.lookupSymbol<func::FuncOp>("forward");
+  if (!forward || forward.isExternal())
+    return;
+  forward.walk([&](LinearOp first) {
+    if (first.getPlacementAttr() || !first.getResult().hasOneUse())
+      return;
+    auto second = dyn_cast<LinearOp>(*first.getResult().getUsers().begin());
+    if (!second || second.getInput() != first.getResult() ||
+        second.getPlacementAttr() ||
+        second.getActivation() != Activation::none)
+      return;
+    auto w1 = cast<RankedTensorType>(first.getWeight().getType());
+    auto w2 = cast<RankedTensorType>(second.getWeight().getType());
+    auto input = cast<RankedTensorType>(first.getInput().getType());
+    if (!w1.hasStaticShape() || !w2.hasStaticShape() ||
+        input.getDimSize(0) != problem.batch ||
+        w1.getDimSize(0) % ranks != 0 ||
+        !llvm::all_of(ValueRange{first.getWeight(), first.getBias(),
+                                 second.getWeight(), second.getBias()},
+                      [&](Value v) {
+                        auto arg = dyn_cast<BlockArgument>(v);
+                        return arg && forward.getArgAttr(
+                                          arg.getArgNumber(),
+                                          BraidDialect::kParamAttrName);
+                      }))
+      return;
+    Type element = w1.getElementType();
+    StringRef dtype = element.isBF16() ? "bf16" : element.isF16() ? "f16" : "f32";
+    plan::DenseBlockCost cost = plan::estimateDenseBlock(
+        problem, w1.getDimSize(1), w1.getDimSize(0), w2.getDimSize(0), dtype);
+    if (cost.tensorParallelUs >= cost.dataParallelUs)
+      return;
+    first.setPlacementAttr(
+        DensePlacementAttr::get(context, DenseParallelism::column, all));
+    second.setPlacementAttr(
+        DensePlacementAttr::get(context, DenseParallelism::row, all));
+  });
+}
+
 void mlir::braid::applyPlan(ModuleOp module, const plan::Plan &plan,
                             int64_t ranksPerNode) {
   MLIRContext *context = module.getContext();
@@ -490,6 +543,7 @@ mlir::braid::planModuleSharding(ModuleOp module,
                               << llvm::toString(chosen->takeError());
   result.plan = std::move(**chosen);
 
+  placeDenseBlocks(module, problem);
   applyPlan(module, result.plan, problem.ranksPerNode);
   priceDenseLayers(module, result);
   return result;

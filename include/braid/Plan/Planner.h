@@ -167,6 +167,19 @@ struct DenseLayerCost {
 DenseLayerCost estimateDenseLayer(const PlanProblem &problem, int64_t out,
                                   int64_t in, llvm::StringRef dtype);
 
+/// A Megatron-style pair of dense layers, [out1 x in1] then [out2 x out1],
+/// priced data-parallel and as braid-partition lays out a column-parallel
+/// layer feeding a row-parallel one: an all_gather of the inputs, both
+/// GEMMs on the whole batch with 1/R of the hidden features, and the
+/// partial sums reduced to each rank's rows (a reduce_scatter, or an
+/// all_reduce where the collective model prices that lower).
+struct DenseBlockCost {
+  double dataParallelUs = 0, tensorParallelUs = 0;
+};
+DenseBlockCost estimateDenseBlock(const PlanProblem &problem, int64_t in1,
+                                  int64_t out1, int64_t out2,
+                                  llvm::StringRef dtype);
+
 /// Every table in one sharding type (for tests); table-wise goes round robin.
 llvm::Expected<Plan> planForced(const PlanProblem &problem, ShardingType type);
 
