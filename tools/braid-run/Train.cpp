@@ -175,21 +175,36 @@ static llvm::Error dumpTrainingInputs(StringRef dir, func::FuncOp func,
   return llvm::Error::success();
 }
 
+/// The worst relative error of a comparison and what it was found in.
+struct WorstError {
+  double error = 0;
+  std::string name;
+  void update(double e, llvm::StringRef where) {
+    if (e > error || (name.empty() && e == error)) {
+      error = e;
+      name = where.str();
+    }
+  }
+};
+
 /// The largest relative error between the values of `actual` and
-/// `expected` under each name; infinity when a name is missing.
+/// `expected` under each name; infinity when a name is missing. `worst`
+/// learns the name of the largest.
 static double compareByName(const std::map<std::string, HostTensor> &actual,
                             const std::map<std::string, HostTensor> &expected,
-                            std::string &missing) {
-  double worst = 0;
+                            std::string &missing, WorstError &worst) {
+  double largest = 0;
   for (const auto &[name, value] : expected) {
     auto found = actual.find(name);
     if (found == actual.end()) {
       missing = name;
       return std::numeric_limits<double>::infinity();
     }
-    worst = std::max(worst, relativeError(found->second, value));
+    double error = relativeError(found->second, value);
+    largest = std::max(largest, error);
+    worst.update(error, name);
   }
-  return worst;
+  return largest;
 }
 
 /// Compares a training run with the global reference training and prints
@@ -205,10 +220,13 @@ static bool checkTrainedModel(const TrainedModel &actual,
     lossError = std::max(lossError,
                          std::abs(a - e) / std::max(std::abs(e), 1e-30));
   std::string missing;
-  double weightError = compareByName(actual.params, expected.params, missing);
+  WorstError worstNamed;
+  double weightError =
+      compareByName(actual.params, expected.params, missing, worstNamed);
   double stateError = std::max(
-      compareByName(actual.states, expected.states, missing),
-      compareByName(actual.tableStates, expected.tableStates, missing));
+      compareByName(actual.states, expected.states, missing, worstNamed),
+      compareByName(actual.tableStates, expected.tableStates, missing,
+                    worstNamed));
   for (const auto &entry : expected.tables) {
     auto mine = actual.tables.find(entry.first());
     if (mine == actual.tables.end()) {
@@ -216,8 +234,10 @@ static bool checkTrainedModel(const TrainedModel &actual,
       tableError = std::numeric_limits<double>::infinity();
       continue;
     }
-    tableError = std::max(tableError, relativeError(mine->second.materialize(),
-                                                    entry.second.materialize()));
+    double error = relativeError(mine->second.materialize(),
+                                 entry.second.materialize());
+    tableError = std::max(tableError, error);
+    worstNamed.update(error, entry.first());
   }
   if (!missing.empty())
     failRun("check: the run has no '" + missing + "'");
@@ -229,6 +249,11 @@ static bool checkTrainedModel(const TrainedModel &actual,
                       "optimizer state %.3g (tolerance %.3g): %s\n",
                       lossError, weightError, tableError, stateError,
                       tolerance, ok ? "ok" : "FAILED");
+  // Where a failing check is worst, to start looking.
+  if (!ok && !worstNamed.name.empty() && worstNamed.error > tolerance)
+    (json ? llvm::errs() : llvm::outs())
+        << llvm::format("check: the largest error, %.3g, is in '%s'\n",
+                        worstNamed.error, worstNamed.name.c_str());
   return ok;
 }
 
