@@ -70,6 +70,12 @@ private:
   LogicalResult runConcat(tensor::ConcatOp op);
   LogicalResult runExtractSlice(tensor::ExtractSliceOp op);
   LogicalResult runInsertSlice(tensor::InsertSliceOp op);
+  /// This rank's offsets of a slice: the static ones and the values of the
+  /// dynamic.
+  SmallVector<int64_t> rankOffsets(OffsetSizeAndStrideOpInterface op,
+                                   int64_t rank);
+  /// `lhs == rhs` (or `!=` when not `equal`) elementwise, as i1.
+  LogicalResult runEquality(Operation &op, Value lhs, Value rhs, bool equal);
   /// The ops of the training step; failure() with no diagnostic never.
   std::optional<LogicalResult> executeTraining(Operation &op);
   /// Runs `fn` for every rank and stores its results as `op`'s.
@@ -423,19 +429,8 @@ LogicalResult LockstepInterpreter::execute(Operation &op) {
         if (predicate != Predicate::eq && predicate != Predicate::ne)
           return compare.emitError() << "the reference semantics compares "
                                         "integers with eq and ne only";
-        return perRank(op, [&](int64_t rank) -> FailureOr<HostTensor> {
-          const HostTensor &lhs = lookup(compare.getLhs())[rank];
-          const HostTensor &rhs = lookup(compare.getRhs())[rank];
-          if (lhs.shape != rhs.shape)
-            return compare.emitError() << "operands are "
-                                       << lhs.describeType() << " and "
-                                       << rhs.describeType() << " at run time";
-          HostTensor result(ElementKind::i1, lhs.shape);
-          for (size_t i = 0; i < lhs.data.size(); ++i)
-            result.data[i] =
-                (lhs.data[i] == rhs.data[i]) == (predicate == Predicate::eq);
-          return result;
-        });
+        return runEquality(op, compare.getLhs(), compare.getRhs(),
+                           predicate == Predicate::eq);
       })
       .Default([&](Operation *other) {
         if (std::optional<LogicalResult> result = executeTraining(*other))
@@ -489,12 +484,7 @@ LogicalResult LockstepInterpreter::runExtractSlice(tensor::ExtractSliceOp op) {
                              "rank only";
   ArrayRef<int64_t> sizes = op.getStaticSizes();
   return perRank(*op, [&](int64_t rank) -> FailureOr<HostTensor> {
-    // This rank's offsets: the static ones and the values of the dynamic.
-    SmallVector<int64_t> offsets(op.getStaticOffsets());
-    auto dynamic = op.getOffsets().begin();
-    for (int64_t &offset : offsets)
-      if (ShapedType::isDynamic(offset))
-        offset = int64_t(lookup(*dynamic++)[rank].data[0]);
+    SmallVector<int64_t> offsets = rankOffsets(op, rank);
     HostTensor result = lookup(op.getSource())[rank];
     for (int64_t d = 0; d < result.getRank(); ++d) {
       if (offsets[d] < 0 || sizes[d] < 0 ||
@@ -508,6 +498,32 @@ LogicalResult LockstepInterpreter::runExtractSlice(tensor::ExtractSliceOp op) {
   });
 }
 
+SmallVector<int64_t>
+LockstepInterpreter::rankOffsets(OffsetSizeAndStrideOpInterface op,
+                                 int64_t rank) {
+  SmallVector<int64_t> offsets(op.getStaticOffsets());
+  auto dynamic = op.getOffsets().begin();
+  for (int64_t &offset : offsets)
+    if (ShapedType::isDynamic(offset))
+      offset = int64_t(lookup(*dynamic++)[rank].data[0]);
+  return offsets;
+}
+
+LogicalResult LockstepInterpreter::runEquality(Operation &op, Value lhs,
+                                               Value rhs, bool equal) {
+  return perRank(op, [&](int64_t rank) -> FailureOr<HostTensor> {
+    const HostTensor &a = lookup(lhs)[rank];
+    const HostTensor &b = lookup(rhs)[rank];
+    if (a.shape != b.shape)
+      return op.emitError() << "operands are " << a.describeType() << " and "
+                            << b.describeType() << " at run time";
+    HostTensor result(ElementKind::i1, a.shape);
+    for (size_t i = 0; i < a.data.size(); ++i)
+      result.data[i] = (a.data[i] == b.data[i]) == equal;
+    return result;
+  });
+}
+
 LogicalResult LockstepInterpreter::runInsertSlice(tensor::InsertSliceOp op) {
   RankedTensorType sourceType = op.getSourceType();
   if (!op.hasUnitStride() || !op.getSizes().empty() ||
@@ -516,11 +532,7 @@ LogicalResult LockstepInterpreter::runInsertSlice(tensor::InsertSliceOp op) {
                              "static sizes, unit strides and the "
                              "destination's rank only";
   return perRank(*op, [&](int64_t rank) -> FailureOr<HostTensor> {
-    SmallVector<int64_t> offsets(op.getStaticOffsets());
-    auto dynamic = op.getOffsets().begin();
-    for (int64_t &offset : offsets)
-      if (ShapedType::isDynamic(offset))
-        offset = int64_t(lookup(*dynamic++)[rank].data[0]);
+    SmallVector<int64_t> offsets = rankOffsets(op, rank);
     const HostTensor &source = lookup(op.getSource())[rank];
     HostTensor result = lookup(op.getDest())[rank];
     int64_t dims = result.getRank();
@@ -747,18 +759,7 @@ LockstepInterpreter::executeTraining(Operation &op) {
         if (compare.getPredicate() != arith::CmpFPredicate::OEQ)
           return compare.emitError() << "the reference semantics compares "
                                         "floats with oeq only";
-        return perRank(op, [&](int64_t rank) -> FailureOr<HostTensor> {
-          const HostTensor &lhs = lookup(compare.getLhs())[rank];
-          const HostTensor &rhs = lookup(compare.getRhs())[rank];
-          if (lhs.shape != rhs.shape)
-            return compare.emitError() << "operands are "
-                                       << lhs.describeType() << " and "
-                                       << rhs.describeType() << " at run time";
-          HostTensor result(ElementKind::i1, lhs.shape);
-          for (size_t i = 0; i < lhs.data.size(); ++i)
-            result.data[i] = lhs.data[i] == rhs.data[i];
-          return result;
-        });
+        return runEquality(op, compare.getLhs(), compare.getRhs(), true);
       })
       .Case([&](arith::SelectOp select) -> LogicalResult {
         return perRank(op, [&](int64_t rank) -> FailureOr<HostTensor> {

@@ -12,18 +12,36 @@
 using namespace mlir::braid;
 using namespace mlir::braid::plan;
 
+namespace {
+/// What pricing a dense layer or block on a problem's cluster needs.
+struct DensePricing {
+  DensePricing(const PlanProblem &problem, llvm::StringRef dtype)
+      : problem(problem), dtype(dtype), R(problem.ranks()), B(problem.batch),
+        elementBytes((dtype == "bf16" || dtype == "f16") ? 2 : 4) {}
+  double gemmUs(int64_t m, int64_t n, int64_t k) const {
+    return cost::estimateGemm(problem.hw, m, n, k, dtype).timeUs;
+  }
+  double collectiveUs(cost::CollectiveKind kind, double bytes) const {
+    return cost::estimateCollective(problem.hw, kind, bytes, R, problem.nodes)
+        .timeUs;
+  }
+  static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+  const PlanProblem &problem;
+  llvm::StringRef dtype;
+  int64_t R, B;
+  double elementBytes;
+};
+} // namespace
+
 DenseLayerCost plan::estimateDenseLayer(const PlanProblem &problem,
                                         int64_t out, int64_t in,
                                         llvm::StringRef dtype) {
-  const cluster::HardwareDesc &hw = problem.hw;
-  int64_t R = problem.ranks(), B = problem.batch;
-  double elementBytes = (dtype == "bf16" || dtype == "f16") ? 2 : 4;
-  auto ceilDiv = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
-  auto collectiveUs = [&](cost::CollectiveKind kind, double bytes) {
-    return cost::estimateCollective(hw, kind, bytes, R, problem.nodes).timeUs;
-  };
+  DensePricing p(problem, dtype);
+  auto ceilDiv = DensePricing::ceilDiv;
+  int64_t R = p.R, B = p.B;
   DenseLayerCost cost;
-  cost.dataParallelUs = cost::estimateGemm(hw, ceilDiv(B, R), out, in, dtype).timeUs;
+  cost.dataParallelUs = p.gemmUs(ceilDiv(B, R), out, in);
   if (R == 1) {
     cost.columnUs = cost.rowUs = cost.dataParallelUs;
     return cost;
@@ -31,43 +49,38 @@ DenseLayerCost plan::estimateDenseLayer(const PlanProblem &problem,
   // all_gather counts its output buffer; all_to_all its per-rank buffer;
   // reduce_scatter its input buffer (nccl-tests' conventions).
   cost.columnUs =
-      collectiveUs(cost::CollectiveKind::all_gather, double(B) * in * elementBytes) +
-      cost::estimateGemm(hw, B, ceilDiv(out, R), in, dtype).timeUs +
-      collectiveUs(cost::CollectiveKind::all_to_all,
-                   double(B) * ceilDiv(out, R) * elementBytes);
-  cost.rowUs =
-      collectiveUs(cost::CollectiveKind::all_to_all,
-                   double(ceilDiv(B, R)) * in * elementBytes) +
-      cost::estimateGemm(hw, B, out, ceilDiv(in, R), dtype).timeUs +
-      collectiveUs(cost::CollectiveKind::reduce_scatter, double(B) * out * 4);
+      p.collectiveUs(cost::CollectiveKind::all_gather,
+                     double(B) * in * p.elementBytes) +
+      p.gemmUs(B, ceilDiv(out, R), in) +
+      p.collectiveUs(cost::CollectiveKind::all_to_all,
+                     double(B) * ceilDiv(out, R) * p.elementBytes);
+  cost.rowUs = p.collectiveUs(cost::CollectiveKind::all_to_all,
+                              double(ceilDiv(B, R)) * in * p.elementBytes) +
+               p.gemmUs(B, out, ceilDiv(in, R)) +
+               p.collectiveUs(cost::CollectiveKind::reduce_scatter,
+                              double(B) * out * 4);
   return cost;
 }
 
 DenseBlockCost plan::estimateDenseBlock(const PlanProblem &problem,
                                         int64_t in1, int64_t out1,
                                         int64_t out2, llvm::StringRef dtype) {
-  const cluster::HardwareDesc &hw = problem.hw;
-  int64_t R = problem.ranks(), B = problem.batch;
-  double elementBytes = (dtype == "bf16" || dtype == "f16") ? 2 : 4;
-  auto ceilDiv = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
-  auto collectiveUs = [&](cost::CollectiveKind kind, double bytes) {
-    return cost::estimateCollective(hw, kind, bytes, R, problem.nodes).timeUs;
-  };
+  DensePricing p(problem, dtype);
+  auto ceilDiv = DensePricing::ceilDiv;
+  int64_t local = ceilDiv(p.B, p.R), hidden = ceilDiv(out1, p.R);
   DenseBlockCost cost;
-  cost.dataParallelUs =
-      cost::estimateGemm(hw, ceilDiv(B, R), out1, in1, dtype).timeUs +
-      cost::estimateGemm(hw, ceilDiv(B, R), out2, out1, dtype).timeUs;
-  if (R == 1) {
+  cost.dataParallelUs = p.gemmUs(local, out1, in1) + p.gemmUs(local, out2, out1);
+  if (p.R == 1) {
     cost.tensorParallelUs = cost.dataParallelUs;
     return cost;
   }
-  double partialBytes = double(B) * out2 * elementBytes;
+  double partialBytes = double(p.B) * out2 * p.elementBytes;
   cost.tensorParallelUs =
-      collectiveUs(cost::CollectiveKind::all_gather,
-                   double(B) * in1 * elementBytes) +
-      cost::estimateGemm(hw, B, ceilDiv(out1, R), in1, dtype).timeUs +
-      cost::estimateGemm(hw, B, out2, ceilDiv(out1, R), dtype).timeUs +
-      std::min(collectiveUs(cost::CollectiveKind::reduce_scatter, partialBytes),
-               collectiveUs(cost::CollectiveKind::all_reduce, partialBytes));
+      p.collectiveUs(cost::CollectiveKind::all_gather,
+                     double(p.B) * in1 * p.elementBytes) +
+      p.gemmUs(p.B, hidden, in1) + p.gemmUs(p.B, out2, hidden) +
+      std::min(
+          p.collectiveUs(cost::CollectiveKind::reduce_scatter, partialBytes),
+          p.collectiveUs(cost::CollectiveKind::all_reduce, partialBytes));
   return cost;
 }

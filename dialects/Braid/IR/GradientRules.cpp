@@ -27,6 +27,13 @@ static RankedTensorType gradientType(Value value) {
   return type.clone(Float32Type::get(value.getContext()));
 }
 
+/// A constant of zeros of `type`.
+static Value zerosOf(OpBuilder &b, Location loc, RankedTensorType type) {
+  return arith::ConstantOp::create(
+      b, loc, type,
+      DenseElementsAttr::get(type, b.getZeroAttr(type.getElementType())));
+}
+
 namespace {
 /// The common shape of a rule: the op, and its `build` filling the operand
 /// gradients.
@@ -310,10 +317,8 @@ struct SelectRule : Rule<SelectRule, arith::SelectOp> {
       return op->emitOpError() << "has a gradient rule for a scalar "
                                   "condition only";
     Location loc = op->getLoc();
-    auto type = cast<RankedTensorType>(resultGrads[0].getType());
-    Value zeros = arith::ConstantOp::create(
-        b, loc, type,
-        DenseElementsAttr::get(type, b.getZeroAttr(type.getElementType())));
+    Value zeros = zerosOf(b, loc,
+                          cast<RankedTensorType>(resultGrads[0].getType()));
     Value condition = select.getCondition();
     operandGrads.assign(
         {Value(),
@@ -335,11 +340,8 @@ struct ExtractSliceRule : Rule<ExtractSliceRule, tensor::ExtractSliceOp> {
       return op->emitOpError() << "has a gradient rule for a static source "
                                   "only";
     Location loc = op->getLoc();
-    Value zeros = arith::ConstantOp::create(
-        b, loc, type,
-        DenseElementsAttr::get(type, b.getZeroAttr(type.getElementType())));
     Value grad = tensor::InsertSliceOp::create(
-        b, loc, resultGrads[0], zeros, slice.getMixedOffsets(),
+        b, loc, resultGrads[0], zerosOf(b, loc, type), slice.getMixedOffsets(),
         slice.getMixedSizes(), slice.getMixedStrides());
     operandGrads.assign(op->getNumOperands(), Value());
     operandGrads[0] = grad;
