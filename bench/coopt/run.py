@@ -97,6 +97,9 @@ def main():
                 "hidden_share": hidden / comm if comm > 0 else 0.0,
                 "started": body.count("_start "), "buckets": body.count("tensor.concat"),
                 "sharded_steps": coopt["sharded_optimizer_steps"],
+                # all_reduces between the nodes of a hierarchical
+                # decomposition: groups of the ranks with one node rank.
+                "hierarchical": body.count(f"groups [[0, {per_node}]") if nodes > 1 else 0,
                 "target_ratio": target, "target_hidden_share": hidden_target,
             }
             rows.append(row)
