@@ -13,6 +13,7 @@
 usage: python3 bench/collectives/run.py [--build build] [--json OUT.json]
 Prints the tables and writes JSON (default bench/collectives/results.json).
 """
+import concurrent.futures
 import math
 import argparse
 import json
@@ -87,7 +88,7 @@ def corpus(braid_sim, hardware_of=None, halves=("calibration", "validation")):
     excluded sweeps with their reasons. `hardware_of(stem, entry)` may
     replace a sweep's description (the fitting script does) or skip it
     (None)."""
-    points, excluded = [], []
+    points, excluded, jobs = [], [], []
     for stem, entry in sorted(load_split().items()):
         sweep = json.loads((DATA / f"{stem}.json").read_text())
         if entry["half"] == "excluded":
@@ -98,9 +99,14 @@ def corpus(braid_sim, hardware_of=None, halves=("calibration", "validation")):
         hardware = hardware_of(stem, entry) if hardware_of else hardware_path(entry["hardware"])
         if hardware is None:
             continue
+        jobs.append((stem, entry, sweep, hardware))
+    # One braid-sim per sweep, two at a time (each is mostly start-up).
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        predictions = list(pool.map(lambda job: predict_sweep(braid_sim, job[3], job[2]), jobs))
+    for (stem, entry, sweep, hardware), predicted in zip(jobs, predictions):
         kind, nodes = sweep["collective"], sweep["nodes"]
         ranks = nodes * sweep["gpus_per_node"]
-        for point, r in zip(sweep["points"], predict_sweep(braid_sim, hardware, sweep)):
+        for point, r in zip(sweep["points"], predicted):
             measured = measured_us(point, kind, ranks)
             if measured is None or measured <= 0:
                 continue

@@ -252,12 +252,15 @@ Expected<HardwareDesc> mlir::braid::cluster::parseHardware(StringRef text,
 
   FieldReader inter(name, top.childPath("inter_node"), top.child("inter_node"));
   inter.checkKeys({"nics_per_node", "nic_bandwidth_GBps", "nic_efficiency",
-                   "latency_us"});
+                   "latency_us", "post_overhead_us"});
   hw.interNode.nicsPerNode = inter.integer("nics_per_node");
   hw.interNode.nicBandwidthGBps = inter.number("nic_bandwidth_GBps");
   hw.interNode.nicEfficiency = inter.fraction("nic_efficiency");
   if (inter.has("latency_us"))
     hw.interNode.latencyUs = inter.number("latency_us", /*allowZero=*/true);
+  if (inter.has("post_overhead_us"))
+    hw.interNode.postOverheadUs =
+        inter.number("post_overhead_us", /*allowZero=*/true);
   top.adopt(inter);
 
   FieldReader topology(name, top.childPath("topology"), top.child("topology"));

@@ -8,8 +8,8 @@
 // nccl_cost_model_constants.json); bandwidths come from the hardware
 // description. To that it adds what a measurement sees and NCCL's tuner
 // leaves out: channels by message size, the fill of a chunked pipeline,
-// the transport's own latency, and an all_to_all's latency per remote
-// peer. The free constants are fitted on the calibration half of
+// the transport's own latency and its cost per post, and an all_to_all's
+// latency per remote peer. The free constants are fitted on the calibration half of
 // bench/collectives' corpus. docs/cost-model.md lists each term's source.
 //
 //===----------------------------------------------------------------------===//
@@ -45,10 +45,6 @@ constexpr double kNetRing[] = {2.7, 4.0, 14.0};
 constexpr double kNetTree[] = {5.0, 8.5, 14.0};
 constexpr double kNvlsLatency = 25.0;     // NVLINK, Simple only
 constexpr double kNvlsTreeNetLatency = 20.9; // NET, Simple only
-/// NCCL's cost (us) of posting one network operation (tuning.cc
-/// getNetOverhead: 1 on Intel and other CPUs, 2 on AMD; three times that on
-/// Simple). The descriptions do not name the CPU: NCCL's default is taken.
-constexpr double kNetOverhead = 1.0;
 /// Remote point-to-point operations of an all_to_all in flight at once per
 /// NIC a rank has: fitted on the calibration half (ALCF Polaris and AWS
 /// p5 sweeps).
@@ -140,7 +136,9 @@ double ringBusBandwidth(const HardwareDesc &hw, int64_t nodes) {
 /// every 8 bytes). The peers on the node are reached at once (one hop's
 /// latency); each peer on another node costs the network's latency (with
 /// the transport's own, twice on Simple), as many at once as the rank's
-/// share of the node's NICs allows (kP2pPerNic per NIC).
+/// share of the node's NICs allows (kP2pPerNic per NIC). The sends to
+/// remote peers are posted one after the other by the rank's network
+/// proxy, so they take at least the transport's cost per post each.
 double allToAllUs(const HardwareDesc &hw, int64_t ranks, int64_t perNode,
                   double linkUs, Protocol *chosen = nullptr) {
   double remotePeers = double(ranks - perNode);
@@ -152,7 +150,8 @@ double allToAllUs(const HardwareDesc &hw, int64_t ranks, int64_t perNode,
         hw.interNode.latencyUs * (protocol == Simple ? 2.0 : 1.0);
     double latency =
         kBaseRing[protocol] + intraLatency(hw, kNvlinkRing, kPciRing, protocol) +
-        remotePeers * (kNetRing[protocol] + transport) / concurrency;
+        std::max(remotePeers * (kNetRing[protocol] + transport) / concurrency,
+                 remotePeers * hw.interNode.postOverheadUs);
     double time = latency + linkUs * (protocol == LL ? 2.0 : 1.0);
     if (time < best) {
       best = time;
@@ -360,13 +359,16 @@ CollectiveEstimate cost::estimateCollective(const HardwareDesc &hw,
       bw *= channelShare(bytes, protocol, channels,
                          protocol == LL ? double(ranks) : 1.0);
       // Across nodes every step of the ring posts a network operation, so
-      // no step is faster than the transport's overhead per post (NCCL's
-      // netOverhead: "inter-node rings still have to launch nsteps * net
-      // overhead").
+      // no step is faster than the transport's cost per post (NCCL's
+      // netOverhead, three times it on Simple: "inter-node rings still
+      // have to launch nsteps * net overhead"). NCCL takes it from the CPU
+      // (getNetOverhead: 1 us on Intel and others, 2 on AMD); the
+      // description's post_overhead_us defaults to that and is fitted per
+      // fabric class (Slingshot pays about 8 us per post).
       double intraStep = intraLatency(hw, kNvlinkRing, kPciRing, protocol);
       if (nodes > 1)
-        intraStep = std::max(intraStep,
-                             kNetOverhead * (protocol == Simple ? 3.0 : 1.0));
+        intraStep = std::max(intraStep, hw.interNode.postOverheadUs *
+                                            (protocol == Simple ? 3.0 : 1.0));
       double latency = kBaseRing[protocol] +
                        (steps - interSteps) * intraStep +
                        interSteps * netLatency(kNetRing, protocol);

@@ -212,6 +212,38 @@ TEST(CollectiveModelTest, TransportLatencyAndRemotePeers) {
   EXPECT_GT(eightNodes, 3 * twoNodes);
 }
 
+TEST(CollectiveModelTest, PostOverheadBoundsEveryRingStepAcrossNodes) {
+  // A transport that pays 8 us per posted network operation (HPE
+  // Slingshot on ALCF Polaris: a small all_gather over 2 nodes of 4 A100s
+  // takes 65 us, about 8 us for each of its 7 steps) makes every step of a
+  // ring across nodes cost that; a ring inside one node posts nothing.
+  cluster::HardwareDesc hw = *cluster::loadHardware("dgx-a100");
+  ASSERT_EQ(hw.interNode.postOverheadUs, cluster::InterNodeDesc::kDefaultPostOverheadUs);
+  cluster::HardwareDesc slow = hw;
+  slow.interNode.postOverheadUs = 8;
+  CollectiveEstimate base = estimateCollective(hw, CollectiveKind::all_gather, 1024, 16, 2);
+  CollectiveEstimate posted = estimateCollective(slow, CollectiveKind::all_gather, 1024, 16, 2);
+  ASSERT_EQ(posted.algorithm, "ring/ll");
+  // 15 steps, 1 of them between nodes: 14 intra-node steps go from
+  // max(0.6, 1) to 8 us.
+  EXPECT_NEAR(posted.timeUs - base.timeUs, 14 * (8 - 1.0), 1e-6);
+  EXPECT_EQ(estimateCollective(slow, CollectiveKind::all_gather, 1024, 8, 1).timeUs,
+            estimateCollective(hw, CollectiveKind::all_gather, 1024, 8, 1).timeUs);
+  // An all_to_all posts one send per remote peer (8 here), one after the
+  // other.
+  EXPECT_GE(estimateCollective(slow, CollectiveKind::all_to_all, 1024, 16, 2).timeUs,
+            8 * 8.0);
+  // Still a larger message is never faster.
+  for (CollectiveKind kind : kKinds) {
+    double previous = 0;
+    for (double bytes = 8; bytes <= 16e9; bytes *= 1.05) {
+      double time = estimateCollective(slow, kind, bytes, 16, 2).timeUs;
+      EXPECT_GE(time, previous * (1 - 1e-12)) << stringifyCollectiveKind(kind).str() << " " << bytes;
+      previous = time;
+    }
+  }
+}
+
 // Two CPU hosts joined by a 1 Gbit/s link, MPI inside and between them (a
 // braid-calibrate description like scripts/two_hosts.sh's).
 static cluster::HardwareDesc twoCpuHosts() {

@@ -92,6 +92,24 @@ TEST(HardwareTest, MalformedDescriptionsNameThePath) {
   }
   EXPECT_EQ(broken("\"sms\": 10", "\"sms\": 10, \"gather_efficiency\": 0"),
             "hw.json: device.gather_efficiency: expected a positive number, got 0");
+  // post_overhead_us is optional (NCCL's getNetOverhead default when
+  // absent) and a non-negative number.
+  EXPECT_EQ(parseHardware(good, "hw.json")->interNode.postOverheadUs,
+            InterNodeDesc::kDefaultPostOverheadUs);
+  {
+    std::string text = good;
+    text.replace(text.find("\"nic_efficiency\": 0.9"), 21,
+                 "\"nic_efficiency\": 0.9, \"post_overhead_us\": 8");
+    llvm::Expected<HardwareDesc> hw = parseHardware(text, "hw.json");
+    ASSERT_TRUE(static_cast<bool>(hw)) << llvm::toString(hw.takeError());
+    EXPECT_EQ(hw->interNode.postOverheadUs, 8.0);
+  }
+  EXPECT_EQ(broken("\"nic_efficiency\": 0.9",
+                   "\"nic_efficiency\": 0.9, \"post_overhead_us\": -2"),
+            "hw.json: inter_node.post_overhead_us: expected a non-negative number, got -2");
+  EXPECT_EQ(broken("\"nic_efficiency\": 0.9",
+                   "\"nic_efficiency\": 0.9, \"post_overhead_us\": \"8us\""),
+            "hw.json: inter_node.post_overhead_us: expected a number");
   EXPECT_EQ(broken("\"arch\": \"hopper\"", "\"arch\": \"volta\""),
             "hw.json: device.arch: expected \"ampere\", \"hopper\" or \"cpu\", got \"volta\"");
 }

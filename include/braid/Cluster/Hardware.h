@@ -80,6 +80,13 @@ struct InterNodeDesc {
   /// latency in NCCL's tuner: EFA and GPUDirect-TCPX pay tens of
   /// microseconds where InfiniBand pays a few).
   double latencyUs = 0;
+  /// What the transport costs per posted network operation (optional
+  /// `post_overhead_us`): across nodes no step of a ring is faster than
+  /// this (three times it on Simple). The default is NCCL's getNetOverhead
+  /// for Intel and other CPUs (src/graph/tuning.cc); HPE Slingshot's
+  /// libfabric transport pays several microseconds per post.
+  static constexpr double kDefaultPostOverheadUs = 1.0;
+  double postOverheadUs = kDefaultPostOverheadUs;
   double effectiveNicGBps() const { return nicBandwidthGBps * nicEfficiency; }
 };
 
