@@ -6,13 +6,15 @@ each (Open MPI over TCP between them, shared memory inside). The steps:
 
 1. braid-calibrate runs on the two hosts and writes their description
    (nodes, ranks per node, the link's latency and rate).
-2. bench/coopt/two_hosts_model.json is compiled for that description with
-   --train --target cpu, at --opt-level 0 and at the default level.
+2. Each model is compiled for that description with --train --target cpu,
+   at --opt-level 0 and at the default level: bench/coopt/two_hosts_model.json
+   (a DLRM whose dense gradients' all_reduce matters) and
+   bench/coopt/two_hosts_tp.mlir (a tensor-parallel block over the 4 ranks).
 3. braid-sim predicts each training step (@train_step).
 4. Both programs train on the two hosts, in alternating runs. So does the
-   default program with BRAIDRT_NO_PROGRESS=1: the runtime then no longer
-   drives started exchanges from inside its GEMMs, and MPI moves their data
-   only inside MPI calls.
+   DLRM's default program with BRAIDRT_NO_PROGRESS=1: the runtime then no
+   longer drives started exchanges from inside its GEMMs, and MPI moves
+   their data only inside MPI calls.
 
 The table gives each program's predicted and measured (median) step, and
 the default level's ratio to O0, predicted and measured.
@@ -33,6 +35,7 @@ import tempfile
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 HOSTS = ROOT / "scripts" / "two_hosts.sh"
 MODEL = ROOT / "bench" / "coopt" / "two_hosts_model.json"
+TP_MODEL = ROOT / "bench" / "coopt" / "two_hosts_tp.mlir"
 
 
 def run(cmd, env=None, timeout=900):
@@ -74,21 +77,24 @@ def main():
             mpirun(bin_dir / "braid-calibrate", "--name", "two-hosts-1gbit", "-o", description)
             hw = json.loads(description.read_text())
             programs, predicted = {}, {}
-            for level in (0, 2):
-                out = tmp / f"o{level}"
-                run([bin_dir / "braid-compile", MODEL, "--cluster", description, "--nodes", "2",
-                     "--ranks-per-node", "2", "--train", "--target", "cpu", "--opt-level",
-                     str(level), "-o", out])
-                programs[level] = out
-                sim = json.loads(run([bin_dir / "braid-sim", out, "--function", "train_step",
-                                      "--json"]))
-                predicted[level] = sim["iteration_ms"]
-            variants = [("O0", 0, ()), ("default", 2, ()),
-                        ("default, no runtime progress", 2, ("BRAIDRT_NO_PROGRESS",))]
-            measured = {name: [] for name, _, _ in variants}
+            models = [("", MODEL), ("tp ", TP_MODEL)]
+            for prefix, model in models:
+                for level in (0, 2):
+                    out = tmp / f"{prefix.strip() or 'dlrm'}-o{level}"
+                    run([bin_dir / "braid-compile", model, "--cluster", description,
+                         "--nodes", "2", "--ranks-per-node", "2", "--train", "--target",
+                         "cpu", "--opt-level", str(level), "-o", out])
+                    programs[(prefix, level)] = out
+                    sim = json.loads(run([bin_dir / "braid-sim", out, "--function",
+                                          "train_step", "--json"]))
+                    predicted[(prefix, level)] = sim["iteration_ms"]
+            variants = [("O0", "", 0, ()), ("default", "", 2, ()),
+                        ("default, no runtime progress", "", 2, ("BRAIDRT_NO_PROGRESS",)),
+                        ("tp O0", "tp ", 0, ()), ("tp default", "tp ", 2, ())]
+            measured = {name: [] for name, _, _, _ in variants}
             for _ in range(args.repeats):
-                for name, level, extra in variants:
-                    line = mpirun(bin_dir / "braid-run", programs[level], "--steps",
+                for name, prefix, level, extra in variants:
+                    line = mpirun(bin_dir / "braid-run", programs[(prefix, level)], "--steps",
                                   str(args.steps), "--json", extra_env=extra).strip().splitlines()[-1]
                     measured[name].append(json.loads(line)["step_ms"])
     finally:
@@ -102,22 +108,30 @@ def main():
     header = f"{'program':<32}{'predicted ms':>14}{'measured ms':>13}{'runs (ms)':>40}"
     print(header)
     print("-" * len(header))
-    for name, level, _ in variants:
-        pred = predicted[level] if name != "default, no runtime progress" else None
+    for name, prefix, level, extra in variants:
+        pred = predicted[(prefix, level)] if not extra else None
         runs = ", ".join(f"{t:.1f}" for t in measured[name])
         print(f"{name:<32}{(f'{pred:.3f}' if pred else '-'):>14}{median[name]:>13.3f}{runs:>40}")
-        rows.append({"program": name, "opt_level": level, "predicted_step_ms": pred,
+        rows.append({"program": name, "model": str((TP_MODEL if prefix else MODEL).relative_to(ROOT)),
+                     "opt_level": level, "predicted_step_ms": pred,
                      "measured_step_ms": median[name], "runs_ms": measured[name]})
-    predicted_ratio = predicted[2] / predicted[0]
+    predicted_ratio = predicted[("", 2)] / predicted[("", 0)]
     measured_ratio = median["default"] / median["O0"]
     no_progress_ratio = median["default, no runtime progress"] / median["O0"]
+    tp_predicted_ratio = predicted[("tp ", 2)] / predicted[("tp ", 0)]
+    tp_measured_ratio = median["tp default"] / median["tp O0"]
     print(f"default / O0: predicted {predicted_ratio:.3f}x, measured {measured_ratio:.3f}x "
           f"(without the runtime's progress calls {no_progress_ratio:.3f}x)")
+    print(f"tp default / tp O0: predicted {tp_predicted_ratio:.3f}x, measured "
+          f"{tp_measured_ratio:.3f}x")
     pathlib.Path(args.json).write_text(json.dumps({
         "hardware": {k: hw[k] for k in ("name", "inter_node", "intra_node", "topology")},
         "model": str(MODEL.relative_to(ROOT)), "steps": args.steps, "repeats": args.repeats,
         "programs": rows, "predicted_ratio": predicted_ratio, "measured_ratio": measured_ratio,
-        "measured_ratio_without_progress": no_progress_ratio}, indent=2) + "\n")
+        "measured_ratio_without_progress": no_progress_ratio,
+        "tensor_parallel": {"model": str(TP_MODEL.relative_to(ROOT)),
+                            "predicted_ratio": tp_predicted_ratio,
+                            "measured_ratio": tp_measured_ratio}}, indent=2) + "\n")
     print(f"wrote {args.json}")
     return 0
 
