@@ -47,12 +47,14 @@ for tool in "/usr/lib/llvm-${LLVM_VERSION}/bin/mlir-tblgen" "/usr/lib/llvm-${LLV
 done
 
 # The python3 on PATH may not be Debian's (pyenv, venvs): give it numpy and
-# pytest too, nanobind (the Python package's extension is built with it) and
-# matplotlib (braid.plot).
-if ! python3 -c "import numpy, pytest, nanobind, matplotlib" >/dev/null 2>&1; then
-  echo "setup: installing numpy, pytest, nanobind and matplotlib for $(command -v python3) with pip"
-  python3 -m pip install -q numpy pytest "nanobind>=2.0" matplotlib || {
-    echo "setup: error: could not install numpy/pytest/nanobind/matplotlib for $(command -v python3)" >&2
+# pytest too, nanobind (the Python package's extension is built with it),
+# matplotlib (braid.plot), and setuptools and wheel (pip builds the package
+# from the tree without build isolation; setuptools before 70.1 needs wheel
+# for that).
+if ! python3 -c "import numpy, pytest, nanobind, matplotlib, setuptools, wheel" >/dev/null 2>&1; then
+  echo "setup: installing numpy, pytest, nanobind, matplotlib, setuptools and wheel for $(command -v python3) with pip"
+  python3 -m pip install -q numpy pytest "nanobind>=2.0" matplotlib setuptools wheel || {
+    echo "setup: error: could not install numpy/pytest/nanobind/matplotlib/setuptools/wheel for $(command -v python3)" >&2
     exit 1
   }
 fi
