@@ -253,7 +253,10 @@ std::function<void()> rowRewriteAt(Operation *op, int64_t worldSize) {
       return nullptr;
     Operation *def = slice.getSource().getDefiningOp();
     if (auto reduce = dyn_cast_or_null<AllReduceOp>(def)) {
+      // Another reader of the whole sum would keep the all_reduce beside
+      // the reduce_scatter.
       if (reduce.getReduction() != ReductionKind::sum ||
+          !reduce.getResult().hasOneUse() ||
           !areBlocksOf(reduce.getReplicaGroupsAttr(), rows->second, worldSize))
         return nullptr;
       return [slice, reduce]() mutable {

@@ -38,7 +38,10 @@
 // CHECK: tensor.extract_slice
 // CHECK: braid.all_reduce sum %arg0 :
 // CHECK: tensor.extract_slice %{{.*}}[%{{.*}}, 0] [8, 16]
+// CHECK: braid.all_reduce sum %arg0 : tensor<64x16xf32>
+// CHECK: tensor.extract_slice
 // CHECK: braid.all_reduce sum %{{.*}} : tensor<64x16xf32>
+// CHECK-NOT: braid.reduce_scatter
 
 
 module attributes {braid.cluster = #braid.cluster<hardware = "dgx-a100", nodes = 1, ranks_per_node = 4>} {
@@ -76,7 +79,8 @@ module attributes {braid.cluster = #braid.cluster<hardware = "dgx-a100", nodes =
   // A max, groups that are not blocks of consecutive ranks, rows that are
   // not a quarter of the source, and an insert among ones.
   func.func @kept(%p: tensor<64x16xf32>, %g: tensor<16x16xf32>)
-      -> (tensor<16x16xf32>, tensor<32x16xf32>, tensor<8x16xf32>, tensor<64x16xf32>) {
+      -> (tensor<16x16xf32>, tensor<32x16xf32>, tensor<8x16xf32>, tensor<64x16xf32>,
+          tensor<16x16xf32>, tensor<64x16xf32>) {
     %r = braid.rank : index
     %c16 = arith.constant 16 : index
     %c8 = arith.constant 8 : index
@@ -92,9 +96,11 @@ module attributes {braid.cluster = #braid.cluster<hardware = "dgx-a100", nodes =
     %o3 = arith.muli %r, %c8 : index
     %t = braid.all_reduce sum %p : tensor<64x16xf32>
     %c = tensor.extract_slice %t[%o3, 0] [8, 16] [1, 1] : tensor<64x16xf32> to tensor<8x16xf32>
+    %u = braid.all_reduce sum %p : tensor<64x16xf32>
+    %e = tensor.extract_slice %u[%o, 0] [16, 16] [1, 1] : tensor<64x16xf32> to tensor<16x16xf32>
     %ones = arith.constant dense<1.0> : tensor<64x16xf32>
     %in = tensor.insert_slice %g into %ones[%o, 0] [16, 16] [1, 1] : tensor<16x16xf32> into tensor<64x16xf32>
     %d = braid.all_reduce sum %in : tensor<64x16xf32>
-    return %a, %b, %c, %d : tensor<16x16xf32>, tensor<32x16xf32>, tensor<8x16xf32>, tensor<64x16xf32>
+    return %a, %b, %c, %d, %e, %u : tensor<16x16xf32>, tensor<32x16xf32>, tensor<8x16xf32>, tensor<64x16xf32>, tensor<16x16xf32>, tensor<64x16xf32>
   }
 }
