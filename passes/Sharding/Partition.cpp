@@ -324,19 +324,17 @@ Value Partitioner::toFull(OpBuilder &b, Location loc, Value value) {
     return known;
   if (it == dense.end()) {
     // A local value: its rows from every rank.
-    Value &all = wholeOf[value];
-    {
-      auto type = cast<RankedTensorType>(value.getType());
-      SmallVector<int64_t> shape(type.getShape());
-      shape[0] = layout.batch / layout.ranks;
-      Value mine = tensor::CastOp::create(
-          b, loc, RankedTensorType::get(shape, type.getElementType()), value);
-      shape[0] = layout.batch;
-      all = AllGatherOp::create(
-          b, loc, RankedTensorType::get(shape, type.getElementType()), mine,
-          b.getI64IntegerAttr(0), groupsOf(layout.ranks));
-      dense[all] = DenseLayout::full;
-    }
+    auto type = cast<RankedTensorType>(value.getType());
+    SmallVector<int64_t> shape(type.getShape());
+    shape[0] = layout.batch / layout.ranks;
+    Value mine = tensor::CastOp::create(
+        b, loc, RankedTensorType::get(shape, type.getElementType()), value);
+    shape[0] = layout.batch;
+    Value all = AllGatherOp::create(
+        b, loc, RankedTensorType::get(shape, type.getElementType()), mine,
+        b.getI64IntegerAttr(0), groupsOf(layout.ranks));
+    dense[all] = DenseLayout::full;
+    wholeOf[value] = all;
     return all;
   }
   Value partial = value;
