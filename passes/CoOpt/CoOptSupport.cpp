@@ -54,10 +54,11 @@ mlir::braid::applyIfFaster(func::FuncOp func, const ProgramPredictor &predictor,
 FailureOr<RewriteOutcome>
 mlir::braid::applyFastestOf(func::FuncOp func,
                             const ProgramPredictor &predictor, bool force,
-                            ArrayRef<FunctionRewrite> rewrites) {
+                            ArrayRef<FunctionRewrite> rewrites,
+                            std::optional<double> *knownUs) {
   if (!force && !predictor.hasCluster())
     return RewriteOutcome::unchanged;
-  std::optional<double> baseline;
+  std::optional<double> baseline = knownUs ? *knownUs : std::nullopt;
   std::optional<double> bestUs;
   func::FuncOp best;
   bool changedAny = false;
@@ -108,10 +109,15 @@ mlir::braid::applyFastestOf(func::FuncOp func,
       copy.erase();
     }
   }
+  if (knownUs)
+    *knownUs = baseline;
   if (!changedAny)
     return RewriteOutcome::unchanged;
   if (!best)
     return RewriteOutcome::rejected;
+  // A forced copy was not simulated.
+  if (knownUs)
+    *knownUs = bestUs;
   // The signature too: a rewrite may reshape arguments (a sharded
   // optimizer state) and their attributes.
   func.getBody().takeBody(best.getBody());
@@ -142,13 +148,15 @@ LogicalResult mlir::braid::rewriteEachCandidate(
     llvm::function_ref<void(int64_t, RewriteOutcome)> record) {
   if (func.isExternal() || !llvm::hasSingleElement(func.getBody()))
     return success();
+  // The prediction of the function as it stands, kept across candidates.
+  std::optional<double> currentUs;
   for (size_t skipped = 0;;) {
     SmallVector<int64_t> positions = candidates(func.getBody().front());
     if (skipped >= positions.size())
       return success();
     int64_t position = positions[skipped];
-    FailureOr<RewriteOutcome> outcome =
-        applyFastestOf(func, predictor, force, alternativesAt(position));
+    FailureOr<RewriteOutcome> outcome = applyFastestOf(
+        func, predictor, force, alternativesAt(position), &currentUs);
     if (failed(outcome))
       return failure();
     if (*outcome != RewriteOutcome::unchanged)

@@ -66,10 +66,14 @@ FailureOr<RewriteOutcome> applyIfFaster(func::FuncOp func,
 /// Like applyIfFaster with several alternative rewrites: each is applied to
 /// its own copy, and the copy predicted fastest is kept when it beats
 /// `func`. `force` keeps the first alternative that changes anything.
-FailureOr<RewriteOutcome> applyFastestOf(func::FuncOp func,
-                                         const ProgramPredictor &predictor,
-                                         bool force,
-                                         ArrayRef<FunctionRewrite> rewrites);
+/// `knownUs`, when given, holds the predicted time of `func` as it is (or
+/// nothing, when not known yet) and is left holding that of `func` as it
+/// is on return, so that a caller rewriting one candidate after another
+/// simulates each program once.
+FailureOr<RewriteOutcome>
+applyFastestOf(func::FuncOp func, const ProgramPredictor &predictor,
+               bool force, ArrayRef<FunctionRewrite> rewrites,
+               std::optional<double> *knownUs = nullptr);
 
 /// Rewrites the candidates of `func` one at a time, in program order, each
 /// against the program as the ones before it left it. `candidates` lists
