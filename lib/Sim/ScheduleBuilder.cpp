@@ -80,7 +80,8 @@ cost::CollectiveKind collectiveKind(Operation *op) {
 /// their lengths (read by a shard lookup), the pooled rows (read by
 /// combine_shards, directly, through a wait or a second level), the
 /// gradients a training step exchanges (read by an embedding update or an
-/// optimizer step, directly or unpacked from a bucket), or anything else.
+/// optimizer step, directly or unpacked from a bucket), a tensor-parallel
+/// layer's activations (made by one or read by one), or anything else.
 StringRef exchangeCategory(Operation *op) {
   // The parameters sharded optimizer steps updated, gathered back (packed
   // into a bucket or not).
@@ -93,8 +94,14 @@ StringRef exchangeCategory(Operation *op) {
       Operation *def = value.getDefiningOp();
       if (isa_and_nonnull<DenseUpdateOp>(def))
         return "dense_parameter_all_gather";
+      // A tensor-parallel layer's output (its partial sums, or its column
+      // block set among zeros).
+      if (auto linear = dyn_cast_or_null<LinearOp>(def))
+        if (DensePlacementAttr placement = linear.getPlacementAttr())
+          if (placement.getParallelism() != DenseParallelism::data_parallel)
+            return "tensor_parallel_activations";
       if (isa_and_nonnull<tensor::ConcatOp, tensor::ExpandShapeOp,
-                          tensor::CollapseShapeOp>(def))
+                          tensor::CollapseShapeOp, tensor::InsertSliceOp>(def))
         llvm::append_range(next, def->getOperands());
     }
     producers = std::move(next);
