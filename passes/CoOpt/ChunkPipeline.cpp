@@ -70,9 +70,9 @@ bool isWorldCollectiveAlongRows(Operation *op, bool gather,
     return false;
   if (op->getAttrOfType<IntegerAttr>("dim").getInt() != 0)
     return false;
-  auto groups = cast<CollectiveOpInterface>(op).getReplicaGroupsAttr();
-  return !groups || (groups.getGroupSize() == worldSize &&
-                     groups.getTilingStride(worldSize) == 1);
+  return areConsecutiveBlocks(
+      cast<CollectiveOpInterface>(op).getReplicaGroupsAttr(), worldSize,
+      worldSize);
 }
 
 /// A region to chunk: its all_gathers, its ops in program order and the
@@ -81,8 +81,8 @@ struct Region {
   SmallVector<Collective> gathers;
   SmallVector<Operation *> ops;
   Collective scatter;
-  /// Rows of each rank's share.
-  int64_t rows = 0;
+  /// Rows of each rank's share, and the ranks.
+  int64_t rows = 0, worldSize = 0;
 };
 
 /// Whether `op` treats the rows of its batch-shaped operands independently
@@ -133,6 +133,7 @@ std::optional<Region> regionEndingAt(Value end, int64_t worldSize) {
   if (ShapedType::isDynamic(batch) || batch % worldSize != 0)
     return std::nullopt;
   region.rows = batch / worldSize;
+  region.worldSize = worldSize;
   auto inside = [&](Operation *user) {
     return ops.contains(user) || user == scatter->op;
   };
@@ -164,10 +165,8 @@ RankedTensorType withRows(Type type, int64_t rows) {
 
 /// Rewrites `region` as `chunks` chunks of each rank's rows.
 void chunk(Region &region, int64_t chunks) {
-  int64_t worldSize = 0;
+  int64_t worldSize = region.worldSize;
   Operation *scatterOp = region.scatter.op;
-  auto batchType = cast<RankedTensorType>(scatterOp->getOperand(0).getType());
-  worldSize = batchType.getDimSize(0) / region.rows;
   int64_t rows = region.rows / chunks;
   Location loc = scatterOp->getLoc();
 

@@ -166,6 +166,14 @@ LogicalResult mlir::braid::rewriteEachCandidate(
   }
 }
 
+bool mlir::braid::areConsecutiveBlocks(ReplicaGroupsAttr groups,
+                                       int64_t size, int64_t worldSize) {
+  if (!groups)
+    return size == worldSize;
+  return groups.getGroupSize() == size &&
+         groups.getTilingStride(worldSize) == 1;
+}
+
 Operation *mlir::braid::opAt(func::FuncOp func, int64_t position) {
   return &*std::next(func.getBody().front().begin(), position);
 }

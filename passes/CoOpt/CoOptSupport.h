@@ -21,6 +21,7 @@
 
 namespace mlir::braid {
 
+class ReplicaGroupsAttr;
 class WaitOp;
 
 /// Predicts per-rank functions of one module with the simulator, on the
@@ -87,6 +88,12 @@ LogicalResult rewriteEachCandidate(
     llvm::function_ref<SmallVector<int64_t>(Block &)> candidates,
     llvm::function_ref<SmallVector<FunctionRewrite>(int64_t)> alternativesAt,
     llvm::function_ref<void(int64_t, RewriteOutcome)> record);
+
+/// Whether `groups` (absent: every rank) are the blocks of `size`
+/// consecutive ranks that tile a world of `worldSize` ranks, so that a
+/// rank's position in its group is `rank mod size`.
+bool areConsecutiveBlocks(ReplicaGroupsAttr groups, int64_t size,
+                          int64_t worldSize);
 
 /// The op at `position` in the body of `func`.
 Operation *opAt(func::FuncOp func, int64_t position);

@@ -85,7 +85,7 @@ std::optional<ShardPlan> planFor(DenseUpdateOp update, int64_t worldSize) {
   // Blocks [[0, .., n-1], [n, ..], ..] that tile the cluster: a rank's
   // position is rank mod n.
   if (plan.size < 2 || type.getDimSize(0) % plan.size != 0 ||
-      plan.groups.getTilingStride(worldSize) != 1)
+      !areConsecutiveBlocks(plan.groups, plan.size, worldSize))
     return std::nullopt;
   auto func = update->getParentOfType<func::FuncOp>();
   for (Value state : update.getState()) {
@@ -215,15 +215,6 @@ rankRowsOf(ArrayRef<OpFoldResult> offsets, int64_t worldSize) {
   return std::nullopt;
 }
 
-/// Whether `groups` (absent: every rank) are the blocks of `size`
-/// consecutive ranks that tile the cluster.
-bool areBlocksOf(ReplicaGroupsAttr groups, int64_t size, int64_t worldSize) {
-  if (!groups)
-    return size == worldSize;
-  return groups.getGroupSize() == size &&
-         groups.getTilingStride(worldSize) == 1;
-}
-
 /// Whether `slice` keeps all of its source but rows [position * rows, +rows)
 /// of a source of group * rows rows, position in groups of `group`; the
 /// rows and group when it does.
@@ -257,7 +248,7 @@ std::function<void()> rowRewriteAt(Operation *op, int64_t worldSize) {
       // the reduce_scatter.
       if (reduce.getReduction() != ReductionKind::sum ||
           !reduce.getResult().hasOneUse() ||
-          !areBlocksOf(reduce.getReplicaGroupsAttr(), rows->second, worldSize))
+          !areConsecutiveBlocks(reduce.getReplicaGroupsAttr(), rows->second, worldSize))
         return nullptr;
       return [slice, reduce]() mutable {
         OpBuilder b(slice);
@@ -274,7 +265,7 @@ std::function<void()> rowRewriteAt(Operation *op, int64_t worldSize) {
     if (auto gather = dyn_cast_or_null<AllGatherOp>(def)) {
       if (gather.getDim() != 0 ||
           gather.getInput().getType() != slice.getResultType() ||
-          !areBlocksOf(gather.getReplicaGroupsAttr(), rows->second, worldSize))
+          !areConsecutiveBlocks(gather.getReplicaGroupsAttr(), rows->second, worldSize))
         return nullptr;
       return [slice, gather]() mutable {
         slice.getResult().replaceAllUsesWith(gather.getInput());
@@ -301,7 +292,7 @@ std::function<void()> rowRewriteAt(Operation *op, int64_t worldSize) {
               llvm::to_vector(llvm::concat<const int64_t>(
                   ArrayRef<int64_t>{rows->first}, dest.getShape().drop_front())),
               dest.getElementType()) ||
-      !areBlocksOf(reduce.getReplicaGroupsAttr(), rows->second, worldSize))
+      !areConsecutiveBlocks(reduce.getReplicaGroupsAttr(), rows->second, worldSize))
     return nullptr;
   return [reduce, insert]() mutable {
     OpBuilder b(reduce);
