@@ -157,6 +157,11 @@ static LogicalResult buildProblem(ModuleOp module, ShardingResult &result,
   return success();
 }
 
+/// The cost model's name of a dense layer's element type.
+static StringRef costDtypeOf(Type element) {
+  return element.isBF16() ? "bf16" : element.isF16() ? "f16" : "f32";
+}
+
 /// Every braid.linear of the forward pass with a static weight, priced
 /// three ways (a training step's copies of the layers are the same ones).
 static void priceDenseLayers(ModuleOp module, ShardingResult &result) {
@@ -172,8 +177,7 @@ static void priceDenseLayers(ModuleOp module, ShardingResult &result) {
     auto weight = cast<RankedTensorType>(param.getType());
     if (!weight.hasStaticShape())
       return;
-    Type element = weight.getElementType();
-    StringRef dtype = element.isBF16() ? "bf16" : element.isF16() ? "f16" : "f32";
+    StringRef dtype = costDtypeOf(weight.getElementType());
     int64_t out = weight.getDimSize(0), in = weight.getDimSize(1);
     DenseLayerChoice choice{
         linear, out, in,
@@ -225,8 +229,7 @@ static void placeDenseBlocks(ModuleOp module, const plan::PlanProblem &problem) 
                                           BraidDialect::kParamAttrName);
                       }))
       return;
-    Type element = w1.getElementType();
-    StringRef dtype = element.isBF16() ? "bf16" : element.isF16() ? "f16" : "f32";
+    StringRef dtype = costDtypeOf(w1.getElementType());
     plan::DenseBlockCost cost = plan::estimateDenseBlock(
         problem, w1.getDimSize(1), w1.getDimSize(0), w2.getDimSize(0), dtype);
     if (cost.tensorParallelUs >= cost.dataParallelUs)
