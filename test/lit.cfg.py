@@ -74,3 +74,16 @@ if os.path.exists(cache) and "BRAID_SANITIZE:BOOL=ON" in open(cache).read():
 for var in ("ASAN_OPTIONS", "UBSAN_OPTIONS"):
     if var in os.environ:
         config.environment[var] = os.environ[var]
+
+# The CUDA target: ptxas (the CUDA toolkit) assembles the kernels
+# braid-compile --target cuda writes; a GPU runs them.
+ptxas = os.environ.get("BRAID_PTXAS") or shutil.which("ptxas") or (
+    "/usr/local/cuda/bin/ptxas" if os.access("/usr/local/cuda/bin/ptxas", os.X_OK) else None)
+if ptxas:
+    config.available_features.add("ptxas")
+    config.environment["BRAID_PTXAS"] = ptxas
+    config.substitutions.append(("%ptxas", ptxas))
+if shutil.which("nvidia-smi") and subprocess.run(
+        ["nvidia-smi", "-L"], stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL).returncode == 0:
+    config.available_features.add("cuda-device")

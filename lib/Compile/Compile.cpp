@@ -14,6 +14,7 @@
 #include "braid/Compile/Compile.h"
 
 #include "braid/Compile/CpuArtifact.h"
+#include "braid/Compile/CudaArtifact.h"
 #include "braid/Pipelines/Pipelines.h"
 #include "braid/Support/AtomicOutput.h"
 #include "braid/Target/PlanReport.h"
@@ -24,6 +25,7 @@
 #include "mlir/Pass/PassInstrumentation.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Regex.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
@@ -74,12 +76,14 @@ static LogicalResult checkRequest(const CompileRequest &request,
     errors << "braid-compile: error: " << message << "\n";
     return failure();
   };
-  if (request.target == "cuda")
-    return fail("--target cuda is not yet supported; use --target none "
-                "(plan and partition only) or cpu");
-  if (request.target != "none" && request.target != "cpu")
+  if (request.target != "none" && request.target != "cpu" &&
+      request.target != "cuda")
     return fail("unknown --target '" + request.target +
                 "' (expected none, cpu or cuda)");
+  for (const std::string &chip : request.cudaChips)
+    if (!llvm::Regex("^sm_[0-9]+a?$").match(chip))
+      return fail("unknown --cuda-chips entry '" + chip +
+                  "' (expected sm_NN, e.g. sm_80 or sm_90)");
   if (request.optLevel < 0 || request.optLevel > 2)
     return fail("--opt-level must be 0, 1 or 2");
   if (request.nodes < 1 || request.nodes > 1024)
@@ -181,10 +185,20 @@ LogicalResult mlir::braid::compileModel(const CompileRequest &request,
                               request.outDir, plan->sharding.problem.ranks(),
                               request.targetCpu)))
     return failure();
+  int64_t kernels = 0;
+  if (request.target == "cuda" &&
+      failed(writeCudaKernels(*module, request.outDir, request.cudaChips,
+                              kernels)))
+    return failure();
   printPlanReport(report, *plan, request.maxTableRows);
   report << "wrote " << request.outDir
          << "/{plan.json, trace.json, model.mlir, program.mlir"
          << (request.target == "cpu" ? ", manifest.json, libprogram.so" : "")
-         << "}\n";
+         << (request.target == "cuda" ? ", kernels/" : "") << "}\n";
+  if (request.target == "cuda")
+    report << "cuda: " << kernels
+           << " kernels as PTX and cubin in kernels/ (kernels.json lists "
+              "their registers); the CUDA host program is not emitted "
+              "yet, so the artifact does not run\n";
   return success();
 }

@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
@@ -105,7 +106,9 @@ void mlir::braid::buildCompilePipeline(OpPassManager &pm,
   buildCoOptimizePipeline(pm, coopt);
 }
 
-void mlir::braid::addLowerCpuBackendPasses(OpPassManager &pm) {
+/// The passes braid-lower-cpu and braid-lower-cuda share after
+/// convert-braid-to-cpu: kernels on buffers, as scf.parallel loops.
+static void addBufferizePasses(OpPassManager &pm) {
   // Elementwise arith on tensors becomes linalg, which bufferizes.
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   // One-shot bufferization across function boundaries with identity
@@ -121,10 +124,13 @@ void mlir::braid::addLowerCpuBackendPasses(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
   // Ownership-based deallocation.
   bufferization::buildBufferDeallocationPipeline(pm);
-  // Kernels as scf.parallel mapped to GPU processors (bags or samples to
-  // blocks: the form the CUDA target lowers; OpenMP ignores the mapping).
+  // Kernels as scf.parallel loops (bags, samples or rows outermost).
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createForallToParallelLoopPass());
+}
+
+void mlir::braid::addLowerCpuBackendPasses(OpPassManager &pm) {
+  addBufferizePasses(pm);
   pm.addNestedPass<func::FuncOp>(createGpuMapParallelLoopsPass());
   pm.addPass(createConvertSCFToOpenMPPass());
   // Vector transfers to (masked) vector loads, reductions reassociated.
@@ -146,6 +152,70 @@ void mlir::braid::buildLowerCpuPipeline(OpPassManager &pm) {
   // Braid's ops to tensor/linalg/scf/vector kernels and runtime calls.
   pm.addPass(createConvertBraidToCPUPass());
   addLowerCpuBackendPasses(pm);
+}
+
+llvm::SmallVector<std::string> mlir::braid::defaultCudaChips() {
+  return {"sm_80", "sm_90"};
+}
+
+void mlir::braid::buildLowerCudaPipeline(
+    OpPassManager &pm, const LowerCudaPipelineOptions &options) {
+  // The same kernels as the CPU's: Braid's ops to tensor, linalg, scf and
+  // vector (every op's location named after its work), then buffers and
+  // scf.parallel loops.
+  pm.addPass(createConvertBraidToCPUPass());
+  addBufferizePasses(pm);
+  // Each kernel's outer loop in blocks of threads: a thread per bag,
+  // sample or row, many in flight per block (a whole bag per block would
+  // leave all but one thread of it idle).
+  int64_t threads = std::max<int64_t>(1, options.threadsPerBlock);
+  pm.addNestedPass<func::FuncOp>(
+      createParallelLoopTilingPass({threads, 1}, /*noMinMaxBounds=*/false));
+  pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
+  // Tiles to blocks, their iterations to threads; then to gpu.launch.
+  pm.addNestedPass<func::FuncOp>(createGpuMapParallelLoopsPass());
+  pm.addNestedPass<func::FuncOp>(createConvertParallelLoopToGpuPass());
+  // Constant block sizes fold to constants, which outlining records on the
+  // kernel (known_block_size: NVPTX's maxntid).
+  pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
+  // Constants stay constants inside the kernels (a row's column offset
+  // must be known there to prove its alignment), not kernel arguments.
+  pm.addNestedPass<func::FuncOp>(createGpuLaunchSinkIndexComputationsPass());
+  pm.addPass(createGpuKernelOutliningPass());
+  pm.addPass(createBraidNameGpuKernelsPass());
+  // One NVVM target per chip: gpu-module-to-binary emits an object each.
+  llvm::SmallVector<std::string> chips(options.chips.begin(),
+                                       options.chips.end());
+  if (chips.empty())
+    chips = defaultCudaChips();
+  for (const std::string &chip : chips) {
+    GpuNVVMAttachTargetOptions target;
+    target.chip = chip;
+    target.features = options.features;
+    target.optLevel = 3;
+    pm.addPass(createGpuNVVMAttachTarget(target));
+  }
+  // The kernels' bodies to the LLVM dialect with NVVM intrinsics.
+  OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+  // Errors a kernel finds (a bad received index) go to a device record.
+  kernels.addPass(createBraidGpuErrorRecordsPass());
+  // Row reads and writes as 16-byte vector accesses where provable.
+  kernels.addPass(createBraidAlignVectorAccessesPass());
+  kernels.addPass(memref::createExpandStridedMetadataPass());
+  kernels.addPass(createLowerAffinePass());
+  kernels.addPass(createSCFToControlFlowPass());
+  ConvertVectorToLLVMPassOptions vector;
+  vector.reassociateFPReductions = true;
+  kernels.addPass(createConvertVectorToLLVMPass(vector));
+  kernels.addPass(createConvertGpuOpsToNVVMOps());
+  kernels.addPass(createCanonicalizerPass());
+  kernels.addPass(createCSEPass());
+  kernels.addPass(createReconcileUnrealizedCastsPass());
+  // PTX for every chip; braid-compile assembles each with ptxas.
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = "isa";
+  binary.toolkitPath = options.toolkit;
+  pm.addPass(createGpuModuleToBinaryPass(binary));
 }
 
 std::string
@@ -172,6 +242,7 @@ void mlir::braid::registerBraidPassesAndPipelines() {
   memref::registerMemRefPasses();
   registerSCFPasses();
   registerGpuMapParallelLoopsPass();
+  registerGPUPasses();
   registerCSEPass();
   registerCanonicalizerPass();
   PassPipelineRegistration<ShardPipelineOptions>(
@@ -188,6 +259,12 @@ void mlir::braid::registerBraidPassesAndPipelines() {
       "braid-shard, then braid-co-optimize: the per-rank program "
       "braid-compile writes",
       buildCompilePipeline);
+  PassPipelineRegistration<LowerCudaPipelineOptions>(
+      "braid-lower-cuda",
+      "lower a per-rank Braid program's kernels to PTX for NVIDIA GPUs: "
+      "the CPU target's kernels tiled onto thread blocks, outlined, named "
+      "after their work and serialized per chip",
+      buildLowerCudaPipeline);
   PassPipelineRegistration<>(
       "braid-lower-cpu",
       "lower a per-rank Braid program to the LLVM dialect for the CPU: "

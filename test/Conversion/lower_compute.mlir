@@ -80,8 +80,8 @@ func.func @dense_f64(%x: tensor<?x3xf64>, %w: tensor<2x3xf64>, %b: tensor<2xf64>
 
 // Interactions are a forall over the samples that reads each feature row
 // as a vector once, from the features' buffers, and writes its result row
-// into a fresh buffer that the result tensor wraps: cat writes the vectors
-// side by side; dot writes the dense vector, then the pairwise dot products
+// into a fresh buffer that the result tensor wraps: cat writes each vector
+// as soon as it is read, side by side (one row live at a time); dot writes the dense vector, then the pairwise dot products
 // (i > k, row-major) as one vector. No chain of tensor writes, so a
 // thousand-table cat stays cheap to bufferize.
 // CHECK-LABEL: func.func @interactions
@@ -92,11 +92,11 @@ func.func @dense_f64(%x: tensor<?x3xf64>, %w: tensor<2x3xf64>, %b: tensor<2xf64>
 // CHECK: %[[B1:.*]] = bufferization.to_buffer %[[E1]] read_only
 // CHECK: scf.forall (%[[ROW:.*]]) in
 // CHECK: %[[CD:.*]] = vector.transfer_read %[[BD]][%[[ROW]],
-// CHECK: %[[C0:.*]] = vector.transfer_read %[[B0]][%[[ROW]],
-// CHECK: %[[C1:.*]] = vector.transfer_read %[[B1]][%[[ROW]],
 // CHECK: vector.transfer_write %[[CD]], %[[OUT]][%[[ROW]], %{{.*}}] {{.*}} : vector<4xf32>, memref<?x12xf32>
+// CHECK: %[[C0:.*]] = vector.transfer_read %[[B0]][%[[ROW]],
 // CHECK: %[[C4:.*]] = arith.constant 4 : index
 // CHECK: vector.transfer_write %[[C0]], %[[OUT]][%[[ROW]], %[[C4]]]
+// CHECK: %[[C1:.*]] = vector.transfer_read %[[B1]][%[[ROW]],
 // CHECK: %[[C8:.*]] = arith.constant 8 : index
 // CHECK: vector.transfer_write %[[C1]], %[[OUT]][%[[ROW]], %[[C8]]]
 // CHECK-NEXT: {{^ *}}}

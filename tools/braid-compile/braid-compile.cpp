@@ -84,6 +84,10 @@ static cl::opt<std::string> targetCpu(
     cl::cat(toolOptions), "target-cpu", cl::init("native"),
     cl::desc("--target cpu: the LLVM CPU name the program is compiled for "
              "(native: this machine's CPU and features)"));
+static cl::list<std::string> cudaChips(
+    cl::cat(toolOptions), "cuda-chips", cl::CommaSeparated,
+    cl::desc("--target cuda: the GPU architectures the kernels are "
+             "compiled for (default sm_80,sm_90)"));
 static cl::opt<int64_t>
     maxTableRows(cl::cat(toolOptions), "max-table-rows", cl::init(40),
                  cl::desc("Tables listed one per row in the printed plan"));
@@ -110,6 +114,7 @@ int main(int argc, char **argv) {
   request.train = train;
   request.target = target;
   request.targetCpu = targetCpu;
+  request.cudaChips.assign(cudaChips.begin(), cudaChips.end());
   request.outDir = outDir;
   request.maxTableRows = maxTableRows;
   return failed(compileModel(request, llvm::outs(), llvm::errs())) ? 1 : 0;

@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace mlir::braid {
 
@@ -35,8 +36,10 @@ struct CompileRequest {
   int64_t optLevel = 2;
   bool forceCoOptimization = false;
   bool train = false;
-  /// "none" or "cpu".
+  /// "none", "cpu" or "cuda".
   std::string target = "none";
+  /// --target cuda: the GPU architectures (empty: sm_80 and sm_90).
+  std::vector<std::string> cudaChips;
   /// --target cpu: the LLVM CPU name ("native": this machine's).
   std::string targetCpu = "native";
   std::string outDir;

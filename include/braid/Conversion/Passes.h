@@ -22,9 +22,16 @@ class FuncDialect;
 namespace memref {
 class MemRefDialect;
 } // namespace memref
+namespace gpu {
+class GPUDialect;
+class GPUModuleOp;
+} // namespace gpu
 namespace LLVM {
 class LLVMDialect;
 } // namespace LLVM
+namespace NVVM {
+class NVVMDialect;
+} // namespace NVVM
 namespace linalg {
 class LinalgDialect;
 } // namespace linalg

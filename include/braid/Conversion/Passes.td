@@ -97,4 +97,69 @@ def BraidEmitPackedEntryPass
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def BraidNameGpuKernelsPass
+    : Pass<"braid-name-gpu-kernels", "::mlir::ModuleOp"> {
+  let summary = "names each outlined GPU kernel after the Braid op it computes";
+  let description = [{
+    A step of `braid-lower-cuda`, after `gpu-kernel-outlining`, which names
+    a kernel after its enclosing function (`forward_kernel_3`). The kernel
+    takes the name its body's location carries instead:
+    `convert-braid-to-cpu` gives every op it lowers a location named after
+    what it computes (`embedding_bag_user_id`, `interaction_dot`,
+    `shard_embedding_bag_t3`, `bucketize_t3`, `sparse_update_user_id`, ...),
+    and that name survives bufferization, tiling and the mapping to GPU
+    blocks and threads. Kernels whose location names nothing (elementwise
+    work that bufferization made into loops) are `elementwise`. Equal
+    names get `_1`, `_2`, ... in program order. The `gpu.module`, its
+    `gpu.func` and every `gpu.launch_func` that calls it are renamed
+    together, so profiles, `OUT/kernels/` and `cuobjdump` say what each
+    kernel does.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
+def BraidGpuErrorRecordsPass
+    : Pass<"braid-gpu-error-records", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "turns a kernel's runtime error calls into a device-side record";
+  let description = [{
+    A step of `braid-lower-cuda`, on each outlined kernel module. The
+    checks `convert-braid-to-cpu` puts inside kernels (a received index
+    outside the rank's shard, checked as the row is read) call the
+    runtime's `braidrt_index_error`, `braidrt_offsets_error` or
+    `braidrt_weights_error`, which a GPU thread cannot. Each such call
+    becomes a write of the module's error record, a public
+    `memref.global @braid_error : memref<3xi64>` holding
+    `{code, first operand, second operand}` (code 1: index, 2: offsets,
+    3: weights): the first failing thread claims the record with an
+    atomic compare-and-swap of the code, writes the operands, and every
+    failing thread then ends (`nvvm.exit`), so the bad index is never
+    read. The host reads the record by name after the kernel and reports
+    it as the CPU runtime does, naming the rank.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::NVVM::NVVMDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
+def BraidAlignVectorAccessesPass
+    : Pass<"braid-align-vector-accesses", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "proves 16-byte alignment of a kernel's row reads and writes";
+  let description = [{
+    A step of `braid-lower-cuda`, on each outlined kernel module. A
+    kernel reads a table row as one `vector.transfer_read`, which the
+    LLVM lowering gives only its element's alignment (4 bytes for f32), so
+    NVPTX splits it into scalar loads. This pass rewrites every unmasked,
+    in-bounds, one-dimensional transfer on a memref with an identity
+    layout into a `vector.load` or `vector.store` carrying the alignment
+    it can prove: the largest power of two up to 16 dividing the row's
+    byte stride and the access's constant column offset in bytes, given
+    the host's contract that every buffer it passes or allocates starts
+    on a 16-byte boundary (cudaMalloc gives 256). A row of 16 f32 then
+    reads as four `ld.global.v4.f32`; a row of 13 f32 stays at 4 bytes.
+    Transfers on views with a dynamic offset keep the element's alignment.
+  }];
+  let dependentDialects = ["::mlir::vector::VectorDialect"];
+}
+
 #endif // BRAID_CONVERSION_PASSES_TD

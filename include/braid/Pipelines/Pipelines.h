@@ -91,6 +91,28 @@ struct CompilePipelineOptions
 };
 
 /// Adds braid-shard: plan the tables, then partition.
+struct LowerCudaPipelineOptions
+    : public PassPipelineOptions<LowerCudaPipelineOptions> {
+  ListOption<std::string> chips{
+      *this, "chips",
+      llvm::cl::desc("The GPU architectures the kernels are compiled for "
+                     "(one PTX object each; default sm_80 and sm_90)")};
+  Option<std::string> features{
+      *this, "features",
+      llvm::cl::desc("NVPTX features, the PTX ISA version (sm_90 needs "
+                     "+ptx78 or later)"),
+      llvm::cl::init("+ptx80")};
+  Option<int64_t> threadsPerBlock{
+      *this, "threads-per-block",
+      llvm::cl::desc("Iterations of a kernel's outer parallel loop (bags, "
+                     "samples, rows) per thread block, one per thread"),
+      llvm::cl::init(128)};
+  Option<std::string> toolkit{
+      *this, "toolkit",
+      llvm::cl::desc("The CUDA toolkit's directory (libdevice for math "
+                     "functions); empty: MLIR's default search")};
+};
+
 void buildShardPipeline(OpPassManager &pm,
                         const ShardPipelineOptions &options);
 
@@ -112,6 +134,17 @@ void addLowerCpuBackendPasses(OpPassManager &pm);
 
 /// The textual form of braid-compile with `options`, for reproducers:
 /// `braid-compile{cluster=... opt-level=...}`.
+/// Adds braid-lower-cuda: convert-braid-to-cpu's kernels, bufferized like
+/// braid-lower-cpu's, then tiled onto thread blocks, outlined into
+/// gpu.modules named after their work, lowered to NVVM and serialized to
+/// PTX for every chip. The host code stays in func/memref with
+/// gpu.launch_func.
+void buildLowerCudaPipeline(OpPassManager &pm,
+                            const LowerCudaPipelineOptions &options);
+
+/// The chips braid-lower-cuda compiles for when `chips` is empty.
+llvm::SmallVector<std::string> defaultCudaChips();
+
 std::string printCompilePipeline(const CompilePipelineOptions &options);
 
 /// Registers Braid's passes, the upstream passes its pipelines use, and the

@@ -312,6 +312,36 @@ void mlir::braid::populateBraidComputeToCPUPatterns(RewritePatternSet &patterns,
                ComputeOpLowering<InteractionOp>>(patterns.getContext(), state);
 }
 
+
+/// What `op`'s kernel computes, as an identifier: the op's name, then its
+/// table or interaction kind (`embedding_bag_user_id`, `interaction_dot`).
+static std::string kernelNameOf(Operation *op) {
+  std::string name = op->getName().stripDialect().str();
+  if (auto table = op->getAttrOfType<FlatSymbolRefAttr>("table"))
+    name += "_" + table.getValue().str();
+  else if (auto interaction = dyn_cast<InteractionOp>(op))
+    name += "_" + stringifyInteractionKind(interaction.getKind()).str();
+  for (char &c : name)
+    if (!llvm::isAlnum(c))
+      c = '_';
+  return name;
+}
+
+/// Tags the location of every Braid op with what its kernel computes: a
+/// fused location whose metadata is the name. The ops a conversion pattern
+/// creates take the location of the op they replace, so the name reaches
+/// the loops, and a GPU target's kernels (braid-name-gpu-kernels) are named
+/// by it. Diagnostics still point at the op's own place.
+static void nameKernelLocations(ModuleOp module) {
+  module.walk([](Operation *op) {
+    if (op->getDialect() && isa<BraidDialect>(op->getDialect()) &&
+        !isa<TableOp>(op))
+      op->setLoc(FusedLoc::get(
+          op->getContext(), {op->getLoc()},
+          StringAttr::get(op->getContext(), kernelNameOf(op))));
+  });
+}
+
 namespace {
 struct ConvertBraidToCPUPass
     : braid::impl::ConvertBraidToCPUPassBase<ConvertBraidToCPUPass> {
@@ -333,6 +363,7 @@ struct ConvertBraidToCPUPass
         updated.insert(state.tableArgument(
             op, op->getAttrOfType<FlatSymbolRefAttr>("table")));
     });
+    nameKernelLocations(module);
     outlineKernels(state);
     // Every Braid op a program runs is converted; the kernels and calls
     // they become are upstream ops.

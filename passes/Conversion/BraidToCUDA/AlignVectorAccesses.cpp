@@ -1,0 +1,132 @@
+//===- AlignVectorAccesses.cpp - 16-byte row loads in kernels -------------===//
+//
+// This file implements braid-align-vector-accesses: in an outlined kernel
+// module, unmasked in-bounds 1-D vector transfers on identity-layout memrefs
+// become vector.load / vector.store with the alignment that the row stride,
+// the constant column offset and the host's 16-byte buffer contract prove,
+// so that NVPTX emits 16-byte vector loads instead of scalar ones.
+//
+//===----------------------------------------------------------------------===//
+
+#include "braid/Conversion/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <numeric>
+
+namespace mlir::braid {
+#define GEN_PASS_DEF_BRAIDALIGNVECTORACCESSESPASS
+#include "braid/Conversion/Passes.h.inc"
+} // namespace mlir::braid
+
+using namespace mlir;
+using namespace mlir::braid;
+
+/// NVPTX's 64-bit data layout. Without it, the LLVM translation of a kernel
+/// takes LLVM's default layout, whose 4-byte i64 alignment makes NVPTX
+/// split every index load in two.
+static constexpr llvm::StringLiteral kNvptxDataLayout =
+    "e-p6:32:32-i64:64-i128:128-v16:16-v32:32-n16:32:64";
+
+/// The alignment every buffer a host passes or allocates has (bytes).
+static constexpr int64_t kBufferAlignment = 16;
+
+/// The alignment, in bytes, that an access of `vectorType` at `indices` of
+/// `memrefType` provably has, or 0 when the access does not qualify (a
+/// layout other than the identity, a dynamic inner size, a dynamic last
+/// index).
+static int64_t provableAlignment(MemRefType memrefType, VectorType vectorType,
+                                 ValueRange indices) {
+  if (!memrefType.getLayout().isIdentity() || vectorType.getRank() != 1 ||
+      memrefType.getRank() == 0)
+    return 0;
+  Type element = memrefType.getElementType();
+  if (!element.isIntOrFloat() || element.getIntOrFloatBitWidth() % 8 != 0)
+    return 0;
+  int64_t elementBytes = element.getIntOrFloatBitWidth() / 8;
+  // Every row (all dimensions but the last) starts at a multiple of the
+  // last dimension's size; the last index must be a constant.
+  int64_t rowElements = memrefType.getShape().back();
+  if (ShapedType::isDynamic(rowElements) && memrefType.getRank() > 1)
+    return 0;
+  APInt column;
+  if (!matchPattern(indices.back(), m_ConstantInt(&column)))
+    return 0;
+  int64_t alignment = kBufferAlignment;
+  if (memrefType.getRank() > 1)
+    alignment = std::gcd(alignment, rowElements * elementBytes);
+  alignment = std::gcd(alignment, column.getSExtValue() * elementBytes);
+  if (alignment == 0)
+    alignment = kBufferAlignment;
+  // A power of two (gcd with 16 is one) no larger than the access.
+  int64_t accessBytes = vectorType.getNumElements() * elementBytes;
+  while (alignment > accessBytes)
+    alignment /= 2;
+  return alignment > elementBytes ? alignment : 0;
+}
+
+/// Whether `transfer` is a plain row access: unmasked, in bounds, minor
+/// identity on a memref.
+template <typename TransferOp>
+static bool isPlainRowAccess(TransferOp transfer) {
+  return !transfer.getMask() && isa<MemRefType>(transfer.getShapedType()) &&
+         transfer.getPermutationMap().isMinorIdentity() &&
+         transfer.getVectorType().getRank() == 1 &&
+         transfer.isDimInBounds(0);
+}
+
+namespace {
+struct BraidAlignVectorAccessesPass
+    : public braid::impl::BraidAlignVectorAccessesPassBase<
+          BraidAlignVectorAccessesPass> {
+  void runOnOperation() override {
+    gpu::GPUModuleOp module = getOperation();
+    if (!module->hasAttr(LLVM::LLVMDialect::getDataLayoutAttrName()))
+      module->setAttr(LLVM::LLVMDialect::getDataLayoutAttrName(),
+                      StringAttr::get(&getContext(), kNvptxDataLayout));
+    SmallVector<Operation *> transfers;
+    getOperation().walk([&](Operation *op) {
+      if (isa<vector::TransferReadOp, vector::TransferWriteOp>(op))
+        transfers.push_back(op);
+    });
+    for (Operation *op : transfers) {
+      OpBuilder builder(op);
+      if (auto read = dyn_cast<vector::TransferReadOp>(op)) {
+        if (!isPlainRowAccess(read))
+          continue;
+        int64_t alignment =
+            provableAlignment(cast<MemRefType>(read.getShapedType()),
+                              read.getVectorType(), read.getIndices());
+        if (alignment == 0)
+          continue;
+        auto load = vector::LoadOp::create(
+            builder, read.getLoc(), read.getVectorType(), read.getBase(),
+            read.getIndices(), /*nontemporal=*/false,
+            llvm::MaybeAlign(alignment));
+        read.replaceAllUsesWith(load.getResult());
+        read.erase();
+        continue;
+      }
+      auto write = cast<vector::TransferWriteOp>(op);
+      if (!isPlainRowAccess(write))
+        continue;
+      int64_t alignment =
+          provableAlignment(cast<MemRefType>(write.getShapedType()),
+                            write.getVectorType(), write.getIndices());
+      if (alignment == 0)
+        continue;
+      vector::StoreOp::create(builder, write.getLoc(), write.getVector(),
+                              write.getBase(), write.getIndices(),
+                              /*nontemporal=*/false,
+                              llvm::MaybeAlign(alignment));
+      write.erase();
+    }
+  }
+};
+} // namespace

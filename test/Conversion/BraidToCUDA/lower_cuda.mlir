@@ -1,0 +1,53 @@
+// braid-lower-cuda: the CPU target's kernels, tiled onto blocks of 128
+// threads (a thread per bag or sample), outlined into kernels named after
+// their work, lowered to NVVM with 16-byte row loads, and serialized to PTX
+// for each chip. The host keeps the GEMM's runtime call and launches the
+// kernels.
+// RUN: braid-opt %s --pass-pipeline='builtin.module(braid-lower-cuda{chips=sm_90})' \
+// RUN:   --mlir-print-ir-before=gpu-module-to-binary 2>&1 >/dev/null \
+// RUN:   | FileCheck %s --check-prefix=NVVM
+// RUN: braid-opt %s --braid-lower-cuda | FileCheck %s
+// RUN: braid-opt %s --pass-pipeline='builtin.module(braid-lower-cuda{threads-per-block=64 chips=sm_80})' \
+// RUN:   | FileCheck %s --check-prefix=SIXTY-FOUR
+
+// The lookup is a private function of its own, as on the CPU; each kernel
+// module follows the function that launches it.
+// NVVM: func.func @forward(
+// NVVM: call @__braid_forward_embedding_bag_t(
+// NVVM: gpu.launch_func @interaction_dot::@interaction_dot blocks in ({{.*}}) threads in (%c128,
+// NVVM: call @braidrt_linear_f32(
+// NVVM: gpu.module @interaction_dot [#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">]
+// NVVM: llvm.func @interaction_dot(
+// NVVM: "llvm.intr.vector.reduce.fadd"
+// NVVM: func.func private @__braid_forward_embedding_bag_t(
+// NVVM: gpu.launch_func @embedding_bag_t::@embedding_bag_t blocks in (%{{.*}}, %c1{{.*}}, %c1{{.*}}) threads in (%c128, %c1{{.*}}, %c1{{.*}})
+// NVVM: gpu.module @embedding_bag_t [#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">]
+// NVVM-SAME: llvm.data_layout
+// NVVM: llvm.func @embedding_bag_t({{.*}} attributes {gpu.kernel, gpu.known_block_size = array<i32: 128, 1, 1>, nvvm.kernel, nvvm.maxntid = array<i32: 128, 1, 1>}
+// NVVM-DAG: nvvm.read.ptx.sreg.ctaid.x{{.*}} : i32
+// NVVM-DAG: nvvm.read.ptx.sreg.tid.x{{.*}} : i32
+// A bag's row: one 64-byte vector load, 16-byte aligned.
+// NVVM: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr -> vector<16xf32>
+
+// One PTX object per default chip, the rows read as ld.global.v4.
+// CHECK: func.func @forward(
+// CHECK: gpu.launch_func @interaction_dot::@interaction_dot
+// CHECK: gpu.binary @interaction_dot
+// CHECK: gpu.launch_func @embedding_bag_t::@embedding_bag_t
+// CHECK: gpu.binary @embedding_bag_t  [#gpu.object<#nvvm.target<O = 3, chip = "sm_80", features = "+ptx80">
+// CHECK-SAME: assembly = "{{.*}}.target sm_80{{.*}}.entry embedding_bag_t{{.*}}.maxntid 128, 1, 1{{.*}}ld.global.v4.b32{{.*}}#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">{{.*}}.target sm_90{{.*}}.entry embedding_bag_t{{.*}}ld.global.v4.b32
+// CHECK-NOT: braid.
+
+// SIXTY-FOUR: threads in (%c64,
+// SIXTY-FOUR: gpu.binary @embedding_bag_t  [#gpu.object<#nvvm.target<O = 3, chip = "sm_80", features = "+ptx80">
+// SIXTY-FOUR-SAME: .maxntid 64, 1, 1
+// SIXTY-FOUR-NOT: sm_90
+braid.table @t : tensor<40x16xf32> pooling_factor = 2.0
+func.func @forward(%x: tensor<?x16xf32> {braid.input = "dense"}, %idx: tensor<?xi64> {braid.input = "t.indices"},
+                   %off: tensor<?xi64> {braid.input = "t.offsets"}, %w: tensor<1x17xf32> {braid.param = "w"},
+                   %b: tensor<1xf32> {braid.param = "b"}) -> tensor<?x1xf32> {
+  %e = braid.embedding_bag @t(%idx, %off) sum : (tensor<?xi64>, tensor<?xi64>) -> tensor<?x16xf32>
+  %z = braid.interaction dot %x, %e : (tensor<?x16xf32>, tensor<?x16xf32>) -> tensor<?x17xf32>
+  %y = braid.linear %z, %w, %b sigmoid : tensor<?x17xf32>, tensor<1x17xf32>, tensor<1xf32> -> tensor<?x1xf32>
+  return %y : tensor<?x1xf32>
+}
