@@ -87,3 +87,9 @@ if shutil.which("nvidia-smi") and subprocess.run(
         ["nvidia-smi", "-L"], stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL).returncode == 0:
     config.available_features.add("cuda-device")
+if os.path.exists(os.path.join(config.braid_tools_dir, "braidrt-cuda-selftest")):
+    config.available_features.add("cuda-runtime")
+    tools.append("braidrt-cuda-selftest")
+    llvm_config.add_tool_substitutions(
+        [ToolSubst("braidrt-cuda-selftest", unresolved="ignore")],
+        [config.braid_tools_dir])

@@ -1,0 +1,71 @@
+/*===- braidrt/cuda.h - The CUDA runtime's C interface -----------*- C -*-===*\
+|*                                                                            *|
+|* libbraidrt_cuda: what the CUDA target's compiled programs and hosts call.  *|
+|* It sits on libbraidrt (MPI, ranks, braidrt_fail) and adds the CUDA driver  *|
+|* (loaded at run time, so a machine without a driver gets a message, not a   *|
+|* loader error), cuBLASLt and NCCL. Every CUDA, cuBLASLt or NCCL error is    *|
+|* reported as "braidrt: rank R: error: CALL failed at FILE:LINE: NAME:       *|
+|* TEXT" through braidrt_fail, which aborts the whole MPI job: every rank     *|
+|* ends non-zero and none hangs.                                              *|
+|*                                                                            *|
+\*===----------------------------------------------------------------------===*/
+
+#ifndef BRAIDRT_CUDA_H
+#define BRAIDRT_CUDA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The device this rank uses, initializing CUDA on first use: the local
+ * rank (from the MPI launcher's environment, OMPI_COMM_WORLD_LOCAL_RANK or
+ * MPI_LOCALRANKID, so it works before MPI_Init) modulo the device count. */
+int braidrt_cuda_device(void);
+
+/* Managed memory (host and device see the same address), 256-byte aligned
+ * as every kernel's 16-byte row loads require; never NULL. */
+void *braidrt_cuda_alloc(size_t bytes);
+void braidrt_cuda_free(void *pointer);
+
+/* Reads and clears every loaded kernel module's error record
+ * (`braid_error`: code, operand, operand; braid-gpu-error-records) and
+ * fails the job with the CPU runtime's message for the first one set.
+ * mgpuStreamSynchronize calls it after each kernel. */
+void braidrt_cuda_check_kernel_errors(void);
+
+/* The NCCL communicator over MPI_COMM_WORLD (rank 0 makes the unique id,
+ * MPI broadcasts it), made on first use after braidrt_init. Its creation
+ * is non-blocking and polled: past BRAIDRT_TIMEOUT_S (default 300 s) it is
+ * aborted (ncclCommAbort) and the job fails instead of hanging. */
+void *braidrt_cuda_nccl_comm(void);
+void braidrt_cuda_nccl_finalize(void);
+
+/* Collectives over every rank on the runtime's communication stream, f32,
+ * completed before they return. */
+void braidrt_cuda_all_reduce_f32(const float *input, float *output,
+                                 int64_t count);
+void braidrt_cuda_reduce_scatter_f32(const float *input, float *output,
+                                     int64_t count_per_rank);
+void braidrt_cuda_all_gather_f32(const float *input, float *output,
+                                 int64_t count_per_rank);
+/* Uneven all_to_all as grouped ncclSend/ncclRecv: send_counts[r] elements
+ * go to rank r, recv_counts[r] come from it, packed in rank order. */
+void braidrt_cuda_all_to_all_f32(const float *input, const int64_t *send_counts,
+                                 float *output, const int64_t *recv_counts);
+
+/* output[b, o] = act(sum_i input[b, i] * weight[o, i] + bias[o]) through
+ * cuBLASLt with a fused bias (and relu) epilogue; sigmoid (activation 2)
+ * is applied by the caller's kernel. Row-major, f32. */
+void braidrt_cuda_linear_f32(const float *input, const float *weight,
+                             const float *bias, float *output, int64_t batch,
+                             int64_t in_features, int64_t out_features,
+                             int32_t activation);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* BRAIDRT_CUDA_H */

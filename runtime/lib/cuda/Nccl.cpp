@@ -1,0 +1,186 @@
+//===- Nccl.cpp - The NCCL communicator and collectives -------------------===//
+//
+// This file implements the CUDA runtime's collectives: one NCCL communicator
+// over MPI_COMM_WORLD, bootstrapped by broadcasting rank 0's unique id over
+// MPI, created non-blocking and polled so that a rank that never arrives
+// aborts the communicator (ncclCommAbort) and fails the job instead of
+// hanging it; all_reduce, reduce_scatter, all_gather and the uneven
+// all_to_all (grouped ncclSend/ncclRecv) on a communication stream of its
+// own, each completed before it returns.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CudaCheck.h"
+
+#include "braidrt/braidrt.h"
+#include "braidrt/cuda.h"
+
+#include <mpi.h>
+#include <nccl.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <mutex>
+#include <thread>
+
+using namespace braidrt::cuda;
+
+namespace {
+struct Communicator {
+  ncclComm_t comm = nullptr;
+  CUstream stream = nullptr;
+  int ranks = 1;
+};
+} // namespace
+
+static Communicator &communicator() {
+  static Communicator instance;
+  return instance;
+}
+
+/// The seconds a communicator may take to form or to finish a collective
+/// ($BRAIDRT_TIMEOUT_S, default 300).
+static double timeoutSeconds() {
+  if (const char *text = std::getenv("BRAIDRT_TIMEOUT_S")) {
+    char *end = nullptr;
+    double value = std::strtod(text, &end);
+    if (end != text && *end == '\0' && value > 0 && value <= 604800)
+      return value;
+  }
+  return 300;
+}
+
+/// Fails the job for an NCCL error of `call` at `file`:`line`.
+[[noreturn]] static void failNccl(ncclResult_t result, const char *call,
+                                  const char *file, int line) {
+  Communicator &c = communicator();
+  const char *detail = c.comm ? ncclGetLastError(c.comm) : nullptr;
+  braidrt_fail("%s failed at %s:%d: %s%s%s", call, file, line,
+               ncclGetErrorString(result), detail && *detail ? ": " : "",
+               detail ? detail : "");
+  std::abort();
+}
+
+#define BRAIDRT_NCCL(call)                                                     \
+  do {                                                                         \
+    ncclResult_t braidrtResult = (call);                                       \
+    if (braidrtResult != ncclSuccess && braidrtResult != ncclInProgress)       \
+      failNccl(braidrtResult, #call, __FILE__, __LINE__);                      \
+  } while (0)
+
+/// Polls the communicator until its pending work (creation, or a grouped
+/// call) is done; past the timeout, aborts it and fails.
+static void awaitCommunicator(ncclComm_t comm, const char *what) {
+  auto start = std::chrono::steady_clock::now();
+  double limit = timeoutSeconds();
+  for (;;) {
+    ncclResult_t state = ncclSuccess;
+    BRAIDRT_NCCL(ncclCommGetAsyncError(comm, &state));
+    if (state == ncclSuccess)
+      return;
+    if (state != ncclInProgress)
+      failNccl(state, what, __FILE__, __LINE__);
+    std::chrono::duration<double> waited =
+        std::chrono::steady_clock::now() - start;
+    if (waited.count() > limit) {
+      ncclCommAbort(comm);
+      communicator().comm = nullptr;
+      braidrt_fail("%s did not complete within %g s: another rank failed "
+                   "or never arrived (BRAIDRT_TIMEOUT_S sets the limit)",
+                   what, limit);
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+}
+
+void *braidrt_cuda_nccl_comm(void) {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    const Driver &table = driver();
+    int initialized = 0;
+    MPI_Initialized(&initialized);
+    if (!initialized)
+      braidrt_fail("the NCCL communicator needs MPI: call braidrt_init "
+                   "first");
+    Communicator &c = communicator();
+    int rank = static_cast<int>(braidrt_rank());
+    c.ranks = static_cast<int>(braidrt_world_size());
+    ncclUniqueId id;
+    if (rank == 0)
+      BRAIDRT_NCCL(ncclGetUniqueId(&id));
+    MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, MPI_COMM_WORLD);
+    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+    config.blocking = 0;
+    BRAIDRT_NCCL(ncclCommInitRankConfig(&c.comm, c.ranks, id, rank, &config));
+    awaitCommunicator(c.comm, "ncclCommInitRankConfig");
+    BRAIDRT_CU(table.streamCreate(&c.stream, CU_STREAM_NON_BLOCKING));
+  });
+  return communicator().comm;
+}
+
+void braidrt_cuda_nccl_finalize(void) {
+  Communicator &c = communicator();
+  if (!c.comm)
+    return;
+  BRAIDRT_NCCL(ncclCommFinalize(c.comm));
+  awaitCommunicator(c.comm, "ncclCommFinalize");
+  BRAIDRT_NCCL(ncclCommDestroy(c.comm));
+  c.comm = nullptr;
+}
+
+/// Runs `issue` (NCCL calls on the communicator and its stream) and waits
+/// for it, bounded by the timeout.
+template <typename Issue>
+static void runCollective(const char *what, Issue issue) {
+  auto comm = static_cast<ncclComm_t>(braidrt_cuda_nccl_comm());
+  Communicator &c = communicator();
+  issue(comm, reinterpret_cast<cudaStream_t>(c.stream));
+  awaitCommunicator(comm, what);
+  BRAIDRT_CU(driver().streamSynchronize(c.stream));
+}
+
+void braidrt_cuda_all_reduce_f32(const float *input, float *output,
+                                 int64_t count) {
+  runCollective("ncclAllReduce", [&](ncclComm_t comm, cudaStream_t stream) {
+    BRAIDRT_NCCL(ncclAllReduce(input, output, count, ncclFloat32, ncclSum,
+                               comm, stream));
+  });
+}
+
+void braidrt_cuda_reduce_scatter_f32(const float *input, float *output,
+                                     int64_t countPerRank) {
+  runCollective("ncclReduceScatter", [&](ncclComm_t comm,
+                                         cudaStream_t stream) {
+    BRAIDRT_NCCL(ncclReduceScatter(input, output, countPerRank, ncclFloat32,
+                                   ncclSum, comm, stream));
+  });
+}
+
+void braidrt_cuda_all_gather_f32(const float *input, float *output,
+                                 int64_t countPerRank) {
+  runCollective("ncclAllGather", [&](ncclComm_t comm, cudaStream_t stream) {
+    BRAIDRT_NCCL(ncclAllGather(input, output, countPerRank, ncclFloat32, comm,
+                               stream));
+  });
+}
+
+void braidrt_cuda_all_to_all_f32(const float *input, const int64_t *sendCounts,
+                                 float *output, const int64_t *recvCounts) {
+  runCollective("grouped ncclSend/ncclRecv", [&](ncclComm_t comm,
+                                                 cudaStream_t stream) {
+    int ranks = communicator().ranks;
+    int64_t sent = 0, received = 0;
+    BRAIDRT_NCCL(ncclGroupStart());
+    for (int peer = 0; peer < ranks; ++peer) {
+      if (sendCounts[peer] > 0)
+        BRAIDRT_NCCL(ncclSend(input + sent, sendCounts[peer], ncclFloat32,
+                              peer, comm, stream));
+      if (recvCounts[peer] > 0)
+        BRAIDRT_NCCL(ncclRecv(output + received, recvCounts[peer],
+                              ncclFloat32, peer, comm, stream));
+      sent += sendCounts[peer];
+      received += recvCounts[peer];
+    }
+    BRAIDRT_NCCL(ncclGroupEnd());
+  });
+}
