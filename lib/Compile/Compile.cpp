@@ -187,18 +187,20 @@ LogicalResult mlir::braid::compileModel(const CompileRequest &request,
     return failure();
   int64_t kernels = 0;
   if (request.target == "cuda" &&
-      failed(writeCudaKernels(*module, request.outDir, request.cudaChips,
-                              kernels)))
+      failed(writeCudaArtifact(
+          *module, planned->planned ? *planned->planned : *module,
+          request.outDir, plan->sharding.problem.ranks(), request.targetCpu,
+          request.cudaChips, kernels)))
     return failure();
   printPlanReport(report, *plan, request.maxTableRows);
   report << "wrote " << request.outDir
          << "/{plan.json, trace.json, model.mlir, program.mlir"
-         << (request.target == "cpu" ? ", manifest.json, libprogram.so" : "")
+         << (request.target != "none" ? ", manifest.json, libprogram.so"
+                                      : "")
          << (request.target == "cuda" ? ", kernels/" : "") << "}\n";
   if (request.target == "cuda")
     report << "cuda: " << kernels
-           << " kernels as PTX and cubin in kernels/ (kernels.json lists "
-              "their registers); the CUDA host program is not emitted "
-              "yet, so the artifact does not run\n";
+           << " kernels, each as PTX and a cubin per chip in kernels/ "
+              "(kernels.json lists their registers and spills)\n";
   return success();
 }

@@ -162,7 +162,7 @@ static FailureOr<llvm::json::Object> manifestOf(func::FuncOp func,
   for (int64_t samples : batchSplit)
     split.push_back(samples);
   if (int64_t(batchSplit.size()) != ranks)
-    return program.emitError() << "--target cpu needs a per-rank program "
+    return program.emitError() << "an artifact needs a per-rank program "
                                   "whose braid.batch_split has one entry per "
                                   "rank";
   // The global program's signature: a host binds global inputs from it
@@ -251,9 +251,9 @@ static LogicalResult run(Operation *at, StringRef program,
   return success();
 }
 
-LogicalResult mlir::braid::writeCpuArtifact(ModuleOp program, ModuleOp model,
-                                            StringRef outDir, int64_t ranks,
-                                            StringRef targetCpu) {
+LogicalResult mlir::braid::writeProgramArtifact(
+    ModuleOp program, ModuleOp model, StringRef outDir, int64_t ranks,
+    StringRef targetCpu, const ArtifactTarget &target) {
   OwningOpRef<ModuleOp> module(cast<ModuleOp>(program->clone()));
   // A training artifact runs the training step alone (it runs the forward
   // pass itself).
@@ -270,8 +270,8 @@ LogicalResult mlir::braid::writeCpuArtifact(ModuleOp program, ModuleOp model,
       llvm::make_filter_range(module->getOps<func::FuncOp>(),
                               [](func::FuncOp f) { return f.isPublic(); }));
   if (funcs.size() != 1)
-    return module->emitError() << "--target cpu needs exactly one function, "
-                                  "found "
+    return module->emitError() << "--target " << target.name
+                               << " needs exactly one function, found "
                                << funcs.size();
   FailureOr<llvm::json::Object> manifest = manifestOf(
       funcs.front(), program, model, ranks,
@@ -285,10 +285,9 @@ LogicalResult mlir::braid::writeCpuArtifact(ModuleOp program, ModuleOp model,
         exchanges || isa<CollectiveOpInterface, AllToAllVOp, AllToAllVStartOp>(op);
   });
   (*manifest)["exchanges"] = exchanges;
+  (*manifest)["target"] = target.name;
 
-  PassManager backend(module->getContext());
-  addLowerCpuBackendPasses(backend);
-  if (failed(backend.run(*module)))
+  if (failed(target.lowerToLLVM(*module)))
     return failure();
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =
@@ -352,10 +351,28 @@ LogicalResult mlir::braid::writeCpuArtifact(ModuleOp program, ModuleOp model,
   std::string runtimeRpath = "-Wl,-rpath," + runtimeDir;
   std::string llvmRpath = "-Wl,-rpath," + llvmLibDir;
   std::string runtimeLink = "-L" + runtimeDir, llvmLink = "-L" + llvmLibDir;
-  if (failed(run(*module, *linker,
-                 {*linker, "-shared", objectPath, "-o", libraryPath,
-                  runtimeLink, "-lbraidrt", llvmLink, "-lomp",
-                  "-lmlir_c_runner_utils", runtimeRpath, llvmRpath})))
+  for (StringRef library : target.runtimeLibraries) {
+    llvm::SmallString<256> file(runtimeDir);
+    llvm::sys::path::append(file, "lib" + library + ".so");
+    if (!llvm::sys::fs::exists(file))
+      return module->emitError()
+             << "--target " << target.name << " links against '" << file
+             << "', which this build of Braid does not have"
+             << (library == "braidrt_cuda"
+                     ? " (configure with the CUDA toolkit, cuBLASLt and "
+                       "NCCL; BRAID_ENABLE_CUDA)"
+                     : "");
+  }
+  SmallVector<std::string> linkArguments = {*linker, "-shared", objectPath,
+                                            "-o", libraryPath, runtimeLink};
+  for (StringRef library : target.runtimeLibraries)
+    linkArguments.push_back(("-l" + library).str());
+  for (StringRef argument : {llvmLink, std::string("-lomp"),
+                             std::string("-lmlir_c_runner_utils"),
+                             runtimeRpath, llvmRpath})
+    linkArguments.push_back(argument.str());
+  SmallVector<StringRef> linkArgs(linkArguments.begin(), linkArguments.end());
+  if (failed(run(*module, *linker, linkArgs)))
     return failure();
   if (braidrt_program_seal(libraryPath.c_str()) != 0)
     return module->emitError() << braidrt_program_last_error();
@@ -364,4 +381,18 @@ LogicalResult mlir::braid::writeCpuArtifact(ModuleOp program, ModuleOp model,
           [&](llvm::raw_ostream &os) { os << manifestText << "\n"; }))
     return module->emitError() << llvm::toString(std::move(error));
   return success();
+}
+
+LogicalResult mlir::braid::writeCpuArtifact(ModuleOp program, ModuleOp model,
+                                            StringRef outDir, int64_t ranks,
+                                            StringRef targetCpu) {
+  ArtifactTarget cpu;
+  cpu.name = "cpu";
+  cpu.runtimeLibraries = {"braidrt"};
+  cpu.lowerToLLVM = [](ModuleOp module) {
+    PassManager backend(module->getContext());
+    addLowerCpuBackendPasses(backend);
+    return backend.run(module);
+  };
+  return writeProgramArtifact(program, model, outDir, ranks, targetCpu, cpu);
 }

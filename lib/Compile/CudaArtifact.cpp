@@ -10,6 +10,8 @@
 
 #include "braid/Compile/CudaArtifact.h"
 
+#include "braid/Compile/CpuArtifact.h"
+
 #include "braid/Pipelines/Pipelines.h"
 #include "braid/Support/AtomicOutput.h"
 
@@ -76,37 +78,20 @@ static KernelResources parsePtxasReport(StringRef report) {
   return resources;
 }
 
-LogicalResult mlir::braid::writeCudaKernels(ModuleOp program, StringRef outDir,
-                                            const std::vector<std::string> &chips,
-                                            int64_t &kernelCount) {
-  std::string ptxas = findPtxas();
-  if (ptxas.empty())
-    return program->emitError()
-           << "--target cuda needs ptxas from the CUDA toolkit: none in "
-              "$BRAID_PTXAS, on PATH or in /usr/local/cuda/bin";
-  OwningOpRef<ModuleOp> module(cast<ModuleOp>(program->clone()));
-  // A training artifact runs the training step alone, as on the CPU.
-  if (module->lookupSymbol<func::FuncOp>("train_step"))
-    if (auto forward = module->lookupSymbol<func::FuncOp>("forward"))
-      forward.erase();
-  LowerCudaPipelineOptions options;
-  options.chips = chips;
-  // libdevice (math functions) lives in the toolkit ptxas belongs to.
-  options.toolkit = llvm::sys::path::parent_path(
-                        llvm::sys::path::parent_path(ptxas))
-                        .str();
-  PassManager pm(module->getContext());
-  buildLowerCudaPipeline(pm, options);
-  if (failed(pm.run(*module)))
-    return failure();
-
+/// Writes every kernel of `module` (after addLowerCudaKernelPasses: one
+/// gpu.binary per kernel, a PTX object per chip) into `outDir`/kernels as
+/// PTX and, through `ptxas`, as a cubin, with kernels.json; refuses a kernel
+/// that spills.
+static LogicalResult writeKernelObjects(ModuleOp module, StringRef outDir,
+                                        ArrayRef<std::string> chips,
+                                        StringRef ptxas, int64_t &kernelCount) {
   std::string kernelDir = joinPath(outDir, "kernels");
   if (std::error_code ec = llvm::sys::fs::create_directories(kernelDir))
-    return program->emitError()
+    return module->emitError()
            << "cannot create '" << kernelDir << "': " << ec.message();
   llvm::json::Array listed;
   kernelCount = 0;
-  for (auto binary : module->getOps<gpu::BinaryOp>()) {
+  for (auto binary : module.getOps<gpu::BinaryOp>()) {
     ++kernelCount;
     for (auto object : binary.getObjects().getAsRange<gpu::ObjectAttr>()) {
       auto target = dyn_cast<NVVM::NVVMTargetAttr>(object.getTarget());
@@ -159,10 +144,7 @@ LogicalResult mlir::braid::writeCudaKernels(ModuleOp program, StringRef outDir,
     }
   }
   llvm::json::Array chipNames;
-  SmallVector<std::string> compiledFor(chips.begin(), chips.end());
-  if (compiledFor.empty())
-    compiledFor = defaultCudaChips();
-  for (const std::string &chip : compiledFor)
+  for (const std::string &chip : chips)
     chipNames.push_back(chip);
   llvm::json::Object manifest{{"chips", std::move(chipNames)},
                               {"kernels", std::move(listed)}};
@@ -172,6 +154,42 @@ LogicalResult mlir::braid::writeCudaKernels(ModuleOp program, StringRef outDir,
                                 llvm::json::Value(std::move(manifest)))
                << "\n";
           }))
-    return program->emitError() << llvm::toString(std::move(error));
+    return module->emitError() << llvm::toString(std::move(error));
   return success();
+}
+
+LogicalResult mlir::braid::writeCudaArtifact(
+    ModuleOp program, ModuleOp model, StringRef outDir, int64_t ranks,
+    StringRef targetCpu, const std::vector<std::string> &chips,
+    int64_t &kernelCount) {
+  std::string ptxas = findPtxas();
+  if (ptxas.empty())
+    return program->emitError()
+           << "--target cuda needs ptxas from the CUDA toolkit: none in "
+              "$BRAID_PTXAS, on PATH or in /usr/local/cuda/bin";
+  LowerCudaPipelineOptions options;
+  options.chips = chips;
+  SmallVector<std::string> compiledFor(chips.begin(), chips.end());
+  if (compiledFor.empty())
+    compiledFor = defaultCudaChips();
+  // libdevice (math functions) lives in the toolkit ptxas belongs to.
+  options.toolkit = llvm::sys::path::parent_path(
+                        llvm::sys::path::parent_path(ptxas))
+                        .str();
+  ArtifactTarget cuda;
+  cuda.name = "cuda";
+  // The CUDA runtime serves what it can; the CPU runtime the rest.
+  cuda.runtimeLibraries = {"braidrt_cuda", "braidrt"};
+  cuda.lowerToLLVM = [&](ModuleOp module) -> LogicalResult {
+    PassManager kernels(module->getContext());
+    addLowerCudaKernelPasses(kernels, options);
+    if (failed(kernels.run(module)) ||
+        failed(writeKernelObjects(module, outDir, compiledFor, ptxas,
+                                  kernelCount)))
+      return failure();
+    PassManager host(module->getContext());
+    addLowerCudaHostPasses(host);
+    return host.run(module);
+  };
+  return writeProgramArtifact(program, model, outDir, ranks, targetCpu, cuda);
 }

@@ -87,6 +87,8 @@ void mlir::braid::registerAllDialects(DialectRegistry &registry) {
   NVVM::registerConvertGpuToNVVMInterface(registry);
   NVVM::registerNVVMTargetInterfaceExternalModels(registry);
   registerGPUDialectTranslation(registry);
+  // gpu.binary objects embedded in the host and loaded at start-up.
+  gpu::registerOffloadingLLVMTranslationInterfaceExternalModels(registry);
   registerNVVMDialectTranslation(registry);
 }
 

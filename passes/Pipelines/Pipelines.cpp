@@ -158,12 +158,9 @@ llvm::SmallVector<std::string> mlir::braid::defaultCudaChips() {
   return {"sm_80", "sm_90"};
 }
 
-void mlir::braid::buildLowerCudaPipeline(
+void mlir::braid::addLowerCudaKernelPasses(
     OpPassManager &pm, const LowerCudaPipelineOptions &options) {
-  // The same kernels as the CPU's: Braid's ops to tensor, linalg, scf and
-  // vector (every op's location named after its work), then buffers and
-  // scf.parallel loops.
-  pm.addPass(createConvertBraidToCPUPass());
+  // The same kernels as the CPU's, buffers and scf.parallel loops.
   addBufferizePasses(pm);
   // Each kernel's outer loop in blocks of threads: a thread per bag,
   // sample or row, many in flight per block (a whole bag per block would
@@ -218,6 +215,40 @@ void mlir::braid::buildLowerCudaPipeline(
   pm.addPass(createGpuModuleToBinaryPass(binary));
 }
 
+void mlir::braid::addLowerCudaHostPasses(OpPassManager &pm) {
+  // The runtime calls the CUDA runtime serves (cuBLASLt GEMMs) swap to it;
+  // the others keep the CPU runtime, on managed memory.
+  pm.addPass(createBraidUseCudaRuntimePass());
+  // What stayed on the host (input checks, loops with reductions) is
+  // OpenMP, as on the CPU.
+  pm.addPass(createConvertSCFToOpenMPPass());
+  ConvertVectorToLLVMPassOptions vector;
+  vector.reassociateFPReductions = true;
+  pm.addPass(createConvertVectorToLLVMPass(vector));
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  // Every buffer through the runtime's allocation hooks: managed memory
+  // that kernels and host code share.
+  FinalizeMemRefToLLVMConversionPassOptions memref;
+  memref.useGenericFunctions = true;
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memref));
+  pm.addPass(createSCFToControlFlowPass());
+  // Launches and their streams to the runtime's GPU entry points.
+  pm.addPass(createGpuToLLVMConversionPass());
+  pm.addPass(createConvertToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createBraidEmitPackedEntryPass());
+}
+
+void mlir::braid::buildLowerCudaPipeline(
+    OpPassManager &pm, const LowerCudaPipelineOptions &options) {
+  // Braid's ops to tensor, linalg, scf and vector (every op's location
+  // tagged with its work) and runtime calls, as for the CPU.
+  pm.addPass(createConvertBraidToCPUPass());
+  addLowerCudaKernelPasses(pm, options);
+  addLowerCudaHostPasses(pm);
+}
+
 std::string
 mlir::braid::printCompilePipeline(const CompilePipelineOptions &options) {
   std::string text;
@@ -261,9 +292,10 @@ void mlir::braid::registerBraidPassesAndPipelines() {
       buildCompilePipeline);
   PassPipelineRegistration<LowerCudaPipelineOptions>(
       "braid-lower-cuda",
-      "lower a per-rank Braid program's kernels to PTX for NVIDIA GPUs: "
-      "the CPU target's kernels tiled onto thread blocks, outlined, named "
-      "after their work and serialized per chip",
+      "lower a per-rank Braid program for NVIDIA GPUs: the CPU target's "
+      "kernels tiled onto thread blocks, outlined, named after their work "
+      "and serialized to PTX per chip; the host code to the LLVM dialect, "
+      "launching them on managed memory",
       buildLowerCudaPipeline);
   PassPipelineRegistration<>(
       "braid-lower-cpu",

@@ -4,7 +4,8 @@
 // {allocated, aligned, offset, sizes[r], strides[r]}, all 8-byte fields;
 // the packed entry point takes a pointer to the results' descriptors
 // (consecutive) followed by one pointer per argument descriptor. Results
-// are buffers the program allocated with malloc; they are freed at the
+// are buffers the program allocated (with malloc, or for a CUDA artifact
+// in the CUDA runtime's managed memory); they are freed at the
 // next call or when the program is freed.
 //
 //===----------------------------------------------------------------------===//
@@ -55,8 +56,17 @@ struct Tensor {
   std::vector<braidrt_table_slice> slices;
 };
 
+/// How a program's buffers are allocated and released: the heap for a CPU
+/// artifact; for a CUDA artifact, the CUDA runtime's managed memory, which
+/// its kernels can read (a host-only allocation is invisible to them).
+struct Allocator {
+  void *(*allocate)(size_t) = nullptr;
+  void (*release)(void *) = std::free;
+};
+
 struct FreeStorage {
-  void operator()(void *data) const { std::free(data); }
+  void (*release)(void *) = std::free;
+  void operator()(void *data) const { release(data); }
 };
 
 /// Huge pages back buffers of at least this size.
@@ -142,6 +152,8 @@ struct braidrt_program {
   std::vector<Tensor> arguments, results;
   void (*entry)(void **) = nullptr;
 
+  /// Where arguments are staged and how results are freed.
+  Allocator allocator;
   /// Per argument: its storage and descriptor (empty until staged).
   std::vector<std::unique_ptr<void, FreeStorage>> storage;
   std::vector<std::vector<int64_t>> descriptors;
@@ -152,7 +164,7 @@ struct braidrt_program {
 
   void releaseResults() {
     for (void *buffer : resultBuffers)
-      std::free(buffer);
+      allocator.release(buffer);
     resultBuffers.clear();
     resultDescriptors.clear();
     resultAt.clear();
@@ -320,6 +332,22 @@ braidrt_program *braidrt_program_load(const char *dir) {
     return failWith<braidrt_program *>(
         nullptr, where + "'ranks' must be between 1 and 2^20");
   program->exchanges = root->getBool("exchanges").value_or(false);
+  std::string target = root->getString("target").value_or("cpu");
+  if (target == "cuda") {
+    // The CUDA runtime the library links against serves its memory.
+    auto allocate = reinterpret_cast<void *(*)(size_t)>(
+        dlsym(handle, "braidrt_cuda_alloc"));
+    auto release =
+        reinterpret_cast<void (*)(void *)>(dlsym(handle, "braidrt_cuda_free"));
+    if (!allocate || !release)
+      return failWith<braidrt_program *>(
+          nullptr, path + ": is a CUDA artifact but does not link the CUDA "
+                          "runtime (braidrt_cuda_alloc)");
+    program->allocator = {allocate, release};
+  } else if (target != "cpu") {
+    return failWith<braidrt_program *>(
+        nullptr, where + "unknown 'target' '" + target + "'");
+  }
   const std::vector<Value> *split = root->getArray("batch_split");
   if (!split || int64_t(split->size()) != program->ranks)
     return failWith<braidrt_program *>(
@@ -428,12 +456,15 @@ void *braidrt_program_stage(braidrt_program *program, int64_t index,
       return failWith<void *>(nullptr, what + " is too large");
     bytes *= size_t(shape[d]);
   }
-  void *data = allocateArgument(bytes);
+  void *data = program->allocator.allocate
+                   ? program->allocator.allocate(std::max<size_t>(bytes, 1))
+                   : allocateArgument(bytes);
   if (!data)
     return failWith<void *>(nullptr, "cannot allocate " +
                                          std::to_string(bytes) + " bytes for " +
                                          what);
-  program->storage[index].reset(data);
+  program->storage[index] = std::unique_ptr<void, FreeStorage>(
+      data, FreeStorage{program->allocator.release});
   std::vector<int64_t> &descriptor = program->descriptors[index];
   descriptor.assign(3 + 2 * rank, 0);
   descriptor[0] = descriptor[1] = reinterpret_cast<int64_t>(data);

@@ -9,7 +9,8 @@
 // from the program's placements and the simulated program) and
 // OUT/trace.json (the simulated program's timeline), then prints the plan.
 // With --target cpu it also lowers the program (braid-lower-cpu) into
-// OUT/libprogram.so. The Python package's braid.compile runs the same
+// OUT/libprogram.so; with --target cuda (braid-lower-cuda) into a
+// libprogram.so that launches its kernels on the GPU, and OUT/kernels/. The Python package's braid.compile runs the same
 // function through the C API.
 //
 //===----------------------------------------------------------------------===//
@@ -82,7 +83,7 @@ static cl::opt<bool>
                    "braid.optimizer"));
 static cl::opt<std::string> targetCpu(
     cl::cat(toolOptions), "target-cpu", cl::init("native"),
-    cl::desc("--target cpu: the LLVM CPU name the program is compiled for "
+    cl::desc("--target cpu and cuda: the LLVM CPU name the (host) program is compiled for "
              "(native: this machine's CPU and features)"));
 static cl::list<std::string> cudaChips(
     cl::cat(toolOptions), "cuda-chips", cl::CommaSeparated,

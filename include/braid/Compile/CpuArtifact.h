@@ -10,6 +10,10 @@
 
 #include "mlir/IR/BuiltinOps.h"
 
+#include <functional>
+#include <string>
+#include <vector>
+
 namespace mlir::braid {
 
 /// Lowers a copy of `program` with braid-lower-cpu, writes the manifest
@@ -22,6 +26,25 @@ namespace mlir::braid {
 LogicalResult writeCpuArtifact(ModuleOp program, ModuleOp model,
                                llvm::StringRef outDir,
                                int64_t ranks, llvm::StringRef targetCpu);
+
+/// What distinguishes one target's artifact from another's: the manifest's
+/// `target`, the passes that take the module from after
+/// convert-braid-to-cpu to the LLVM dialect, and the runtime libraries
+/// (in Braid's library directory) it links against.
+struct ArtifactTarget {
+  std::string name;
+  std::function<LogicalResult(ModuleOp)> lowerToLLVM;
+  std::vector<std::string> runtimeLibraries;
+};
+
+/// writeCpuArtifact for any target: clones `program`, runs
+/// convert-braid-to-cpu, describes the result in the manifest, lowers it
+/// with `target`, then translates, optimizes, compiles and links
+/// OUT/libprogram.so and seals it.
+LogicalResult writeProgramArtifact(ModuleOp program, ModuleOp model,
+                                   llvm::StringRef outDir, int64_t ranks,
+                                   llvm::StringRef targetCpu,
+                                   const ArtifactTarget &target);
 
 } // namespace mlir::braid
 

@@ -1,8 +1,8 @@
 //===- CudaArtifact.h - The --target cuda kernels ---------------*- C++ -*-===//
 //
 // This file declares how braid-compile turns a per-rank program into the
-// CUDA target's kernels: OUT/kernels/NAME.CHIP.ptx and .cubin, and
-// OUT/kernels/kernels.json.
+// CUDA target's artifact: OUT/libprogram.so, manifest.json and the kernels,
+// OUT/kernels/NAME.CHIP.ptx and .cubin, and OUT/kernels/kernels.json.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,15 +16,19 @@
 
 namespace mlir::braid {
 
-/// Lowers a copy of `program` with braid-lower-cuda for `chips` (empty:
-/// sm_80 and sm_90), writes each kernel's PTX per chip into
-/// `outDir`/kernels, assembles it with ptxas into a cubin, and lists every
-/// kernel with its registers, stack and spills in kernels.json. A kernel
-/// that spills registers is an error, as is a missing ptxas. Emits located
-/// errors. `kernelCount` receives the number of kernels.
-LogicalResult writeCudaKernels(ModuleOp program, llvm::StringRef outDir,
-                               const std::vector<std::string> &chips,
-                               int64_t &kernelCount);
+/// The --target cuda artifact: OUT/libprogram.so and manifest.json as for
+/// the CPU (the host code, its kernels embedded as PTX that the driver
+/// compiles for the device it runs on, linked against libbraidrt_cuda and
+/// libbraidrt), plus every kernel's PTX and ptxas cubin per chip in
+/// OUT/kernels (`chips`, empty: sm_80 and sm_90) and kernels.json with
+/// their registers, stack and spills. A kernel that spills registers is an
+/// error, as is a missing ptxas. `kernelCount` receives the number of
+/// kernels.
+LogicalResult writeCudaArtifact(ModuleOp program, ModuleOp model,
+                                llvm::StringRef outDir, int64_t ranks,
+                                llvm::StringRef targetCpu,
+                                const std::vector<std::string> &chips,
+                                int64_t &kernelCount);
 
 } // namespace mlir::braid
 

@@ -162,4 +162,20 @@ def BraidAlignVectorAccessesPass
   let dependentDialects = ["::mlir::vector::VectorDialect"];
 }
 
+def BraidUseCudaRuntimePass
+    : Pass<"braid-use-cuda-runtime", "::mlir::ModuleOp"> {
+  let summary = "points the host's runtime calls at the CUDA runtime where it serves them";
+  let description = [{
+    A step of `braid-lower-cuda`, on the host code. `convert-braid-to-cpu`
+    calls the CPU runtime (`passes/Conversion/BraidToCPU/RuntimeFunctions.h`);
+    the functions the CUDA runtime (`libbraidrt_cuda`) implements with the
+    same arguments are renamed, call and declaration: `braidrt_linear_f32`
+    becomes `braidrt_cuda_linear_f32` (cuBLASLt, bias and relu fused in its
+    epilogue). Every other runtime call keeps the CPU runtime, which works
+    on the managed memory the CUDA target's buffers live in: correct, but
+    on the host. The renamed functions keep their C-interface ABI.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect"];
+}
+
 #endif // BRAID_CONVERSION_PASSES_TD

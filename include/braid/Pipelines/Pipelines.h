@@ -134,13 +134,22 @@ void addLowerCpuBackendPasses(OpPassManager &pm);
 
 /// The textual form of braid-compile with `options`, for reproducers:
 /// `braid-compile{cluster=... opt-level=...}`.
-/// Adds braid-lower-cuda: convert-braid-to-cpu's kernels, bufferized like
-/// braid-lower-cpu's, then tiled onto thread blocks, outlined into
-/// gpu.modules named after their work, lowered to NVVM and serialized to
-/// PTX for every chip. The host code stays in func/memref with
-/// gpu.launch_func.
+/// Adds braid-lower-cuda: convert-braid-to-cpu, the kernel passes, then the
+/// host passes.
 void buildLowerCudaPipeline(OpPassManager &pm,
                             const LowerCudaPipelineOptions &options);
+
+/// The part of braid-lower-cuda after convert-braid-to-cpu that makes the
+/// kernels: bufferized like braid-lower-cpu's, tiled onto thread blocks,
+/// outlined into gpu.modules named after their work, lowered to NVVM and
+/// serialized to PTX for every chip (gpu.binary).
+void addLowerCudaKernelPasses(OpPassManager &pm,
+                              const LowerCudaPipelineOptions &options);
+
+/// The rest: the host code to the LLVM dialect, its buffers in managed
+/// memory, launches through the runtime's GPU entry points, the GEMMs on
+/// cuBLASLt, one packed entry point per function.
+void addLowerCudaHostPasses(OpPassManager &pm);
 
 /// The chips braid-lower-cuda compiles for when `chips` is empty.
 llvm::SmallVector<std::string> defaultCudaChips();

@@ -92,6 +92,12 @@ inline constexpr llvm::StringLiteral kBagGrad = "braidrt_bag_grad_";
 /// eps).
 inline constexpr llvm::StringLiteral kTableUpdate = "braidrt_table_update_";
 
+/// The CUDA runtime's (libbraidrt_cuda) functions with a CPU runtime
+/// function's arguments: braid-use-cuda-runtime calls them instead.
+/// (memref input, weight, bias, output, i32 activation): cuBLASLt.
+inline constexpr llvm::StringLiteral kCudaLinearF32 =
+    "braidrt_cuda_linear_f32";
+
 } // namespace mlir::braid::runtime
 
 #endif // BRAID_CONVERSION_BRAIDTOCPU_RUNTIMEFUNCTIONS_H

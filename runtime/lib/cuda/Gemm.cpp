@@ -13,8 +13,11 @@
 #include "braidrt/braidrt.h"
 #include "braidrt/cuda.h"
 
+#include "../Descriptors.h"
+
 #include <cublasLt.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <mutex>
 
@@ -87,4 +90,36 @@ void braidrt_cuda_linear_f32(const float *input, const float *weight,
   BRAIDRT_CUBLAS(cublasLtMatrixLayoutDestroy(a));
   BRAIDRT_CUBLAS(cublasLtMatmulDescDestroy(operation));
   BRAIDRT_CU(driver().ctxSynchronize());
+}
+
+/// The compiled programs' entry (braid-use-cuda-runtime renames their
+/// braidrt_linear_f32 calls to it): the CPU runtime's arguments, the GEMM
+/// and bias (and relu) on cuBLASLt. A sigmoid (the model's last layer, one
+/// column) is applied on the host after it, on managed memory.
+extern "C" void _mlir_ciface_braidrt_cuda_linear_f32(
+    braidrt_unranked_memref *input, braidrt_unranked_memref *weight,
+    braidrt_unranked_memref *bias, braidrt_unranked_memref *output,
+    int32_t activation) {
+  const char *op = "linear (CUDA)";
+  auto in = braidrt::viewOf<float>(input, 2, op, "the input");
+  auto w = braidrt::viewOf<float>(weight, 2, op, "the weight");
+  auto b = braidrt::viewOf<float>(bias, 1, op, "the bias");
+  auto out = braidrt::viewOf<float>(output, 2, op, "the output");
+  int64_t batch = in.sizes[0], inFeatures = in.sizes[1],
+          outFeatures = w.sizes[0];
+  if (w.sizes[1] != inFeatures || b.sizes[0] != outFeatures ||
+      out.sizes[0] != batch || out.sizes[1] != outFeatures)
+    braidrt_fail("%s: shapes [%lld, %lld] x [%lld, %lld]^T + [%lld] -> "
+                 "[%lld, %lld] do not agree",
+                 op, (long long)batch, (long long)inFeatures,
+                 (long long)w.sizes[0], (long long)w.sizes[1],
+                 (long long)b.sizes[0], (long long)out.sizes[0],
+                 (long long)out.sizes[1]);
+  bool sigmoid = activation == BRAIDRT_ACT_SIGMOID;
+  braidrt_cuda_linear_f32(in.data, w.data, b.data, out.data, batch,
+                          inFeatures, outFeatures,
+                          sigmoid ? BRAIDRT_ACT_NONE : activation);
+  if (sigmoid)
+    for (int64_t i = 0, n = batch * outFeatures; i < n; ++i)
+      out.data[i] = 1.0f / (1.0f + std::exp(-out.data[i]));
 }
