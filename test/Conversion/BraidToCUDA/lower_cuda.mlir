@@ -29,16 +29,29 @@
 // A bag's row: one 64-byte vector load, 16-byte aligned.
 // NVVM: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr -> vector<16xf32>
 
-// One PTX object per default chip, the rows read as ld.global.v4.
-// CHECK: func.func @forward(
+// The whole pipeline: the host in the LLVM dialect (buffers through the
+// runtime's allocation hooks, the dense layer on the CUDA runtime's
+// cuBLASLt GEMM), the launches kept for the translation, and one PTX
+// object per default chip, the rows read as ld.global.v4.
+// CHECK: llvm.func @_mlir_memref_to_llvm_alloc(i64) -> !llvm.ptr
+// CHECK: llvm.func @forward(
 // CHECK: gpu.launch_func @interaction_dot::@interaction_dot
+// CHECK: llvm.call @braidrt_cuda_linear_f32(
 // CHECK: gpu.binary @interaction_dot
+// CHECK: llvm.func internal @__braid_forward_embedding_bag_t(
 // CHECK: gpu.launch_func @embedding_bag_t::@embedding_bag_t
 // CHECK: gpu.binary @embedding_bag_t  [#gpu.object<#nvvm.target<O = 3, chip = "sm_80", features = "+ptx80">
 // CHECK-SAME: assembly = "{{.*}}.target sm_80{{.*}}.entry embedding_bag_t{{.*}}.maxntid 128, 1, 1{{.*}}ld.global.v4.b32{{.*}}#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">{{.*}}.target sm_90{{.*}}.entry embedding_bag_t{{.*}}ld.global.v4.b32
+// CHECK: llvm.call @_mlir_ciface_braidrt_cuda_linear_f32(
+// CHECK: llvm.func @braid_entry_forward(
+// CHECK-NOT: braidrt_linear_f32
 // CHECK-NOT: braid.
 
-// SIXTY-FOUR: threads in (%c64,
+// The pipeline's options: 64 threads per block, one chip.
+// RUN: braid-opt %s --pass-pipeline='builtin.module(braid-lower-cuda{threads-per-block=64 chips=sm_80})' \
+// RUN:   --mlir-print-ir-before=gpu-module-to-binary 2>&1 >/dev/null \
+// RUN:   | FileCheck %s --check-prefix=SIXTY-FOUR-BEFORE
+// SIXTY-FOUR-BEFORE: threads in (%c64,
 // SIXTY-FOUR: gpu.binary @embedding_bag_t  [#gpu.object<#nvvm.target<O = 3, chip = "sm_80", features = "+ptx80">
 // SIXTY-FOUR-SAME: .maxntid 64, 1, 1
 // SIXTY-FOUR-NOT: sm_90

@@ -1,0 +1,169 @@
+"""Braid's CUDA artifacts on a lent GPU, beside the hardware's peaks and the
+simulator's predictions, in one run.
+
+Three measurements, each a model compiled with --target cuda for one rank
+and run with `braid-run OUT --json` (median of --repeats runs):
+
+- embedding: 8 tables of --rows x 128 f32, pooling factor 50, a one-layer
+  head: the rows the lookups read per second against the device's HBM
+  bandwidth (an under-estimate of the kernels' rate: the iteration also
+  runs the head and the host's input checks on managed memory);
+- gemm: a 4-layer MLP of width --width on a batch of 8192 and one small
+  table: the dense layers' FLOP rate against the FP32 and TF32 peaks;
+- training step: dlrm_small's training step, measured per step, against the
+  simulator's prediction (plan.json's train_step_ms) for the same device.
+
+The device's figures are those of the preset the simulator uses
+(examples/clusters/dgx-h100.json or dgx-a100.json, chosen by the GPU's
+name; each figure's source is in that file). The overlap of communication
+and computation needs the collectives on NCCL streams, which the CUDA
+target does not emit yet: the JSON says so rather than report a number.
+
+Without a GPU (nvidia-smi -L fails) it prints why and writes a JSON that
+says so; nothing is measured.
+
+usage: python3 bench/gpu/run.py [--repeats 5] [--iterations 20]
+           [--rows 1000000] [--width 4096] [--build build]
+"""
+import argparse
+import json
+import pathlib
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+
+def run(cmd):
+    proc = subprocess.run([str(c) for c in cmd], capture_output=True, text=True)
+    if proc.returncode != 0:
+        sys.exit(f"{' '.join(map(str, cmd))} failed:\n{proc.stderr[-3000:]}")
+    return proc.stdout
+
+
+def gpu_name():
+    """The first GPU's name, or None (with the reason) without one."""
+    if not shutil.which("nvidia-smi"):
+        return None, "no nvidia-smi on PATH"
+    proc = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
+                          capture_output=True, text=True)
+    if proc.returncode != 0 or not proc.stdout.strip():
+        return None, "nvidia-smi finds no GPU: " + (proc.stderr.strip() or "no output")
+    return proc.stdout.splitlines()[0].strip(), None
+
+
+def preset_for(name):
+    """The simulator's preset for the GPU: A100s use dgx-a100, others dgx-h100."""
+    preset = "dgx-a100" if "A100" in name else "dgx-h100"
+    return preset, json.loads((ROOT / "examples" / "clusters" / f"{preset}.json").read_text())
+
+
+def embedding_spec(rows):
+    return {"name": "gpu_embedding", "batch_size": 16384, "dense_features": 16,
+            "bottom_mlp": [128], "top_mlp": [1], "interaction": "cat",
+            "tables": [{"name": f"t{i}", "num_embeddings": rows, "embedding_dim": 128,
+                        "pooling_factor": 50, "pooling": "sum"} for i in range(8)]}
+
+
+def gemm_spec(width):
+    return {"name": "gpu_gemm", "batch_size": 8192, "dense_features": width,
+            "bottom_mlp": [width, width, width, width], "top_mlp": [1],
+            "interaction": "cat",
+            "tables": [{"name": "t0", "num_embeddings": 1000, "embedding_dim": 16,
+                        "pooling_factor": 1, "pooling": "sum"}]}
+
+
+def compile_model(bin_dir, model, out, preset, extra=()):
+    run([bin_dir / "braid-compile", model, "--cluster", preset, "--nodes", "1",
+         "--ranks-per-node", "1", "--target", "cuda", "-o", out] + list(extra))
+    return json.loads((out / "plan.json").read_text())
+
+
+def median_of(bin_dir, out, repeats, flags, key):
+    runs = [json.loads(run([bin_dir / "braid-run", out, "--json"] + flags).splitlines()[-1])[key]
+            for _ in range(repeats)]
+    return statistics.median(runs), runs
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--iterations", type=int, default=20)
+    parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--rows", type=int, default=1000000)
+    parser.add_argument("--width", type=int, default=4096)
+    parser.add_argument("--build", default=str(ROOT / "build"))
+    parser.add_argument("--json", default=str(ROOT / "bench" / "gpu" / "results.json"))
+    args = parser.parse_args()
+    bin_dir = pathlib.Path(args.build) / "bin"
+    name, reason = gpu_name()
+    if name is None:
+        print(f"bench/gpu: nothing measured: {reason}")
+        pathlib.Path(args.json).write_text(json.dumps(
+            {"gpu": None, "measured": False, "reason": reason}, indent=2) + "\n")
+        print(f"wrote {args.json}")
+        return
+    preset, hardware = preset_for(name)
+    device = hardware["device"]
+    result = {"gpu": name, "measured": True, "preset": preset,
+              "overlap": {"measured": False,
+                          "reason": "the CUDA target's collectives still run over MPI on "
+                                    "the host (docs/cuda-backend.md)"}}
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = pathlib.Path(tmp)
+        # Embedding rows read per second against HBM.
+        model = tmp / "embedding.json"
+        model.write_text(json.dumps(embedding_spec(args.rows)))
+        compile_model(bin_dir, model, tmp / "embedding", preset)
+        iteration_ms, runs = median_of(bin_dir, tmp / "embedding", args.repeats,
+                                       ["--iterations", str(args.iterations)], "iteration_ms")
+        spec = embedding_spec(args.rows)
+        row_bytes = sum(spec["batch_size"] * t["pooling_factor"] * t["embedding_dim"] * 4
+                        for t in spec["tables"])
+        achieved = row_bytes / (iteration_ms * 1e-3) / 1e9
+        result["embedding"] = {"iteration_ms": iteration_ms, "runs_ms": runs,
+                               "row_bytes": row_bytes, "achieved_GBps": achieved,
+                               "hbm_GBps": device["memory_bandwidth_GBps"],
+                               "fraction_of_hbm": achieved / device["memory_bandwidth_GBps"]}
+        # Dense layers' FLOP rate against the peaks.
+        model = tmp / "gemm.json"
+        spec = gemm_spec(args.width)
+        model.write_text(json.dumps(spec))
+        compile_model(bin_dir, model, tmp / "gemm", preset)
+        iteration_ms, runs = median_of(bin_dir, tmp / "gemm", args.repeats,
+                                       ["--iterations", str(args.iterations)], "iteration_ms")
+        widths = [spec["dense_features"]] + spec["bottom_mlp"]
+        flops = sum(2 * spec["batch_size"] * a * b for a, b in zip(widths, widths[1:]))
+        tflops = flops / (iteration_ms * 1e-3) / 1e12
+        result["gemm"] = {"iteration_ms": iteration_ms, "runs_ms": runs, "flops": flops,
+                          "achieved_tflops": tflops,
+                          "peak_tflops_f32": device["peak_tflops"]["f32"],
+                          "peak_tflops_tf32": device["peak_tflops"]["tf32"]}
+        # A training step against the simulator's prediction.
+        plan = compile_model(bin_dir, ROOT / "examples" / "dlrm_small.json", tmp / "train",
+                             preset, ["--train"])
+        step_ms, runs = median_of(bin_dir, tmp / "train", args.repeats,
+                                  ["--steps", str(args.steps)], "step_ms")
+        predicted = plan["predicted"]["train_step_ms"]
+        result["train_step"] = {"measured_ms": step_ms, "runs_ms": runs,
+                                "predicted_ms": predicted,
+                                "error": (predicted - step_ms) / step_ms}
+    e, g, t = result["embedding"], result["gemm"], result["train_step"]
+    print(f"GPU: {name} (figures of the {preset} preset)")
+    print(f"{'measurement':<22} {'measured':>14} {'reference':>22}")
+    print(f"{'embedding rows':<22} {e['achieved_GBps']:>9.0f} GB/s "
+          f"{e['hbm_GBps']:>12.0f} GB/s HBM ({100 * e['fraction_of_hbm']:.0f}%)")
+    print(f"{'dense layers':<22} {g['achieved_tflops']:>7.1f} TFLOP/s "
+          f"{g['peak_tflops_f32']:>6.1f} f32 / {g['peak_tflops_tf32']:.0f} tf32 peak")
+    print(f"{'training step':<22} {t['measured_ms']:>11.3f} ms "
+          f"{t['predicted_ms']:>16.3f} ms predicted ({100 * t['error']:+.0f}%)")
+    print("overlap: not measured (" + result["overlap"]["reason"] + ")")
+    pathlib.Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
+    print(f"wrote {args.json}")
+
+
+if __name__ == "__main__":
+    main()
