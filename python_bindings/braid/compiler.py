@@ -30,7 +30,8 @@ def compile(model, cluster="dgx-h100", nodes=1, ranks_per_node=None, target="non
     model: a Model, a spec dict or a path; cluster: a preset ("dgx-h100",
     "aws-p5", ...), "local-cpu" or a hardware JSON file; nodes and
     ranks_per_node (None: the hardware's); target: "none" (plan, partition
-    and predict), "cpu" (also the CPU backend's artifact) or "cuda";
+    and predict), "cpu" (also the CPU backend's artifact) or "cuda" (the
+    CUDA artifact and its kernels, for sm_80 and sm_90);
     train: also derive the training step; planner: "braid", "greedy:KEY" or
     "keep"; plan: a plan to price and partition as it is (a plan.json path,
     its dict, or a TorchRec ShardingPlan); opt_level: 0, 1 or 2; out: the

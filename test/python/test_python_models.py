@@ -2,6 +2,7 @@
 and the exceptions bad models and options raise."""
 import copy
 import json
+import pathlib
 
 import pytest
 
@@ -87,13 +88,31 @@ def test_from_torchrec_rejects_what_braid_cannot_model(braid):
     ({"target": "tpu"}, "target must be one of none, cpu, cuda"),
     ({"force_sharding": "diagonal"}, "force_sharding must be one of"),
     ({"cluster": "no-such-cluster"}, "'no-such-cluster' is neither a preset"),
-    ({"target": "cuda"}, "--target cuda is not yet supported"),
     ({"plan": "no/such/plan.json"}, "no plan file"),
     ({"plan": {"tables": [{"name": "nope"}]}}, "the model has no table 'nope'"),
 ])
 def test_bad_options_raise_with_the_compilers_message(braid, tmp_path, options, expected):
     with pytest.raises(braid.Error, match=expected):
         braid.compile(SMALL, out=tmp_path / "out", **options)
+
+
+def test_compile_for_cuda_writes_the_artifact_and_named_kernels(braid, tmp_path):
+    """target="cuda" writes the CUDA artifact and its kernels (needs ptxas
+    and the CUDA runtime in the build, not a GPU)."""
+    import os
+    import shutil
+    ptxas = os.environ.get("BRAID_PTXAS") or shutil.which("ptxas") or "/usr/local/cuda/bin/ptxas"
+    build = pathlib.Path(os.environ.get("BRAID_BUILD_DIR", ROOT / "build"))
+    if not os.access(ptxas, os.X_OK) or not (build / "lib" / "libbraidrt_cuda.so").exists():
+        pytest.skip("no ptxas or no CUDA runtime in this build")
+    artifact = braid.compile(SMALL, cluster="dgx-h100", nodes=1, ranks_per_node=1,
+                             target="cuda", out=tmp_path / "out")
+    kernels = json.loads((tmp_path / "out" / "kernels" / "kernels.json").read_text())
+    names = {k["name"] for k in kernels["kernels"]}
+    assert "embedding_bag_user_id" in names and "interaction_dot" in names, names
+    assert {k["chip"] for k in kernels["kernels"]} == {"sm_80", "sm_90"}
+    assert (tmp_path / "out" / "libprogram.so").exists()
+    assert artifact is not None
 
 
 def test_pip_installs_the_package_from_the_tree(braid, tmp_path):
