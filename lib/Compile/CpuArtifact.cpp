@@ -367,6 +367,15 @@ LogicalResult mlir::braid::writeProgramArtifact(
                                             "-o", libraryPath, runtimeLink};
   for (StringRef library : target.runtimeLibraries)
     linkArguments.push_back(("-l" + library).str());
+  for (StringRef library : target.systemLibraries) {
+    if (!llvm::sys::fs::exists(library))
+      return module->emitError() << "--target " << target.name
+                                 << " links against '" << library
+                                 << "', which does not exist";
+    linkArguments.push_back(library.str());
+    linkArguments.push_back(
+        ("-Wl,-rpath," + llvm::sys::path::parent_path(library)).str());
+  }
   for (StringRef argument : {llvmLink, std::string("-lomp"),
                              std::string("-lmlir_c_runner_utils"),
                              runtimeRpath, llvmRpath})

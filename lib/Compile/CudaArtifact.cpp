@@ -53,6 +53,23 @@ static std::string findPtxas() {
   return "";
 }
 
+/// libnccl.so: $NCCL_HOME/lib, the one CMake found, then the toolkit's
+/// library directories beside ptxas; empty if none exists.
+static std::string findNccl(StringRef ptxas) {
+  SmallVector<std::string> candidates;
+  if (const char *home = std::getenv("NCCL_HOME"))
+    candidates.push_back(joinPath(joinPath(home, "lib"), "libnccl.so"));
+  candidates.push_back(BRAID_NCCL_LIBRARY_PATH);
+  StringRef toolkit =
+      llvm::sys::path::parent_path(llvm::sys::path::parent_path(ptxas));
+  for (StringRef dir : {"lib64", "lib"})
+    candidates.push_back(joinPath(joinPath(toolkit, dir), "libnccl.so"));
+  for (const std::string &candidate : candidates)
+    if (!candidate.empty() && llvm::sys::fs::exists(candidate))
+      return candidate;
+  return "";
+}
+
 namespace {
 /// What ptxas -v reports of one kernel.
 struct KernelResources {
@@ -180,6 +197,13 @@ LogicalResult mlir::braid::writeCudaArtifact(
   cuda.name = "cuda";
   // The CUDA runtime serves what it can; the CPU runtime the rest.
   cuda.runtimeLibraries = {"braidrt_cuda", "braidrt"};
+  // The generated code calls NCCL's collectives itself.
+  std::string nccl = findNccl(ptxas);
+  if (nccl.empty())
+    return program->emitError()
+           << "--target cuda needs NCCL (libnccl.so): none in $NCCL_HOME, "
+              "where CMake found it, or beside ptxas's toolkit";
+  cuda.systemLibraries = {nccl};
   cuda.lowerToLLVM = [&](ModuleOp module) -> LogicalResult {
     PassManager kernels(module->getContext());
     addLowerCudaKernelPasses(kernels, options);

@@ -216,8 +216,11 @@ void mlir::braid::addLowerCudaKernelPasses(
 }
 
 void mlir::braid::addLowerCudaHostPasses(OpPassManager &pm) {
-  // The runtime calls the CUDA runtime serves (cuBLASLt GEMMs) swap to it;
-  // the others keep the CPU runtime, on managed memory.
+  // The gradient collectives become NCCL calls on the communication
+  // stream (started ones with an event their wait synchronizes)...
+  pm.addPass(createBraidLowerCollectivesToNcclPass());
+  // ...and the runtime calls the CUDA runtime serves (cuBLASLt GEMMs) swap
+  // to it; the others keep the CPU runtime, on managed memory.
   pm.addPass(createBraidUseCudaRuntimePass());
   // What stayed on the host (input checks, loops with reductions) is
   // OpenMP, as on the CPU.

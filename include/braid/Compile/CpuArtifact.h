@@ -29,12 +29,15 @@ LogicalResult writeCpuArtifact(ModuleOp program, ModuleOp model,
 
 /// What distinguishes one target's artifact from another's: the manifest's
 /// `target`, the passes that take the module from after
-/// convert-braid-to-cpu to the LLVM dialect, and the runtime libraries
-/// (in Braid's library directory) it links against.
+/// convert-braid-to-cpu to the LLVM dialect, and the libraries it links
+/// against: Braid's runtimes (in Braid's library directory) and others by
+/// path.
 struct ArtifactTarget {
   std::string name;
   std::function<LogicalResult(ModuleOp)> lowerToLLVM;
   std::vector<std::string> runtimeLibraries;
+  /// Libraries the generated code calls directly (full paths), e.g. NCCL.
+  std::vector<std::string> systemLibraries;
 };
 
 /// writeCpuArtifact for any target: clones `program`, runs

@@ -178,4 +178,48 @@ def BraidUseCudaRuntimePass
   let dependentDialects = ["::mlir::func::FuncDialect"];
 }
 
+def BraidLowerCollectivesToNcclPass
+    : Pass<"braid-lower-collectives-to-nccl", "::mlir::ModuleOp"> {
+  let summary = "lowers the host's f32 gradient collectives to NCCL calls";
+  let description = [{
+    A step of `braid-lower-cuda`, on the host code after bufferization. The
+    CPU runtime calls of f32 `all_reduce`, `reduce_scatter` and
+    `all_gather`, blocking and started, become NCCL calls in the IR:
+
+    ```mlir
+    %comm = call @braidrt_cuda_comm(%group_size, %stride, %member)
+    scf.if %member_of_a_group {
+      %stream = call @braidrt_cuda_comm_stream()
+      %status = call @ncclAllReduce(%send, %recv, %count, %c7_i32, %op,
+                                    %comm, %stream)   // 7: ncclFloat32
+      call @braidrt_cuda_nccl_result(%status, %comm, %c0_i32)
+      call @braidrt_cuda_stream_wait(%stream)         // blocking form
+      // started form: %event = call @braidrt_cuda_record_event(%stream)
+    } else {
+      memref.copy %in, %out   // a rank in no group keeps its input
+    }
+    ```
+
+    The group's communicator comes from the runtime (split from the
+    world's on first use; every rank asks at the same point), the pointers
+    and counts from the buffers (identity layouts only), the NCCL reduction
+    from the Braid one (sum, max, min, avg). A started collective's handle
+    is the event recorded on the communication stream behind it, and its
+    `braidrt_wait_exchange_f32` becomes `braidrt_cuda_wait_event`: kernels
+    launched between the start and the wait run beside the collective.
+    Collectives this pass does not handle (all_to_all exchanges, other
+    element types, non-identity layouts, a reduction that is not a
+    constant) keep the CPU runtime's MPI calls on managed memory.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::LLVM::LLVMDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
+  let statistics = [
+    Statistic<"numLowered", "lowered", "collectives lowered to NCCL calls">,
+    Statistic<"numKept", "kept", "collective calls left to the CPU runtime">
+  ];
+}
+
 #endif // BRAID_CONVERSION_PASSES_TD

@@ -56,6 +56,30 @@ void braidrt_cuda_all_gather_f32(const float *input, float *output,
 void braidrt_cuda_all_to_all_f32(const float *input, const int64_t *send_counts,
                                  float *output, const int64_t *recv_counts);
 
+/* What code braid-lower-collectives-to-nccl generates calls around its
+ * ncclAllReduce / ncclReduceScatter / ncclAllGather calls. */
+
+/* The communicator of this rank's group: groups of `group_size` ranks,
+ * consecutive (stride 1) or `stride` apart ([[0, s, ..], [1, s + 1, ..],
+ * ..], within blocks of s * group_size ranks), split from the world's
+ * communicator (ncclCommSplit) on first use and kept. Every rank calls it
+ * at the same point (the split is collective); a rank in no group
+ * (`member` 0) gets NULL. */
+void *braidrt_cuda_comm(int64_t group_size, int64_t stride, int32_t member);
+/* The stream collectives run on. */
+void *braidrt_cuda_comm_stream(void);
+/* Checks an NCCL call's result (`call` names it: 0 ncclAllReduce, 1
+ * ncclReduceScatter, 2 ncclAllGather) and waits, bounded by the timeout,
+ * until the non-blocking communicator has taken it. */
+void braidrt_cuda_nccl_result(int32_t result, void *comm, int32_t call);
+/* Waits for everything issued on `stream` (a blocking collective). */
+void braidrt_cuda_stream_wait(void *stream);
+/* A started collective: an event recorded on `stream`, as a handle. */
+int64_t braidrt_cuda_record_event(void *stream);
+/* Waits for a started collective's event, then releases it; 0 (a rank in
+ * no group, which copied its input) returns at once. */
+void braidrt_cuda_wait_event(int64_t handle);
+
 /* output[b, o] = act(sum_i input[b, i] * weight[o, i] + bias[o]) through
  * cuBLASLt with a fused bias (and relu) epilogue; sigmoid (activation 2)
  * is applied by the caller's kernel. Row-major, f32. */

@@ -35,6 +35,10 @@ struct Driver {
   decltype(&::cuStreamCreate) streamCreate;
   decltype(&::cuStreamSynchronize) streamSynchronize;
   decltype(&::cuStreamDestroy) streamDestroy;
+  decltype(&::cuEventCreate) eventCreate;
+  decltype(&::cuEventRecord) eventRecord;
+  decltype(&::cuEventSynchronize) eventSynchronize;
+  decltype(&::cuEventDestroy) eventDestroy;
 };
 
 /// The driver, loaded and initialized (cuInit) on first use, with this

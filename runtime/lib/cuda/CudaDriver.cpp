@@ -103,6 +103,10 @@ static void resolve(void *library, Driver &table) {
   get(table.streamCreate, "cuStreamCreate");
   get(table.streamSynchronize, "cuStreamSynchronize");
   get(table.streamDestroy, "cuStreamDestroy_v2");
+  get(table.eventCreate, "cuEventCreate");
+  get(table.eventRecord, "cuEventRecord");
+  get(table.eventSynchronize, "cuEventSynchronize");
+  get(table.eventDestroy, "cuEventDestroy_v2");
 }
 
 const Driver &braidrt::cuda::driver() {

@@ -20,8 +20,10 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <map>
 #include <mutex>
 #include <thread>
+#include <utility>
 
 using namespace braidrt::cuda;
 
@@ -183,4 +185,85 @@ void braidrt_cuda_all_to_all_f32(const float *input, const int64_t *sendCounts,
     }
     BRAIDRT_NCCL(ncclGroupEnd());
   });
+}
+
+//===----------------------------------------------------------------------===//
+// Group communicators, streams and events for generated NCCL calls.
+//===----------------------------------------------------------------------===//
+
+void *braidrt_cuda_comm(int64_t groupSize, int64_t stride, int32_t member) {
+  auto world = static_cast<ncclComm_t>(braidrt_cuda_nccl_comm());
+  Communicator &c = communicator();
+  if (groupSize < 1 || stride < 1 || groupSize * stride > c.ranks ||
+      c.ranks % (groupSize * stride) != 0)
+    braidrt_fail("a collective over groups of %lld ranks %lld apart does "
+                 "not tile %d ranks",
+                 static_cast<long long>(groupSize),
+                 static_cast<long long>(stride), c.ranks);
+  if (groupSize == c.ranks)
+    return member ? world : nullptr;
+  // Every rank asks at the same program point, so the split (collective
+  // over the world) happens once per (size, stride, membership) and in
+  // the same order everywhere.
+  static std::map<std::pair<int64_t, int64_t>, ncclComm_t> groups;
+  auto key = std::make_pair(groupSize, member ? stride : -stride);
+  auto found = groups.find(key);
+  if (found != groups.end())
+    return found->second;
+  int rank = static_cast<int>(braidrt_rank());
+  int64_t block = groupSize * stride;
+  int color = member ? static_cast<int>((rank / block) * stride + rank % stride)
+                     : NCCL_SPLIT_NOCOLOR;
+  int order = static_cast<int>((rank / stride) % groupSize);
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;
+  ncclComm_t group = nullptr;
+  BRAIDRT_NCCL(ncclCommSplit(world, color, order, &group, &config));
+  awaitCommunicator(world, "ncclCommSplit");
+  if (group)
+    awaitCommunicator(group, "ncclCommSplit");
+  groups[key] = group;
+  return group;
+}
+
+void *braidrt_cuda_comm_stream(void) {
+  braidrt_cuda_nccl_comm();
+  return communicator().stream;
+}
+
+void braidrt_cuda_nccl_result(int32_t result, void *comm, int32_t call) {
+  static const char *const names[] = {"ncclAllReduce", "ncclReduceScatter",
+                                      "ncclAllGather"};
+  const char *name = call >= 0 && call < 3 ? names[call] : "an NCCL call";
+  auto status = static_cast<ncclResult_t>(result);
+  if (status != ncclSuccess && status != ncclInProgress) {
+    auto group = static_cast<ncclComm_t>(comm);
+    const char *detail = group ? ncclGetLastError(group) : nullptr;
+    braidrt_fail("%s (a compiled collective) failed: %s%s%s", name,
+                 ncclGetErrorString(status), detail && *detail ? ": " : "",
+                 detail ? detail : "");
+  }
+  awaitCommunicator(static_cast<ncclComm_t>(comm), name);
+}
+
+void braidrt_cuda_stream_wait(void *stream) {
+  BRAIDRT_CU(driver().streamSynchronize(static_cast<CUstream>(stream)));
+}
+
+int64_t braidrt_cuda_record_event(void *stream) {
+  const Driver &table = driver();
+  CUevent event = nullptr;
+  BRAIDRT_CU(table.eventCreate(&event, CU_EVENT_DISABLE_TIMING));
+  BRAIDRT_CU(table.eventRecord(event, static_cast<CUstream>(stream)));
+  return reinterpret_cast<int64_t>(event);
+}
+
+void braidrt_cuda_wait_event(int64_t handle) {
+  // 0: a rank in no group, whose "collective" was a local copy.
+  if (!handle)
+    return;
+  const Driver &table = driver();
+  auto event = reinterpret_cast<CUevent>(handle);
+  BRAIDRT_CU(table.eventSynchronize(event));
+  BRAIDRT_CU(table.eventDestroy(event));
 }
