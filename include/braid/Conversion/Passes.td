@@ -180,7 +180,7 @@ def BraidUseCudaRuntimePass
 
 def BraidLowerCollectivesToNcclPass
     : Pass<"braid-lower-collectives-to-nccl", "::mlir::ModuleOp"> {
-  let summary = "lowers the host's f32 gradient collectives to NCCL calls";
+  let summary = "lowers the host's collectives and exchanges to NCCL calls";
   let description = [{
     A step of `braid-lower-cuda`, on the host code after bufferization. The
     CPU runtime calls of f32 `all_reduce`, `reduce_scatter` and
@@ -203,13 +203,21 @@ def BraidLowerCollectivesToNcclPass
     The group's communicator comes from the runtime (split from the
     world's on first use; every rank asks at the same point), the pointers
     and counts from the buffers (identity layouts only), the NCCL reduction
-    from the Braid one (sum, max, min, avg). A started collective's handle
-    is the event recorded on the communication stream behind it, and its
-    `braidrt_wait_exchange_f32` becomes `braidrt_cuda_wait_event`: kernels
-    launched between the start and the wait run beside the collective.
-    Collectives this pass does not handle (all_to_all exchanges, other
-    element types, non-identity layouts, a reduction that is not a
-    constant) keep the CPU runtime's MPI calls on managed memory.
+    from the Braid one (sum, max, min, avg).
+
+    The lookups' exchanges (f32, f64 and i64 `all_to_all` with a split
+    matrix, `all_to_all_v` with send and receive counts, and the counts'
+    own exchange) become one NCCL group on the world's communicator: a loop
+    over the peers reads the rows to send and receive from the sizes
+    buffers, and issues `ncclSend` and `ncclRecv` at the running offsets,
+    each only when it has rows.
+
+    A started collective's handle is the event recorded on the
+    communication stream behind it, and its `braidrt_wait_exchange_*`
+    becomes `braidrt_cuda_wait_event`: kernels launched between the start
+    and the wait run beside the collective. Calls this pass does not
+    handle (other element types, non-identity layouts, a reduction that is
+    not a constant) keep the CPU runtime's MPI calls on managed memory.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::func::FuncDialect",

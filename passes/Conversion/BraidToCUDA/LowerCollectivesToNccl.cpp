@@ -5,7 +5,9 @@
 // calls (blocking and started) become ncclAllReduce, ncclReduceScatter and
 // ncclAllGather calls on the runtime's communication stream, with the
 // group's communicator, the buffers' pointers and counts, and an event per
-// started collective that its wait synchronizes.
+// started collective that its wait synchronizes; the lookups' uneven
+// exchanges (all_to_all with a split matrix, all_to_all_v with counts, the
+// counts' own exchange) become one NCCL group of ncclSend/ncclRecv per peer.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +22,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/DenseSet.h"
 
 namespace mlir::braid {
@@ -41,8 +44,17 @@ struct Collective {
 };
 } // namespace
 
-/// ncclFloat32.
-static constexpr int32_t kNcclFloat32 = 7;
+/// NCCL's data type for an element type (ncclFloat32 7, ncclFloat64 8,
+/// ncclInt64 4), if it has one this pass lowers.
+static std::optional<int32_t> ncclTypeOf(Type element) {
+  if (element.isF32())
+    return 7;
+  if (element.isF64())
+    return 8;
+  if (element.isInteger(64))
+    return 4;
+  return std::nullopt;
+}
 
 static std::optional<Collective> collectiveOf(StringRef callee) {
   auto named = [&](StringRef base) { return callee == (base + "f32").str(); };
@@ -100,7 +112,7 @@ static TypedValue<MemRefType> contiguousBufferOf(Value operand) {
     return {};
   auto ranked = dyn_cast<TypedValue<MemRefType>>(cast.getSource());
   if (!ranked || !ranked.getType().getLayout().isIdentity() ||
-      !ranked.getType().getElementType().isF32())
+      !ncclTypeOf(ranked.getType().getElementType()))
     return {};
   return ranked;
 }
@@ -118,14 +130,23 @@ static func::FuncOp declare(ModuleOp module, StringRef name, TypeRange inputs,
   return function;
 }
 
+/// The buffer's address as an i64.
+static Value addressOf(OpBuilder &b, Location loc,
+                       TypedValue<MemRefType> buffer) {
+  Value address = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
+  return arith::IndexCastOp::create(b, loc, b.getI64Type(), address);
+}
+
+/// An i64 address as an LLVM pointer.
+static Value toPointer(OpBuilder &b, Location loc, Value address) {
+  return LLVM::IntToPtrOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext()), address);
+}
+
 /// The buffer's address as an LLVM pointer.
 static Value pointerOf(OpBuilder &b, Location loc,
                        TypedValue<MemRefType> buffer) {
-  Value address = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
-  Value integer =
-      arith::IndexCastOp::create(b, loc, b.getI64Type(), address);
-  return LLVM::IntToPtrOp::create(b, loc, LLVM::LLVMPointerType::get(b.getContext()),
-                                  integer);
+  return toPointer(b, loc, addressOf(b, loc, buffer));
 }
 
 /// The buffer's number of elements, as i64.
@@ -146,7 +167,7 @@ static FailureOr<Value> lowerCall(func::CallOp call, Collective what,
   ValueRange operands = call.getOperands();
   TypedValue<MemRefType> in = contiguousBufferOf(operands[0]);
   TypedValue<MemRefType> out = contiguousBufferOf(operands[1]);
-  if (!in || !out)
+  if (!in || !out || !in.getType().getElementType().isF32())
     return failure();
   Value groupSize = operands[2], stride, member, reduction;
   switch (what.kind) {
@@ -202,7 +223,8 @@ static FailureOr<Value> lowerCall(func::CallOp call, Collective what,
     // all_reduce counts every element, reduce_scatter the rank's share
     // (its output), all_gather the rank's part (its input).
     Value count = elementsOf(b, loc, what.kind == Kind::ReduceScatter ? out : in);
-    Value dtype = arith::ConstantIntOp::create(b, loc, kNcclFloat32, 32);
+    Value dtype = arith::ConstantIntOp::create(
+        b, loc, *ncclTypeOf(in.getType().getElementType()), 32);
     SmallVector<Value> arguments = {send, receive, count, dtype};
     SmallVector<Type> types = {pointer, pointer, i64, i32};
     if (what.kind != Kind::AllGather) {
@@ -239,20 +261,202 @@ static FailureOr<Value> lowerCall(func::CallOp call, Collective what,
     scf::YieldOp::create(b, loc, handle);
     // A rank in no group (or a group of one) keeps its input.
     b.setInsertionPointToStart(branch.elseBlock());
-    // (Through dynamic shapes: a reduce_scatter's or all_gather's static
-    // types differ, but not on a rank that takes this branch.)
-    auto dynamic = [&](TypedValue<MemRefType> buffer) -> Value {
-      auto type = MemRefType::get(
-          SmallVector<int64_t>(buffer.getType().getRank(), ShapedType::kDynamic),
-          buffer.getType().getElementType());
-      return memref::CastOp::create(b, loc, type, buffer);
-    };
-    Value source = dynamic(in);
-    Value target = dynamic(out);
-    memref::CopyOp::create(b, loc, source, target);
+    if (succeeded(verifyCompatibleShape(in.getType(), out.getType()))) {
+      memref::CopyOp::create(b, loc, in, out);
+    } else {
+      // A reduce_scatter's or all_gather's static shapes differ, so a rank
+      // in no group cannot keep its input: the runtime says so (the CPU
+      // runtime fails there too).
+      func::CallOp::create(
+          b, loc,
+          declare(module, "braidrt_cuda_no_group_error", {i64, i32}, {}),
+          ValueRange{groupSize, member});
+    }
     scf::YieldOp::create(b, loc, ValueRange{arith::ConstantIntOp::create(b, loc, 0, 64)});
   }
   return what.started ? branch.getResult(0) : Value();
+}
+
+//===----------------------------------------------------------------------===//
+// The lookups' exchanges: uneven all_to_all as grouped ncclSend/ncclRecv.
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// An exchange of rows with every rank, sizes read at run time.
+enum class ExchangeKind { Split, Counts, CountsOfCounts };
+struct Exchange {
+  ExchangeKind kind;
+  bool started;
+};
+} // namespace
+
+static std::optional<Exchange> exchangeOf(StringRef callee) {
+  if (callee == runtime::kExchangeCounts)
+    return Exchange{ExchangeKind::CountsOfCounts, false};
+  for (StringRef suffix : {"f32", "f64", "i64"}) {
+    auto named = [&](StringRef base) {
+      return callee == (base + suffix).str();
+    };
+    if (named(runtime::kAllToAll))
+      return Exchange{ExchangeKind::Split, false};
+    if (named(runtime::kAllToAllStart))
+      return Exchange{ExchangeKind::Split, true};
+    if (named(runtime::kAllToAllV))
+      return Exchange{ExchangeKind::Counts, false};
+    if (named(runtime::kAllToAllVStart))
+      return Exchange{ExchangeKind::Counts, true};
+  }
+  return std::nullopt;
+}
+
+/// A rank-1 or rank-2 i64 buffer behind an unranked operand, or null.
+static TypedValue<MemRefType> sizesBufferOf(Value operand) {
+  TypedValue<MemRefType> buffer = contiguousBufferOf(operand);
+  if (!buffer || !buffer.getType().getElementType().isInteger(64) ||
+      buffer.getType().getRank() > 2)
+    return {};
+  return buffer;
+}
+
+/// Loads element `flat` of a rank-1 or (row-major) rank-2 sizes buffer.
+static Value loadFlat(OpBuilder &b, Location loc, TypedValue<MemRefType> buffer,
+                      Value flat) {
+  if (buffer.getType().getRank() == 1)
+    return memref::LoadOp::create(b, loc, buffer, flat);
+  Value columns = memref::DimOp::create(b, loc, buffer, 1);
+  return memref::LoadOp::create(
+      b, loc, buffer,
+      ValueRange{arith::DivUIOp::create(b, loc, flat, columns),
+                 arith::RemUIOp::create(b, loc, flat, columns)});
+}
+
+/// Lowers an exchange call: every peer's rows sent and received in one
+/// NCCL group on the communication stream. Returns the started handle
+/// (null for a blocking one), or failure where the call does not qualify.
+static FailureOr<Value> lowerExchange(func::CallOp call, Exchange what,
+                                      ModuleOp module) {
+  ValueRange operands = call.getOperands();
+  TypedValue<MemRefType> in, out, sendSizes, recvSizes;
+  switch (what.kind) {
+  case ExchangeKind::Split: // (in, out, split R x R)
+    in = contiguousBufferOf(operands[0]);
+    out = contiguousBufferOf(operands[1]);
+    sendSizes = recvSizes = sizesBufferOf(operands[2]);
+    break;
+  case ExchangeKind::Counts: // (in, send counts, out, receive counts)
+    in = contiguousBufferOf(operands[0]);
+    sendSizes = sizesBufferOf(operands[1]);
+    out = contiguousBufferOf(operands[2]);
+    recvSizes = sizesBufferOf(operands[3]);
+    break;
+  case ExchangeKind::CountsOfCounts: // (send counts, receive counts)
+    in = sizesBufferOf(operands[0]);
+    out = sizesBufferOf(operands[1]);
+    break;
+  }
+  if (!in || !out ||
+      (what.kind != ExchangeKind::CountsOfCounts && (!sendSizes || !recvSizes)) ||
+      in.getType().getElementType() != out.getType().getElementType() ||
+      in.getType().getRank() != out.getType().getRank())
+    return failure();
+
+  OpBuilder b(call);
+  Location loc = call.getLoc();
+  Type pointer = LLVM::LLVMPointerType::get(b.getContext());
+  Type i32 = b.getI32Type(), i64 = b.getI64Type(), index = b.getIndexType();
+  auto callOne = [&](StringRef name, TypeRange inputs, TypeRange results,
+                     ValueRange arguments) -> func::CallOp {
+    return func::CallOp::create(b, loc, declare(module, name, inputs, results),
+                                arguments);
+  };
+  Value comm = callOne("braidrt_cuda_nccl_comm", {}, {pointer}, {}).getResult(0);
+  Value stream =
+      callOne("braidrt_cuda_comm_stream", {}, {pointer}, {}).getResult(0);
+  Value rank = arith::IndexCastOp::create(
+      b, loc, index, callOne(runtime::kRank, {}, {i64}, {}).getResult(0));
+  Value world = arith::IndexCastOp::create(
+      b, loc, index, callOne("braidrt_world_size", {}, {i64}, {}).getResult(0));
+  // Elements per row (every dimension after the first).
+  Value rowElements = arith::ConstantIndexOp::create(b, loc, 1);
+  for (int64_t d = 1; d < in.getType().getRank(); ++d)
+    rowElements = arith::MulIOp::create(b, loc, rowElements,
+                                        memref::DimOp::create(b, loc, in, d));
+  int64_t elementBytes = in.getType().getElementTypeBitWidth() / 8;
+  Value rowBytes = arith::MulIOp::create(
+      b, loc, rowElements, arith::ConstantIndexOp::create(b, loc, elementBytes));
+  Value inAddress = addressOf(b, loc, in), outAddress = addressOf(b, loc, out);
+  Value dtype = arith::ConstantIntOp::create(
+      b, loc, *ncclTypeOf(in.getType().getElementType()), 32);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value groupCheck = arith::ConstantIntOp::create(b, loc, 3, 32);
+  auto check = [&](Value status) {
+    callOne("braidrt_cuda_nccl_result", {i32, pointer, i32}, {},
+            {status, comm, groupCheck});
+  };
+  check(callOne("ncclGroupStart", {}, {i32}, {}).getResult(0));
+  auto loop = scf::ForOp::create(b, loc, zero, world, one,
+                                 ValueRange{zero, zero});
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value peer = loop.getInductionVar();
+    Value sentRows = loop.getRegionIterArgs()[0];
+    Value receivedRows = loop.getRegionIterArgs()[1];
+    // Rows to and from this peer.
+    Value sendRows, recvRows;
+    switch (what.kind) {
+    case ExchangeKind::Split:
+      sendRows = loadFlat(
+          b, loc, sendSizes,
+          arith::AddIOp::create(b, loc,
+                                arith::MulIOp::create(b, loc, rank, world), peer));
+      recvRows = loadFlat(
+          b, loc, recvSizes,
+          arith::AddIOp::create(b, loc,
+                                arith::MulIOp::create(b, loc, peer, world), rank));
+      break;
+    case ExchangeKind::Counts:
+      sendRows = loadFlat(b, loc, sendSizes, peer);
+      recvRows = loadFlat(b, loc, recvSizes, peer);
+      break;
+    case ExchangeKind::CountsOfCounts:
+      sendRows = recvRows = arith::ConstantIntOp::create(b, loc, 1, 64);
+      break;
+    }
+    sendRows = arith::IndexCastOp::create(b, loc, index, sendRows);
+    recvRows = arith::IndexCastOp::create(b, loc, index, recvRows);
+    Value peer32 = arith::IndexCastOp::create(b, loc, i32, peer);
+    auto transfer = [&](StringRef name, Value address, Value atRow,
+                        Value rows) {
+      Value any = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
+                                        rows, zero);
+      auto branch = scf::IfOp::create(b, loc, TypeRange{}, any, false);
+      OpBuilder::InsertionGuard inner(b);
+      b.setInsertionPointToStart(branch.thenBlock());
+      Value offset = arith::IndexCastOp::create(
+          b, loc, i64, arith::MulIOp::create(b, loc, atRow, rowBytes));
+      Value where =
+          toPointer(b, loc, arith::AddIOp::create(b, loc, address, offset));
+      Value count = arith::IndexCastOp::create(
+          b, loc, i64, arith::MulIOp::create(b, loc, rows, rowElements));
+      check(callOne(name, {pointer, i64, i32, i32, pointer, pointer}, {i32},
+                    {where, count, dtype, peer32, comm, stream})
+                .getResult(0));
+    };
+    transfer("ncclSend", inAddress, sentRows, sendRows);
+    transfer("ncclRecv", outAddress, receivedRows, recvRows);
+    scf::YieldOp::create(
+        b, loc,
+        ValueRange{arith::AddIOp::create(b, loc, sentRows, sendRows),
+                   arith::AddIOp::create(b, loc, receivedRows, recvRows)});
+  }
+  check(callOne("ncclGroupEnd", {}, {i32}, {}).getResult(0));
+  if (what.started)
+    return callOne("braidrt_cuda_record_event", {pointer}, {i64}, {stream})
+        .getResult(0);
+  callOne("braidrt_cuda_stream_wait", {pointer}, {}, {stream});
+  return Value();
 }
 
 namespace {
@@ -261,30 +465,45 @@ struct BraidLowerCollectivesToNcclPass
           BraidLowerCollectivesToNcclPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    SmallVector<std::pair<func::CallOp, Collective>> calls;
+    SmallVector<func::CallOp> calls;
     module.walk([&](func::CallOp call) {
-      if (std::optional<Collective> what = collectiveOf(call.getCallee()))
-        calls.push_back({call, *what});
+      if (collectiveOf(call.getCallee()) || exchangeOf(call.getCallee()))
+        calls.push_back(call);
     });
     // The handles of started collectives now on NCCL.
     llvm::DenseSet<Value> ncclHandles;
-    for (auto [call, what] : calls) {
-      FailureOr<Value> handle = lowerCall(call, what, module);
+    for (func::CallOp call : calls) {
+      bool started = false;
+      FailureOr<Value> handle = failure();
+      if (std::optional<Collective> what = collectiveOf(call.getCallee())) {
+        started = what->started;
+        handle = lowerCall(call, *what, module);
+      } else {
+        std::optional<Exchange> exchange = exchangeOf(call.getCallee());
+        started = exchange->started;
+        handle = lowerExchange(call, *exchange, module);
+      }
       if (failed(handle)) {
         ++numKept;
         continue;
       }
       ++numLowered;
-      if (what.started) {
+      if (started) {
         call.getResult(0).replaceAllUsesWith(*handle);
         ncclHandles.insert(*handle);
       }
       call.erase();
     }
-    std::string wait = (runtime::kWaitExchange + "f32").str();
+    auto isWait = [](StringRef callee) {
+      return llvm::any_of(ArrayRef<StringRef>{"f32", "f64", "i64"},
+                          [&](StringRef suffix) {
+                            return callee ==
+                                   (runtime::kWaitExchange + suffix).str();
+                          });
+    };
     SmallVector<func::CallOp> waits;
     module.walk([&](func::CallOp call) {
-      if (call.getCallee() == wait && ncclHandles.contains(call.getOperand(0)))
+      if (isWait(call.getCallee()) && ncclHandles.contains(call.getOperand(0)))
         waits.push_back(call);
     });
     for (func::CallOp call : waits) {
@@ -299,7 +518,7 @@ struct BraidLowerCollectivesToNcclPass
     for (auto function : llvm::to_vector(module.getOps<func::FuncOp>()))
       if (function.isDeclaration() &&
           (collectiveOf(function.getName()) ||
-           function.getName() == wait) &&
+           exchangeOf(function.getName()) || isWait(function.getName())) &&
           SymbolTable::symbolKnownUseEmpty(function, module))
         function.erase();
   }

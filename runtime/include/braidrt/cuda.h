@@ -66,10 +66,14 @@ void braidrt_cuda_all_to_all_f32(const float *input, const int64_t *send_counts,
  * at the same point (the split is collective); a rank in no group
  * (`member` 0) gets NULL. */
 void *braidrt_cuda_comm(int64_t group_size, int64_t stride, int32_t member);
+/* Fails the job: a rank in no group of a reduce_scatter or all_gather,
+ * whose input and output differ in size, cannot keep its input. */
+void braidrt_cuda_no_group_error(int64_t group_size, int32_t member);
 /* The stream collectives run on. */
 void *braidrt_cuda_comm_stream(void);
 /* Checks an NCCL call's result (`call` names it: 0 ncclAllReduce, 1
- * ncclReduceScatter, 2 ncclAllGather) and waits, bounded by the timeout,
+ * ncclReduceScatter, 2 ncclAllGather, 3 an exchange's grouped
+ * ncclSend/ncclRecv) and waits, bounded by the timeout,
  * until the non-blocking communicator has taken it. */
 void braidrt_cuda_nccl_result(int32_t result, void *comm, int32_t call);
 /* Waits for everything issued on `stream` (a blocking collective). */

@@ -226,6 +226,12 @@ void *braidrt_cuda_comm(int64_t groupSize, int64_t stride, int32_t member) {
   return group;
 }
 
+void braidrt_cuda_no_group_error(int64_t groupSize, int32_t member) {
+  braidrt_fail("a collective over groups of %lld ranks: this rank (member "
+               "%d) is in no group, and its input and output differ in size",
+               static_cast<long long>(groupSize), static_cast<int>(member));
+}
+
 void *braidrt_cuda_comm_stream(void) {
   braidrt_cuda_nccl_comm();
   return communicator().stream;
@@ -233,8 +239,9 @@ void *braidrt_cuda_comm_stream(void) {
 
 void braidrt_cuda_nccl_result(int32_t result, void *comm, int32_t call) {
   static const char *const names[] = {"ncclAllReduce", "ncclReduceScatter",
-                                      "ncclAllGather"};
-  const char *name = call >= 0 && call < 3 ? names[call] : "an NCCL call";
+                                      "ncclAllGather",
+                                      "an exchange's grouped ncclSend/ncclRecv"};
+  const char *name = call >= 0 && call < 4 ? names[call] : "an NCCL call";
   auto status = static_cast<ncclResult_t>(result);
   if (status != ncclSuccess && status != ncclInProgress) {
     auto group = static_cast<ncclComm_t>(comm);

@@ -15,6 +15,9 @@ module {
   func.func private @braidrt_all_reduce_f64(memref<*xf64>, memref<*xf64>, i64, i64, i32, i32) attributes {llvm.emit_c_interface}
   func.func private @braidrt_all_to_all_start_f32(memref<*xf32>, memref<*xf32>, memref<*xi64>) -> i64 attributes {llvm.emit_c_interface}
   func.func private @braidrt_wait_exchange_f32(i64, memref<*xf32>, memref<*xf32>) attributes {llvm.emit_c_interface}
+  func.func private @braidrt_all_to_all_f32(memref<*xf32>, memref<*xf32>, memref<*xi64>) attributes {llvm.emit_c_interface}
+  func.func private @braidrt_all_to_all_v_f32(memref<*xf32>, memref<*xi64>, memref<*xf32>, memref<*xi64>) attributes {llvm.emit_c_interface}
+  func.func private @braidrt_exchange_counts(memref<*xi64>, memref<*xi64>) attributes {llvm.emit_c_interface}
 
   // CHECK-LABEL: func.func @blocking_all_reduce(
   // CHECK-SAME: %[[IN:.*]]: memref<16x4xf32>, %[[OUT:.*]]: memref<16x4xf32>)
@@ -32,9 +35,7 @@ module {
   // CHECK:   func.call @braidrt_cuda_nccl_result(%[[STATUS]], %[[COMM]], %{{.*}})
   // CHECK:   func.call @braidrt_cuda_stream_wait(%[[STREAM]])
   // CHECK: } else {
-  // CHECK:   %[[FROM:.*]] = memref.cast %[[IN]] : memref<16x4xf32> to memref<?x?xf32>
-  // CHECK:   %[[TO:.*]] = memref.cast %[[OUT]] : memref<16x4xf32> to memref<?x?xf32>
-  // CHECK:   memref.copy %[[FROM]], %[[TO]]
+  // CHECK:   memref.copy %[[IN]], %[[OUT]]
   // CHECK: }
   // CHECK-NOT: braidrt_all_reduce_f32
   func.func @blocking_all_reduce(%in: memref<16x4xf32>, %out: memref<16x4xf32>) {
@@ -49,16 +50,18 @@ module {
   }
 
   // A started all_reduce (max) returns its event as the handle, and its
-  // wait synchronizes that event; an all_to_all's wait stays with MPI.
+  // wait synchronizes that event; so does a started all_to_all's.
   // CHECK-LABEL: func.func @started(
   // CHECK: %[[HANDLE:.*]] = scf.if
   // CHECK:   %[[MAX:.*]] = arith.constant 2 : i32
   // CHECK:   func.call @ncclAllReduce(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[MAX]],
   // CHECK:   %[[EVENT:.*]] = func.call @braidrt_cuda_record_event(%{{.*}}) : (!llvm.ptr) -> i64
   // CHECK:   scf.yield %[[EVENT]] : i64
-  // CHECK: %[[A2A:.*]] = call @braidrt_all_to_all_start_f32(
+  // CHECK: call @ncclGroupEnd()
+  // CHECK: %[[A2A:.*]] = call @braidrt_cuda_record_event(
   // CHECK: call @braidrt_cuda_wait_event(%[[HANDLE]]) : (i64) -> ()
-  // CHECK: call @braidrt_wait_exchange_f32(%[[A2A]],
+  // CHECK: call @braidrt_cuda_wait_event(%[[A2A]]) : (i64) -> ()
+  // CHECK-NOT: braidrt_wait_exchange
   func.func @started(%in: memref<?xf32>, %out: memref<?xf32>, %split: memref<2xi64>) {
     %g = arith.constant 4 : i64
     %s = arith.constant 2 : i64
@@ -85,6 +88,10 @@ module {
   // CHECK: call @braidrt_cuda_comm(
   // CHECK: memref.dim %[[PART]], %{{.*}} : memref<8x4xf32>
   // CHECK: func.call @ncclAllGather(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (!llvm.ptr, !llvm.ptr, i64, i32, !llvm.ptr, !llvm.ptr) -> i32
+  // A rank in no group cannot keep an input of another size: the runtime
+  // fails the job.
+  // CHECK: } else {
+  // CHECK:   func.call @braidrt_cuda_no_group_error(
   func.func @scatter_and_gather(%full: memref<32x4xf32>, %part: memref<8x4xf32>) {
     %g = arith.constant 4 : i64
     %m = arith.constant 1 : i32
@@ -96,13 +103,67 @@ module {
     return
   }
 
-  // Kept on the CPU runtime: f64, and a reduction that is not a constant.
+  // An uneven all_to_all (split matrix R x R, rows of 16 floats): one NCCL
+  // group on the world's communicator; for each peer, the rows this rank
+  // sends (split[rank][peer]) and receives (split[peer][rank]), at running
+  // offsets, each transfer only when it has rows.
+  // CHECK-LABEL: func.func @exchange(
+  // CHECK-SAME: %[[IN:.*]]: memref<?x16xf32>, %[[OUT:.*]]: memref<?x16xf32>, %[[SPLIT:.*]]: memref<4xi64>
+  // CHECK: %[[COMM:.*]] = call @braidrt_cuda_nccl_comm() : () -> !llvm.ptr
+  // CHECK: %[[STREAM:.*]] = call @braidrt_cuda_comm_stream()
+  // CHECK: call @braidrt_rank()
+  // CHECK: call @braidrt_world_size()
+  // CHECK: %[[START:.*]] = call @ncclGroupStart() : () -> i32
+  // CHECK: call @braidrt_cuda_nccl_result(%[[START]], %[[COMM]], %{{.*}})
+  // CHECK: scf.for %[[PEER:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[SENT:.*]] = %{{.*}}, %[[GOT:.*]] = %{{.*}}) -> (index, index) {
+  // CHECK:   memref.load %[[SPLIT]]
+  // CHECK:   memref.load %[[SPLIT]]
+  // CHECK:   scf.if
+  // CHECK:     llvm.inttoptr
+  // CHECK:     func.call @ncclSend(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[COMM]], %[[STREAM]]) : (!llvm.ptr, i64, i32, i32, !llvm.ptr, !llvm.ptr) -> i32
+  // CHECK:   scf.if
+  // CHECK:     func.call @ncclRecv(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[COMM]], %[[STREAM]]) : (!llvm.ptr, i64, i32, i32, !llvm.ptr, !llvm.ptr) -> i32
+  // CHECK:   scf.yield
+  // CHECK: call @ncclGroupEnd() : () -> i32
+  // CHECK: call @braidrt_cuda_stream_wait(%[[STREAM]])
+  // The counts' exchange: one i64 to and from every peer (ncclInt64, 4).
+  // CHECK: arith.constant 4 : i32
+  // CHECK: call @ncclGroupStart()
+  // CHECK: func.call @ncclSend(
+  // CHECK: func.call @ncclRecv(
+  // CHECK: call @ncclGroupEnd()
+  // all_to_all_v: the rows per peer from the two counts buffers.
+  // CHECK: call @ncclGroupStart()
+  // CHECK: func.call @ncclSend(
+  // CHECK: func.call @ncclRecv(
+  // CHECK: call @ncclGroupEnd()
+  // CHECK-NOT: braidrt_all_to_all
+  // CHECK-NOT: braidrt_exchange_counts
+  // CHECK: return
+  func.func @exchange(%in: memref<?x16xf32>, %out: memref<?x16xf32>, %split: memref<4xi64>,
+                      %send: memref<2xi64>, %recv: memref<2xi64>) {
+    %a = memref.cast %in : memref<?x16xf32> to memref<*xf32>
+    %b = memref.cast %out : memref<?x16xf32> to memref<*xf32>
+    %c = memref.cast %split : memref<4xi64> to memref<*xi64>
+    %s = memref.cast %send : memref<2xi64> to memref<*xi64>
+    %r = memref.cast %recv : memref<2xi64> to memref<*xi64>
+    call @braidrt_all_to_all_f32(%a, %b, %c) : (memref<*xf32>, memref<*xf32>, memref<*xi64>) -> ()
+    call @braidrt_exchange_counts(%s, %r) : (memref<*xi64>, memref<*xi64>) -> ()
+    call @braidrt_all_to_all_v_f32(%a, %s, %b, %r) : (memref<*xf32>, memref<*xi64>, memref<*xf32>, memref<*xi64>) -> ()
+    return
+  }
+
+  // Kept on the CPU runtime: an f64 all_reduce, a reduction that is not a
+  // constant, an exchange on a strided view.
   // CHECK-LABEL: func.func @kept(
   // CHECK: call @braidrt_all_reduce_f64(
   // CHECK: call @braidrt_all_reduce_f32(
+  // CHECK: call @braidrt_all_to_all_f32(
   // CHECK-NOT: nccl
   // CHECK: return
-  func.func @kept(%x: memref<4xf64>, %y: memref<4xf32>, %op: i32) {
+  func.func @kept(%x: memref<4xf64>, %y: memref<4xf32>, %op: i32, %view: memref<4x16xf32, strided<[32, 1]>>, %split: memref<4xi64>) {
+    %v = memref.cast %view : memref<4x16xf32, strided<[32, 1]>> to memref<*xf32>
+    %sp = memref.cast %split : memref<4xi64> to memref<*xi64>
     %g = arith.constant 2 : i64
     %s = arith.constant 1 : i64
     %m = arith.constant 1 : i32
@@ -111,6 +172,7 @@ module {
     call @braidrt_all_reduce_f64(%a, %a, %g, %s, %m, %sum) : (memref<*xf64>, memref<*xf64>, i64, i64, i32, i32) -> ()
     %b = memref.cast %y : memref<4xf32> to memref<*xf32>
     call @braidrt_all_reduce_f32(%b, %b, %g, %s, %m, %op) : (memref<*xf32>, memref<*xf32>, i64, i64, i32, i32) -> ()
+    call @braidrt_all_to_all_f32(%v, %v, %sp) : (memref<*xf32>, memref<*xf32>, memref<*xi64>) -> ()
     return
   }
 }
