@@ -97,6 +97,10 @@ inline constexpr llvm::StringLiteral kTableUpdate = "braidrt_table_update_";
 /// (memref input, weight, bias, output, i32 activation): cuBLASLt.
 inline constexpr llvm::StringLiteral kCudaLinearF32 =
     "braidrt_cuda_linear_f32";
+/// (memref x, w, y, dy, dx, dw, db, i32 activation): both GEMMs on
+/// cuBLASLt.
+inline constexpr llvm::StringLiteral kCudaLinearGradF32 =
+    "braidrt_cuda_linear_grad_f32";
 
 } // namespace mlir::braid::runtime
 

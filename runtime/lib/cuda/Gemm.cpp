@@ -47,6 +47,46 @@ static cublasLtHandle_t handle() {
   return instance;
 }
 
+/// D[m, n] = op(A)[m, k] * op(B)[k, n], column-major, f32, with `epilogue`
+/// (and its bias) applied, on the legacy stream, then synchronized.
+static void matmul(bool transposeA, const float *a, int64_t lda,
+                   bool transposeB, const float *b, int64_t ldb, float *d,
+                   int64_t ldd, int64_t m, int64_t n, int64_t k,
+                   cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT,
+                   const float *bias = nullptr) {
+  cublasLtMatmulDesc_t operation = nullptr;
+  BRAIDRT_CUBLAS(
+      cublasLtMatmulDescCreate(&operation, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  cublasOperation_t opA = transposeA ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasOperation_t opB = transposeB ? CUBLAS_OP_T : CUBLAS_OP_N;
+  BRAIDRT_CUBLAS(cublasLtMatmulDescSetAttribute(
+      operation, CUBLASLT_MATMUL_DESC_TRANSA, &opA, sizeof(opA)));
+  BRAIDRT_CUBLAS(cublasLtMatmulDescSetAttribute(
+      operation, CUBLASLT_MATMUL_DESC_TRANSB, &opB, sizeof(opB)));
+  BRAIDRT_CUBLAS(cublasLtMatmulDescSetAttribute(
+      operation, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue)));
+  if (bias)
+    BRAIDRT_CUBLAS(cublasLtMatmulDescSetAttribute(
+        operation, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));
+  cublasLtMatrixLayout_t layoutA = nullptr, layoutB = nullptr,
+                         layoutD = nullptr;
+  BRAIDRT_CUBLAS(cublasLtMatrixLayoutCreate(
+      &layoutA, CUDA_R_32F, transposeA ? k : m, transposeA ? m : k, lda));
+  BRAIDRT_CUBLAS(cublasLtMatrixLayoutCreate(
+      &layoutB, CUDA_R_32F, transposeB ? n : k, transposeB ? k : n, ldb));
+  BRAIDRT_CUBLAS(cublasLtMatrixLayoutCreate(&layoutD, CUDA_R_32F, m, n, ldd));
+  float one = 1.0f, zero = 0.0f;
+  BRAIDRT_CUBLAS(cublasLtMatmul(handle(), operation, &one, a, layoutA, b,
+                                layoutB, &zero, d, layoutD, d, layoutD,
+                                /*algo=*/nullptr, /*workspace=*/nullptr, 0,
+                                /*stream=*/nullptr));
+  BRAIDRT_CUBLAS(cublasLtMatrixLayoutDestroy(layoutD));
+  BRAIDRT_CUBLAS(cublasLtMatrixLayoutDestroy(layoutB));
+  BRAIDRT_CUBLAS(cublasLtMatrixLayoutDestroy(layoutA));
+  BRAIDRT_CUBLAS(cublasLtMatmulDescDestroy(operation));
+  BRAIDRT_CU(driver().ctxSynchronize());
+}
+
 void braidrt_cuda_linear_f32(const float *input, const float *weight,
                              const float *bias, float *output, int64_t batch,
                              int64_t inFeatures, int64_t outFeatures,
@@ -55,41 +95,58 @@ void braidrt_cuda_linear_f32(const float *input, const float *weight,
     return;
   if (activation != BRAIDRT_ACT_NONE && activation != BRAIDRT_ACT_RELU)
     braidrt_fail("braidrt_cuda_linear_f32 fuses no activation %d (only none "
-                 "and relu; sigmoid is a kernel of its own)",
+                 "and relu; sigmoid is applied after it)",
                  static_cast<int>(activation));
-  cublasLtMatmulDesc_t operation = nullptr;
-  BRAIDRT_CUBLAS(
-      cublasLtMatmulDescCreate(&operation, CUBLAS_COMPUTE_32F, CUDA_R_32F));
-  cublasOperation_t transposed = CUBLAS_OP_T;
-  BRAIDRT_CUBLAS(cublasLtMatmulDescSetAttribute(
-      operation, CUBLASLT_MATMUL_DESC_TRANSA, &transposed,
-      sizeof(transposed)));
-  cublasLtEpilogue_t epilogue = activation == BRAIDRT_ACT_RELU
-                                    ? CUBLASLT_EPILOGUE_RELU_BIAS
-                                    : CUBLASLT_EPILOGUE_BIAS;
-  BRAIDRT_CUBLAS(cublasLtMatmulDescSetAttribute(
-      operation, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue)));
-  BRAIDRT_CUBLAS(cublasLtMatmulDescSetAttribute(
-      operation, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof(bias)));
   // Column-major views: the weight is [in, out] (transposed by the op), the
   // input [in, batch], the output [out, batch].
-  cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
-  BRAIDRT_CUBLAS(cublasLtMatrixLayoutCreate(&a, CUDA_R_32F, inFeatures,
-                                            outFeatures, inFeatures));
-  BRAIDRT_CUBLAS(cublasLtMatrixLayoutCreate(&b, CUDA_R_32F, inFeatures, batch,
-                                            inFeatures));
-  BRAIDRT_CUBLAS(cublasLtMatrixLayoutCreate(&d, CUDA_R_32F, outFeatures, batch,
-                                            outFeatures));
-  float one = 1.0f, zero = 0.0f;
-  BRAIDRT_CUBLAS(cublasLtMatmul(handle(), operation, &one, weight, a, input, b,
-                                &zero, output, d, output, d,
-                                /*algo=*/nullptr, /*workspace=*/nullptr, 0,
-                                /*stream=*/nullptr));
-  BRAIDRT_CUBLAS(cublasLtMatrixLayoutDestroy(d));
-  BRAIDRT_CUBLAS(cublasLtMatrixLayoutDestroy(b));
-  BRAIDRT_CUBLAS(cublasLtMatrixLayoutDestroy(a));
-  BRAIDRT_CUBLAS(cublasLtMatmulDescDestroy(operation));
-  BRAIDRT_CU(driver().ctxSynchronize());
+  matmul(/*transposeA=*/true, weight, inFeatures, /*transposeB=*/false, input,
+         inFeatures, output, outFeatures, outFeatures, batch, inFeatures,
+         activation == BRAIDRT_ACT_RELU ? CUBLASLT_EPILOGUE_RELU_BIAS
+                                        : CUBLASLT_EPILOGUE_BIAS,
+         bias);
+}
+
+void braidrt_cuda_linear_grad_f32(const float *input, const float *weight,
+                                  const float *result, const float *resultGrad,
+                                  float *inputGrad, float *weightGrad,
+                                  float *biasGrad, int64_t batch,
+                                  int64_t inFeatures, int64_t outFeatures,
+                                  int32_t activation) {
+  // The pre-activation gradient and the bias gradient, as the CPU runtime
+  // computes them (sums in double), on the host over managed memory.
+  int64_t n = batch * outFeatures;
+  auto *g = static_cast<float *>(braidrt_cuda_alloc(size_t(n) * sizeof(float)));
+  for (int64_t i = 0; i < n; ++i) {
+    float grad = resultGrad[i], value = result[i];
+    if (activation == BRAIDRT_ACT_RELU)
+      grad = value > 0 ? grad : 0.0f;
+    else if (activation == BRAIDRT_ACT_SIGMOID)
+      grad = float(double(grad) * value * (1 - double(value)));
+    g[i] = grad;
+  }
+  for (int64_t o = 0; o < outFeatures; ++o) {
+    double sum = 0;
+    for (int64_t b = 0; b < batch; ++b)
+      sum += g[b * outFeatures + o];
+    biasGrad[o] = float(sum);
+  }
+  if (batch == 0 || inFeatures == 0 || outFeatures == 0) {
+    for (int64_t i = 0; i < batch * inFeatures; ++i)
+      inputGrad[i] = 0.0f;
+    for (int64_t i = 0; i < outFeatures * inFeatures; ++i)
+      weightGrad[i] = 0.0f;
+    braidrt_cuda_free(g);
+    return;
+  }
+  // dx = g w: column-major dx^T [in, batch] = w^T-view [in, out] (the
+  // row-major weight as is) x g-view [out, batch].
+  matmul(false, weight, inFeatures, false, g, outFeatures, inputGrad,
+         inFeatures, inFeatures, batch, outFeatures);
+  // dw = g^T x: column-major dw^T [in, out] = x-view [in, batch] x
+  // (g-view [out, batch])^T.
+  matmul(false, input, inFeatures, true, g, outFeatures, weightGrad,
+         inFeatures, inFeatures, outFeatures, batch);
+  braidrt_cuda_free(g);
 }
 
 /// The compiled programs' entry (braid-use-cuda-runtime renames their
@@ -122,4 +179,33 @@ extern "C" void _mlir_ciface_braidrt_cuda_linear_f32(
   if (sigmoid)
     for (int64_t i = 0, n = batch * outFeatures; i < n; ++i)
       out.data[i] = 1.0f / (1.0f + std::exp(-out.data[i]));
+}
+
+/// The training step's dense-layer gradient (braid-use-cuda-runtime renames
+/// braidrt_linear_grad_f32 calls to it): both GEMMs on cuBLASLt.
+extern "C" void _mlir_ciface_braidrt_cuda_linear_grad_f32(
+    braidrt_unranked_memref *inputRef, braidrt_unranked_memref *weightRef,
+    braidrt_unranked_memref *resultRef, braidrt_unranked_memref *resultGradRef,
+    braidrt_unranked_memref *inputGradRef,
+    braidrt_unranked_memref *weightGradRef,
+    braidrt_unranked_memref *biasGradRef, int32_t activation) {
+  const char *op = "linear_grad (CUDA)";
+  auto x = braidrt::viewOf<float>(inputRef, 2, op, "the input");
+  auto w = braidrt::viewOf<float>(weightRef, 2, op, "the weight");
+  auto y = braidrt::viewOf<float>(resultRef, 2, op, "the result");
+  auto dy = braidrt::viewOf<float>(resultGradRef, 2, op, "the result gradient");
+  auto dx = braidrt::viewOf<float>(inputGradRef, 2, op, "the input gradient");
+  auto dw = braidrt::viewOf<float>(weightGradRef, 2, op, "the weight gradient");
+  auto db = braidrt::viewOf<float>(biasGradRef, 1, op, "the bias gradient");
+  int64_t batch = x.size(0), in = x.size(1), out = w.size(0);
+  if (w.size(1) != in || y.size(0) != batch || y.size(1) != out ||
+      dy.size(0) != batch || dy.size(1) != out || dx.size(0) != batch ||
+      dx.size(1) != in || dw.size(0) != out || dw.size(1) != in ||
+      db.size(0) != out)
+    braidrt_fail("%s: shapes do not agree (input [%lld, %lld], weight "
+                 "[%lld, %lld])",
+                 op, (long long)batch, (long long)in, (long long)w.size(0),
+                 (long long)w.size(1));
+  braidrt_cuda_linear_grad_f32(x.data, w.data, y.data, dy.data, dx.data,
+                               dw.data, db.data, batch, in, out, activation);
 }
