@@ -185,4 +185,25 @@ sed -e 's/ranks = \[0, 1, 2, 3, 4, 5, 6, 7\]/ranks = [0, 1, 2, 3]/' -e 's/4096/2
 mpirun -n 4 --oversubscribe -x OMP_NUM_THREADS=1 "$BIN/braid-run" "$OUT/tp-cpu" --steps 3 --check \
   | tail -n 1 | sed 's/^/   /'
 echo
+echo "== 13. The CUDA target: the same kernels lowered to PTX and, with ptxas, cubins for sm_80 and"
+echo "       sm_90, named after their work, with their registers (no kernel may spill); the artifact"
+echo "       launches them through libbraidrt_cuda (cuBLASLt, NCCL). It runs where a GPU is."
+if [ -e "$BUILD_DIR/lib/libbraidrt_cuda.so" ] && { command -v ptxas >/dev/null || [ -x /usr/local/cuda/bin/ptxas ]; }; then
+  "$BIN/braid-compile" "$MODEL" --cluster dgx-h100 --nodes 1 --ranks-per-node 2 --train \
+    --target cuda -o "$OUT/cuda" | tail -n 1 | sed 's/^/   /'
+  python3 - "$OUT/cuda/kernels/kernels.json" <<'PY'
+import json, sys
+for k in json.load(open(sys.argv[1]))["kernels"]:
+    if k["chip"] == "sm_90":
+        print(f"   {k['name']:<28} {k['registers']:>4} registers, {k['spill_store_bytes']} bytes spilled")
+PY
+  if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then
+    mpirun -n 2 --oversubscribe "$BIN/braid-run" "$OUT/cuda" --steps 3 --check | tail -n 1 | sed 's/^/   /'
+  else
+    echo "   (no GPU here: the artifact is built, not run)"
+  fi
+else
+  echo "   skipped: no ptxas or no CUDA runtime in $BUILD_DIR (the CUDA toolkit and NCCL)"
+fi
+echo
 echo "Artifacts are in $OUT"
