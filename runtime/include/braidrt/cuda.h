@@ -62,9 +62,10 @@ void braidrt_cuda_all_to_all_f32(const float *input, const int64_t *send_counts,
 /* The communicator of this rank's group: groups of `group_size` ranks,
  * consecutive (stride 1) or `stride` apart ([[0, s, ..], [1, s + 1, ..],
  * ..], within blocks of s * group_size ranks), split from the world's
- * communicator (ncclCommSplit) on first use and kept. Every rank calls it
- * at the same point (the split is collective); a rank in no group
- * (`member` 0) gets NULL. */
+ * communicator (ncclCommSplit) on first use of the shape and kept; every
+ * rank joins its block's. Every rank calls it at the same point (the split
+ * is collective); a rank in none of this collective's groups (`member` 0)
+ * gets NULL. */
 void *braidrt_cuda_comm(int64_t group_size, int64_t stride, int32_t member);
 /* Fails the job: a rank in no group of a reduce_scatter or all_gather,
  * whose input and output differ in size, cannot keep its input. */

@@ -202,28 +202,30 @@ void *braidrt_cuda_comm(int64_t groupSize, int64_t stride, int32_t member) {
                  static_cast<long long>(stride), c.ranks);
   if (groupSize == c.ranks)
     return member ? world : nullptr;
+  // A group of one communicates with nobody (the caller copies).
+  if (groupSize == 1)
+    return nullptr;
   // Every rank asks at the same program point, so the split (collective
-  // over the world) happens once per (size, stride, membership) and in
-  // the same order everywhere.
+  // over the world) happens once per (size, stride) and in the same order
+  // everywhere. Every rank joins its block's communicator, whether or not
+  // this collective uses the block: another one with the same shape may.
   static std::map<std::pair<int64_t, int64_t>, ncclComm_t> groups;
-  auto key = std::make_pair(groupSize, member ? stride : -stride);
+  auto key = std::make_pair(groupSize, stride);
   auto found = groups.find(key);
   if (found != groups.end())
-    return found->second;
+    return member ? found->second : nullptr;
   int rank = static_cast<int>(braidrt_rank());
   int64_t block = groupSize * stride;
-  int color = member ? static_cast<int>((rank / block) * stride + rank % stride)
-                     : NCCL_SPLIT_NOCOLOR;
+  int color = static_cast<int>((rank / block) * stride + rank % stride);
   int order = static_cast<int>((rank / stride) % groupSize);
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.blocking = 0;
   ncclComm_t group = nullptr;
   BRAIDRT_NCCL(ncclCommSplit(world, color, order, &group, &config));
   awaitCommunicator(world, "ncclCommSplit");
-  if (group)
-    awaitCommunicator(group, "ncclCommSplit");
+  awaitCommunicator(group, "ncclCommSplit");
   groups[key] = group;
-  return group;
+  return member ? group : nullptr;
 }
 
 void braidrt_cuda_no_group_error(int64_t groupSize, int32_t member) {
