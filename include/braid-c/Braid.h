@@ -31,7 +31,8 @@ MLIR_CAPI_EXPORTED void braidRegisterAllPasses(void);
  * object: {"model": PATH, "out": DIR, "cluster": ..., "nodes": N,
  * "ranks_per_node": R, "planner": ..., "force_sharding": ..., "plan": PATH,
  * "opt_level": L, "force_co_optimization": B, "train": B, "target":
- * "none"|"cpu"|"cuda", "target_cpu": ..., "max_table_rows": N}; every key but
+ * "none"|"cpu"|"cuda", "target_cpu": ..., "cuda_chips": ["sm_80", ...],
+ * "max_table_rows": N}; every key but
  * "model" and "out" is optional, with braid-compile's defaults. The printed
  * plan report goes to `report`; errors go to `errors`. */
 MLIR_CAPI_EXPORTED MlirLogicalResult

@@ -94,6 +94,24 @@ static bool readBool(const llvm::json::Object &request, StringRef key,
   return readField(request, key, value, &llvm::json::Value::getAsBoolean);
 }
 
+/// Reads an optional array of strings; false if it is anything else.
+static bool readStrings(const llvm::json::Object &request, StringRef key,
+                        std::vector<std::string> &values) {
+  const llvm::json::Value *value = request.get(key);
+  if (!value)
+    return true;
+  const llvm::json::Array *array = value->getAsArray();
+  if (!array)
+    return false;
+  for (const llvm::json::Value &element : *array) {
+    std::optional<StringRef> text = element.getAsString();
+    if (!text)
+      return false;
+    values.push_back(text->str());
+  }
+  return true;
+}
+
 MlirLogicalResult braidCompile(MlirStringRef request,
                                MlirStringCallback report,
                                MlirStringCallback errors, void *userData) {
@@ -115,7 +133,7 @@ MlirLogicalResult braidCompile(MlirStringRef request,
       "model",  "out",  "cluster", "nodes",     "ranks_per_node",
       "planner", "force_sharding", "plan", "opt_level",
       "force_co_optimization", "train", "target", "target_cpu",
-      "max_table_rows"};
+      "cuda_chips", "max_table_rows"};
   for (const auto &entry : *object)
     if (!llvm::is_contained(kKeys, entry.first.str()))
       return fail("unknown request key '" + entry.first.str() + "'");
@@ -134,10 +152,12 @@ MlirLogicalResult braidCompile(MlirStringRef request,
             readBool(*object, "train", compile.train) &&
             readString(*object, "target", compile.target) &&
             readString(*object, "target_cpu", compile.targetCpu) &&
+            readStrings(*object, "cuda_chips", compile.cudaChips) &&
             readInteger(*object, "max_table_rows", compile.maxTableRows);
   if (!ok)
     return fail("a request key has the wrong type (strings for paths and "
-                "names, integers for counts, booleans for flags)");
+                "names, integers for counts, booleans for flags, a list of "
+                "strings for cuda_chips)");
   if (compile.modelPath.empty() || compile.outDir.empty())
     return fail("the request needs 'model' and 'out'");
   return wrap(compileModel(compile, reportStream, errorStream));

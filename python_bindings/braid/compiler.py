@@ -23,7 +23,7 @@ def _check_int(name, value, low, high):
 
 def compile(model, cluster="dgx-h100", nodes=1, ranks_per_node=None, target="none",
             train=False, planner="braid", plan=None, opt_level=2, out=None,
-            force_sharding=None, force_co_optimization=False):
+            force_sharding=None, force_co_optimization=False, cuda_chips=None):
     """Compiles `model` for a cluster, as braid-compile does, and returns an
     Artifact.
 
@@ -35,7 +35,9 @@ def compile(model, cluster="dgx-h100", nodes=1, ranks_per_node=None, target="non
     train: also derive the training step; planner: "braid", "greedy:KEY" or
     "keep"; plan: a plan to price and partition as it is (a plan.json path,
     its dict, or a TorchRec ShardingPlan); opt_level: 0, 1 or 2; out: the
-    output directory (a new temporary one by default)."""
+    output directory (a new temporary one by default); cuda_chips: with
+    target "cuda", the GPU architectures (e.g. ["sm_90"]; default sm_80 and
+    sm_90)."""
     model = load_model(model)
     if not isinstance(cluster, (str, pathlib.Path)):
         raise _native.Error(f"cluster must be a preset name or a path, not {type(cluster).__name__}")
@@ -48,6 +50,9 @@ def compile(model, cluster="dgx-h100", nodes=1, ranks_per_node=None, target="non
     if force_sharding is not None and force_sharding not in _SHARDING_TYPES:
         raise _native.Error(f"force_sharding must be one of {', '.join(_SHARDING_TYPES)}, "
                             f"got {force_sharding!r}")
+    if cuda_chips is not None and (isinstance(cuda_chips, str) or
+                                   not all(isinstance(c, str) for c in cuda_chips)):
+        raise _native.Error("cuda_chips must be a list of names such as 'sm_90'")
     if not isinstance(planner, str):
         raise _native.Error(f"planner must be a string, not {type(planner).__name__}")
     out = pathlib.Path(out if out is not None else tempfile.mkdtemp(prefix="braid-"))
@@ -60,6 +65,8 @@ def compile(model, cluster="dgx-h100", nodes=1, ranks_per_node=None, target="non
     }
     if force_sharding:
         request["force_sharding"] = force_sharding
+    if cuda_chips is not None:
+        request["cuda_chips"] = list(cuda_chips)
     if plan is not None:
         request["plan"] = _write_plan(plan, out, model)
     report = _native.call(_native.native().compile, json.dumps(request))

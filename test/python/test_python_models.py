@@ -86,6 +86,8 @@ def test_from_torchrec_rejects_what_braid_cannot_model(braid):
     ({"nodes": "two"}, "nodes must be an integer"),
     ({"opt_level": 3}, "opt_level must be between 0 and 2"),
     ({"target": "tpu"}, "target must be one of none, cpu, cuda"),
+    ({"target": "cuda", "cuda_chips": "sm_90"}, "cuda_chips must be a list"),
+    ({"target": "cuda", "cuda_chips": ["volta"]}, "unknown --cuda-chips entry 'volta'"),
     ({"force_sharding": "diagonal"}, "force_sharding must be one of"),
     ({"cluster": "no-such-cluster"}, "'no-such-cluster' is neither a preset"),
     ({"plan": "no/such/plan.json"}, "no plan file"),
@@ -107,6 +109,10 @@ def test_compile_for_cuda_writes_the_artifact_and_named_kernels(braid, tmp_path)
         pytest.skip("no ptxas or no CUDA runtime in this build")
     artifact = braid.compile(SMALL, cluster="dgx-h100", nodes=1, ranks_per_node=1,
                              target="cuda", out=tmp_path / "out")
+    braid.compile(SMALL, cluster="dgx-h100", nodes=1, ranks_per_node=1, target="cuda",
+                  cuda_chips=["sm_90"], out=tmp_path / "one")
+    one = json.loads((tmp_path / "one" / "kernels" / "kernels.json").read_text())
+    assert one["chips"] == ["sm_90"], one["chips"]
     kernels = json.loads((tmp_path / "out" / "kernels" / "kernels.json").read_text())
     names = {k["name"] for k in kernels["kernels"]}
     assert "embedding_bag_user_id" in names and "interaction_dot" in names, names
