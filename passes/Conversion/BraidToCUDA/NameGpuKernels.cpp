@@ -88,21 +88,31 @@ struct BraidNameGpuKernelsPass
           BraidNameGpuKernelsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    // The names in use, so that a kernel never takes another symbol's.
+    // The kernels to name: the single kernel of each gpu.module.
+    auto kernelOf = [](gpu::GPUModuleOp kernelModule) -> gpu::GPUFuncOp {
+      auto kernels = llvm::to_vector(kernelModule.getOps<gpu::GPUFuncOp>());
+      if (kernels.size() != 1 || !kernels.front().isKernel())
+        return {};
+      return kernels.front();
+    };
+    // The names in use, so that a kernel never takes another symbol's
+    // (modules left as they are included).
     llvm::StringMap<unsigned> taken;
-    for (Operation &op : module.getOps())
+    for (Operation &op : module.getOps()) {
+      auto kernelModule = dyn_cast<gpu::GPUModuleOp>(op);
+      if (kernelModule && kernelOf(kernelModule))
+        continue;
       if (auto symbol = op.getAttrOfType<StringAttr>(
               SymbolTable::getSymbolAttrName()))
-        if (!isa<gpu::GPUModuleOp>(op))
-          taken[symbol.getValue()] = 1;
+        taken[symbol.getValue()] = 1;
+    }
     // Old (module, function) symbol -> new name, in program order.
     llvm::DenseMap<SymbolRefAttr, StringAttr> renamed;
     for (auto kernelModule :
          llvm::to_vector(module.getOps<gpu::GPUModuleOp>())) {
-      auto kernels = llvm::to_vector(kernelModule.getOps<gpu::GPUFuncOp>());
-      if (kernels.size() != 1 || !kernels.front().isKernel())
+      gpu::GPUFuncOp kernel = kernelOf(kernelModule);
+      if (!kernel)
         continue;
-      gpu::GPUFuncOp kernel = kernels.front();
       std::string base = workNameOf(kernel), name = base;
       for (unsigned suffix = 1; taken.count(name); ++suffix)
         name = base + "_" + std::to_string(suffix);

@@ -1,4 +1,4 @@
-// RUN: braid-opt %s --braid-name-gpu-kernels | FileCheck %s
+// RUN: braid-opt %s --split-input-file --braid-name-gpu-kernels | FileCheck %s
 
 // Kernels take the name convert-braid-to-cpu tagged their work with (the
 // metadata of a fused location), found on the kernel or on an op of its
@@ -59,5 +59,32 @@ module attributes {gpu.container_module} {
     gpu.func @forward_kernel(%m: memref<?xf32>) kernel {
       gpu.return
     }
+  }
+}
+
+// -----
+
+// A module that is not one kernel keeps its name, and no kernel takes it.
+// RUN: braid-opt %s --split-input-file --braid-name-gpu-kernels | FileCheck %s --check-prefix=KEPT
+// KEPT-LABEL: func.func @twice
+// KEPT: gpu.launch_func @interaction_dot_1::@interaction_dot_1
+// KEPT: gpu.module @interaction_dot {
+// KEPT-NEXT: gpu.func @helper()
+// KEPT: gpu.module @interaction_dot_1 {
+module attributes {gpu.container_module} {
+  func.func @twice(%n: index, %m: memref<?xf32>) {
+    %c1 = arith.constant 1 : index
+    gpu.launch_func @twice_kernel::@twice_kernel blocks in (%n, %c1, %c1) threads in (%c1, %c1, %c1) args(%m : memref<?xf32>)
+    return
+  }
+  gpu.module @interaction_dot {
+    gpu.func @helper() {
+      gpu.return
+    }
+  }
+  gpu.module @twice_kernel {
+    gpu.func @twice_kernel(%m: memref<?xf32>) kernel {
+      gpu.return
+    } loc(fused<"interaction_dot">["model.json":1:1])
   }
 }
