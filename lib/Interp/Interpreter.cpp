@@ -477,14 +477,18 @@ LogicalResult LockstepInterpreter::runConcat(tensor::ConcatOp op) {
 }
 
 LogicalResult LockstepInterpreter::runExtractSlice(tensor::ExtractSliceOp op) {
-  if (!op.hasUnitStride() || !op.getSizes().empty() ||
+  if (!op.hasUnitStride() ||
       op.getResultType().getRank() != op.getSourceType().getRank())
     return op.emitError() << "the reference semantics extracts slices of "
-                             "static sizes, unit strides and the source's "
-                             "rank only";
-  ArrayRef<int64_t> sizes = op.getStaticSizes();
+                             "unit strides and the source's rank only";
   return perRank(*op, [&](int64_t rank) -> FailureOr<HostTensor> {
     SmallVector<int64_t> offsets = rankOffsets(op, rank);
+    // Dynamic sizes (a fused combine's local bags) are index values.
+    SmallVector<int64_t> sizes(op.getStaticSizes());
+    auto dynamicSize = op.getSizes().begin();
+    for (int64_t &size : sizes)
+      if (ShapedType::isDynamic(size))
+        size = int64_t(lookup(*dynamicSize++)[rank].data[0]);
     HostTensor result = lookup(op.getSource())[rank];
     for (int64_t d = 0; d < result.getRank(); ++d) {
       if (offsets[d] < 0 || sizes[d] < 0 ||

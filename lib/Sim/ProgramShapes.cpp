@@ -11,8 +11,10 @@
 
 #include "braid/Dialect/Braid/IR/Braid.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
 #include "llvm/ADT/STLExtras.h"
 
 using namespace mlir;
@@ -55,6 +57,32 @@ void ProgramShapes::setRows(Value value, double rows) {
   RankedTensorType type = shapedTypeOf(value);
   if (type && type.getRank() > 0 && type.isDynamicDim(0))
     boundRows[value] = rows;
+}
+
+std::optional<double> ProgramShapes::indexValueOf(Value value) const {
+  APInt constant;
+  if (matchPattern(value, m_ConstantInt(&constant)))
+    return double(constant.getSExtValue());
+  Operation *def = value.getDefiningOp();
+  if (auto dim = dyn_cast_if_present<tensor::DimOp>(def)) {
+    std::optional<int64_t> index = dim.getConstantIndex();
+    if (index && *index == 0)
+      return rows(dim.getSource());
+    return std::nullopt;
+  }
+  if (!def || def->getNumOperands() != 2)
+    return std::nullopt;
+  std::optional<double> lhs = indexValueOf(def->getOperand(0));
+  std::optional<double> rhs = indexValueOf(def->getOperand(1));
+  if (!lhs || !rhs)
+    return std::nullopt;
+  if (isa<arith::AddIOp>(def))
+    return *lhs + *rhs;
+  if (isa<arith::SubIOp>(def))
+    return *lhs - *rhs;
+  if (isa<arith::MulIOp>(def))
+    return *lhs * *rhs;
+  return std::nullopt;
 }
 
 double ProgramShapes::rows(Value value) const {
@@ -259,6 +287,16 @@ LogicalResult ProgramShapes::bindOp(Operation &op) {
           setRows(splat.getResult(), rows(dim.getSource()));
           return success();
         }
+  }
+  // A slice whose first size is computed from other values' rows (the
+  // local bags of a fused combine: the offsets' rows less one).
+  if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op)) {
+    OpFoldResult size = slice.getMixedSizes().front();
+    if (auto value = dyn_cast<Value>(size))
+      if (std::optional<double> bound = indexValueOf(value)) {
+        setRows(slice.getResult(), *bound);
+        return success();
+      }
   }
   // A cast to a dynamic first dimension keeps the source's rows (a rank's
   // rows of a tensor-parallel layer's output).

@@ -85,6 +85,11 @@ void mlir::braid::buildCoOptimizePipeline(
     BraidChunkPipelinePassOptions chunk;
     chunk.force = force;
     pm.addPass(createBraidChunkPipelinePass(chunk));
+    // ...and let the interaction read pooled rows straight out of their
+    // exchange's receive buffer where assembling them is only a copy.
+    BraidFuseCollectiveComputePassOptions fuse;
+    fuse.force = force;
+    pm.addPass(createBraidFuseCollectiveComputePass(fuse));
   }
   // Level 1: fold the partitioner's index arithmetic and share equal
   // exchanges and constants.

@@ -384,4 +384,53 @@ def BraidChunkPipelinePass
                            "::mlir::tensor::TensorDialect"];
 }
 
+def BraidFuseCollectiveComputePass
+    : Pass<"braid-fuse-collective-compute", "::mlir::ModuleOp"> {
+  let summary = "lets the interaction read pooled rows straight out of the "
+                "exchange's receive buffer";
+  let description = [{
+    The first form of fusing collectives with the compute around them. A
+    sharded lookup's pooled rows arrive in the receive buffer of its
+    exchange (`all_to_all` or `reduce_scatter`), `bags_per_rank` rows per
+    part, and `braid.combine_shards` assembles the rank's rows from there.
+    Where that assembly is a copy (one part, `sum` pooling, the result in
+    the received element type: a table-wise, row-wise or table-row-wise
+    table of f32 rows), the copy goes: the consumers (the interaction) read
+    the receive buffer itself, through a `tensor.extract_slice` of its
+    first B rows (B the local bags, from the offsets) that bufferizes to a
+    view of the buffer, not a kernel.
+
+    ```mlir
+    %e = braid.combine_shards @t(%recv, %off) sum bags_per_rank = 4
+        : (tensor<4x16xf32>, tensor<?xi64>) -> tensor<?x16xf32>
+    // becomes
+    %b = arith.subi (tensor.dim %off, 0), 1
+    %e = tensor.extract_slice %recv[0, 0] [%b, 16] [1, 1]
+        : tensor<4x16xf32> to tensor<?x16xf32>
+    ```
+
+    `mean` (a division by the bag size), `max` (an empty bag's -inf
+    becomes 0), column-wise parts (concatenated side by side) and f16 rows
+    pooled in f32 are real work and stay. Each rewrite lands only where the
+    simulator predicts the function faster (the combine's kernel is gone),
+    or with `force`. The pooled rows themselves are already written in the
+    exchange's send layout: a shard's lookup writes its bags in rank-slot
+    order, which is the layout each peer's block is sent from.
+  }];
+  let options = [
+    Option<"force", "force", "bool", "false",
+           "Fuse every combine that is a copy without asking the simulator "
+           "(for tests)">,
+  ];
+  let statistics = [
+    Statistic<"numFused", "combines-fused",
+              "combine_shards copies replaced by views of the receive buffer">,
+    Statistic<"numRejected", "rejected-by-simulator",
+              "Copies the simulator predicted no faster without">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::braid::BraidDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 #endif // BRAID_COOPT_PASSES_TD

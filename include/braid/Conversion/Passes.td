@@ -150,14 +150,16 @@ def BraidAlignVectorAccessesPass
     kernel reads a table row as one `vector.transfer_read`, which the
     LLVM lowering gives only its element's alignment (4 bytes for f32), so
     NVPTX splits it into scalar loads. This pass rewrites every unmasked,
-    in-bounds, one-dimensional transfer on a memref with an identity
-    layout into a `vector.load` or `vector.store` carrying the alignment
-    it can prove: the largest power of two up to 16 dividing the row's
-    byte stride and the access's constant column offset in bytes, given
-    the host's contract that every buffer it passes or allocates starts
-    on a 16-byte boundary (cudaMalloc gives 256). A row of 16 f32 then
-    reads as four `ld.global.v4.f32`; a row of 13 f32 stays at 4 bytes.
-    Transfers on views with a dynamic offset keep the element's alignment.
+    in-bounds, one-dimensional transfer on a strided memref (the identity
+    layout, or a view with a static offset and static outer strides, such
+    as the first rows of a receive buffer) into a `vector.load` or
+    `vector.store` carrying the alignment it can prove: the largest power
+    of two up to 16 dividing the offset's and the outer strides' bytes and
+    the access's constant column offset in bytes, given the host's
+    contract that every buffer it passes or allocates starts on a 16-byte
+    boundary (cudaMalloc gives 256). A row of 16 f32 then reads as four
+    `ld.global.v4.f32`; a row of 13 f32 stays at 4 bytes. Transfers on
+    views with a dynamic offset keep the element's alignment.
   }];
   let dependentDialects = ["::mlir::vector::VectorDialect"];
 }

@@ -82,6 +82,9 @@ private:
         batchSplit(batchSplit.begin(), batchSplit.end()), routing(&routing) {}
   LogicalResult bindArgument(BlockArgument arg);
   LogicalResult bindOp(Operation &op);
+  /// The expected value of an index computed from constants and rows
+  /// (tensor.dim of the first dimension, addi, subi, muli), if it is one.
+  std::optional<double> indexValueOf(Value value) const;
   /// Records that `value` has `rows` rows when its first size is dynamic.
   void setRows(Value value, double rows);
 

@@ -38,32 +38,35 @@ static constexpr llvm::StringLiteral kNvptxDataLayout =
 static constexpr int64_t kBufferAlignment = 16;
 
 /// The alignment, in bytes, that an access of `vectorType` at `indices` of
-/// `memrefType` provably has, or 0 when the access does not qualify (a
-/// layout other than the identity, a dynamic inner size, a dynamic last
-/// index).
+/// `memrefType` provably has, or 0 when the access does not qualify: the
+/// layout must be strided with a static offset, static outer strides and a
+/// unit inner one (the identity, or a view such as a fused combine's first
+/// rows of a receive buffer), and the last index a constant. Every row then
+/// starts at the buffer's (16-byte) start plus a multiple of the offset's
+/// and the outer strides' bytes.
 static int64_t provableAlignment(MemRefType memrefType, VectorType vectorType,
                                  ValueRange indices) {
-  if (!memrefType.getLayout().isIdentity() || vectorType.getRank() != 1 ||
-      memrefType.getRank() == 0)
+  if (vectorType.getRank() != 1 || memrefType.getRank() == 0)
     return 0;
   Type element = memrefType.getElementType();
   if (!element.isIntOrFloat() || element.getIntOrFloatBitWidth() % 8 != 0)
     return 0;
   int64_t elementBytes = element.getIntOrFloatBitWidth() / 8;
-  // Every row (all dimensions but the last) starts at a multiple of the
-  // last dimension's size; the last index must be a constant.
-  int64_t rowElements = memrefType.getShape().back();
-  if (ShapedType::isDynamic(rowElements) && memrefType.getRank() > 1)
+  SmallVector<int64_t> strides;
+  int64_t offset = 0;
+  if (failed(memrefType.getStridesAndOffset(strides, offset)) ||
+      ShapedType::isDynamic(offset) || strides.back() != 1)
     return 0;
   APInt column;
   if (!matchPattern(indices.back(), m_ConstantInt(&column)))
     return 0;
-  int64_t alignment = kBufferAlignment;
-  if (memrefType.getRank() > 1)
-    alignment = std::gcd(alignment, rowElements * elementBytes);
+  int64_t alignment = std::gcd(kBufferAlignment, offset * elementBytes);
+  for (int64_t stride : ArrayRef<int64_t>(strides).drop_back()) {
+    if (ShapedType::isDynamic(stride))
+      return 0;
+    alignment = std::gcd(alignment, stride * elementBytes);
+  }
   alignment = std::gcd(alignment, column.getSExtValue() * elementBytes);
-  if (alignment == 0)
-    alignment = kBufferAlignment;
   // A power of two (gcd with 16 is one) no larger than the access.
   int64_t accessBytes = vectorType.getNumElements() * elementBytes;
   while (alignment > accessBytes)

@@ -48,6 +48,19 @@ gpu.module @rows {
     gpu.return
   }
 
+  // A view of a buffer's first rows (static offset 0, row stride 16) and
+  // one at row 1 of 8-float rows (offset 8 floats, 32 bytes): 16 bytes.
+  // CHECK-LABEL: gpu.func @views
+  // CHECK: vector.load {{.*}} {alignment = 16 : i64} : memref<?x16xf32, strided<[16, 1]>>, vector<16xf32>
+  // CHECK: vector.load {{.*}} {alignment = 16 : i64} : memref<?x8xf32, strided<[8, 1], offset: 8>>, vector<8xf32>
+  gpu.func @views(%first: memref<?x16xf32, strided<[16, 1]>>, %later: memref<?x8xf32, strided<[8, 1], offset: 8>>, %row: index) kernel {
+    %c0 = arith.constant 0 : index
+    %pad = arith.constant 0.0 : f32
+    %a = vector.transfer_read %first[%row, %c0], %pad {in_bounds = [true]} : memref<?x16xf32, strided<[16, 1]>>, vector<16xf32>
+    %b = vector.transfer_read %later[%row, %c0], %pad {in_bounds = [true]} : memref<?x8xf32, strided<[8, 1], offset: 8>>, vector<8xf32>
+    gpu.return
+  }
+
   // 16 f16 per row (32 bytes): 16-byte aligned.
   // CHECK-LABEL: gpu.func @f16_rows
   // CHECK: vector.load {{.*}} {alignment = 16 : i64} : memref<12x16xf16>, vector<16xf16>
