@@ -22,7 +22,6 @@ struct Driver {
   decltype(&::cuDeviceGet) deviceGet;
   decltype(&::cuDevicePrimaryCtxRetain) primaryCtxRetain;
   decltype(&::cuCtxSetCurrent) ctxSetCurrent;
-  decltype(&::cuCtxSynchronize) ctxSynchronize;
   decltype(&::cuMemAllocManaged) memAllocManaged;
   decltype(&::cuMemFree) memFree;
   decltype(&::cuMemcpyDtoH) memcpyDtoH;

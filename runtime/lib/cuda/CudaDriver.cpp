@@ -90,7 +90,6 @@ static void resolve(void *library, Driver &table) {
   get(table.deviceGet, "cuDeviceGet");
   get(table.primaryCtxRetain, "cuDevicePrimaryCtxRetain");
   get(table.ctxSetCurrent, "cuCtxSetCurrent");
-  get(table.ctxSynchronize, "cuCtxSynchronize");
   get(table.memAllocManaged, "cuMemAllocManaged");
   get(table.memFree, "cuMemFree_v2");
   get(table.memcpyDtoH, "cuMemcpyDtoH_v2");
@@ -240,15 +239,18 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
       blockZ, sharedBytes, static_cast<CUstream>(stream), params, extra));
 }
 
+// gpu-to-llvm creates and destroys a stream around every launch; the
+// runtime keeps one non-blocking stream per thread instead (creating one
+// costs more than a small kernel), so a launch never waits for a
+// collective running on the communication stream.
 void *mgpuStreamCreate() {
-  CUstream stream = nullptr;
-  BRAIDRT_CU(driver().streamCreate(&stream, CU_STREAM_NON_BLOCKING));
+  thread_local CUstream stream = nullptr;
+  if (!stream)
+    BRAIDRT_CU(driver().streamCreate(&stream, CU_STREAM_NON_BLOCKING));
   return stream;
 }
 
-void mgpuStreamDestroy(void *stream) {
-  BRAIDRT_CU(driver().streamDestroy(static_cast<CUstream>(stream)));
-}
+void mgpuStreamDestroy(void *) {}
 
 void mgpuStreamSynchronize(void *stream) {
   BRAIDRT_CU(driver().streamSynchronize(static_cast<CUstream>(stream)));

@@ -48,7 +48,9 @@ static cublasLtHandle_t handle() {
 }
 
 /// D[m, n] = op(A)[m, k] * op(B)[k, n], column-major, f32, with `epilogue`
-/// (and its bias) applied, on the legacy stream, then synchronized.
+/// (and its bias) applied, on the legacy default stream, then that stream
+/// synchronized (the runtime's other streams are non-blocking, so they
+/// neither wait for it nor it for them).
 static void matmul(bool transposeA, const float *a, int64_t lda,
                    bool transposeB, const float *b, int64_t ldb, float *d,
                    int64_t ldd, int64_t m, int64_t n, int64_t k,
@@ -84,7 +86,10 @@ static void matmul(bool transposeA, const float *a, int64_t lda,
   BRAIDRT_CUBLAS(cublasLtMatrixLayoutDestroy(layoutB));
   BRAIDRT_CUBLAS(cublasLtMatrixLayoutDestroy(layoutA));
   BRAIDRT_CUBLAS(cublasLtMatmulDescDestroy(operation));
-  BRAIDRT_CU(driver().ctxSynchronize());
+  // Only the GEMM's stream: a whole-context synchronize would also wait for
+  // a collective started on the communication stream, which is meant to
+  // run beside this GEMM.
+  BRAIDRT_CU(driver().streamSynchronize(nullptr));
 }
 
 void braidrt_cuda_linear_f32(const float *input, const float *weight,
