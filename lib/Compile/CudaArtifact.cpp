@@ -43,9 +43,9 @@ static std::string joinPath(StringRef dir, StringRef name) {
 static std::string findPtxas() {
   if (const char *fromEnv = std::getenv("BRAID_PTXAS"))
     return llvm::sys::fs::can_execute(fromEnv) ? fromEnv : "";
-  for (StringRef candidate : {StringRef(BRAID_PTXAS_PATH)})
-    if (!candidate.empty() && llvm::sys::fs::can_execute(candidate))
-      return candidate.str();
+  StringRef configured = BRAID_PTXAS_PATH;
+  if (!configured.empty() && llvm::sys::fs::can_execute(configured))
+    return configured.str();
   if (llvm::ErrorOr<std::string> onPath = llvm::sys::findProgramByName("ptxas"))
     return *onPath;
   if (llvm::sys::fs::can_execute("/usr/local/cuda/bin/ptxas"))
@@ -78,7 +78,7 @@ struct KernelResources {
 };
 } // namespace
 
-/// Reads ptxas -v's report of `kernel`.
+/// Reads ptxas -v's report of one kernel.
 static KernelResources parsePtxasReport(StringRef report) {
   KernelResources resources;
   llvm::Regex frame("([0-9]+) bytes stack frame, ([0-9]+) bytes spill "
@@ -102,7 +102,11 @@ static KernelResources parsePtxasReport(StringRef report) {
 static LogicalResult writeKernelObjects(ModuleOp module, StringRef outDir,
                                         ArrayRef<std::string> chips,
                                         StringRef ptxas, int64_t &kernelCount) {
+  // A previous compile's kernels go: kernels.json lists exactly these.
   std::string kernelDir = joinPath(outDir, "kernels");
+  if (std::error_code ec = llvm::sys::fs::remove_directories(kernelDir))
+    return module->emitError()
+           << "cannot replace '" << kernelDir << "': " << ec.message();
   if (std::error_code ec = llvm::sys::fs::create_directories(kernelDir))
     return module->emitError()
            << "cannot create '" << kernelDir << "': " << ec.message();
