@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Descriptors.h"
+#include "LinearGrad.h"
 
 #include "braidrt/OptimizerMath.h"
 
@@ -27,6 +28,10 @@
 
 using braidrt::View;
 using braidrt::viewOf;
+using braidrt::LinearGradViews;
+using braidrt::linearGradViewsOf;
+using braidrt::preActivationGradient;
+using braidrt::biasGradient;
 namespace optim = braidrt::optim;
 
 namespace {
@@ -410,39 +415,15 @@ void _mlir_ciface_braidrt_linear_grad_f32(
     braidrt_unranked_memref *inputGradRef,
     braidrt_unranked_memref *weightGradRef,
     braidrt_unranked_memref *biasGradRef, int32_t activation) {
-  const char *op = "linear_grad";
-  View<float> x = viewOf<float>(inputRef, 2, op, "the input");
-  View<float> w = viewOf<float>(weightRef, 2, op, "the weight");
-  View<float> y = viewOf<float>(resultRef, 2, op, "the result");
-  View<float> dy = viewOf<float>(resultGradRef, 2, op, "the result gradient");
-  View<float> dx = viewOf<float>(inputGradRef, 2, op, "the input gradient");
-  View<float> dw = viewOf<float>(weightGradRef, 2, op, "the weight gradient");
-  View<float> db = viewOf<float>(biasGradRef, 1, op, "the bias gradient");
-  int64_t batch = x.size(0), in = x.size(1), out = w.size(0);
-  if (w.size(1) != in || y.size(0) != batch || y.size(1) != out ||
-      dy.size(0) != batch || dy.size(1) != out || dx.size(0) != batch ||
-      dx.size(1) != in || dw.size(0) != out || dw.size(1) != in ||
-      db.size(0) != out)
-    braidrt_fail("%s: shapes do not agree (input [%lld, %lld], weight "
-                 "[%lld, %lld])",
-                 op, (long long)batch, (long long)in, (long long)w.size(0),
-                 (long long)w.size(1));
-  // The pre-activation gradient.
+  LinearGradViews v = linearGradViewsOf(inputRef, weightRef, resultRef,
+                                        resultGradRef, inputGradRef,
+                                        weightGradRef, biasGradRef,
+                                        "linear_grad");
+  View<float> &x = v.x, &w = v.w, &dx = v.dx, &dw = v.dw;
+  int64_t batch = v.batch, in = v.in, out = v.out;
   std::vector<float> g(size_t(batch * out));
-  for (int64_t i = 0; i < batch * out; ++i) {
-    float grad = dy.data[i], value = y.data[i];
-    if (activation == BRAIDRT_ACT_RELU)
-      grad = value > 0 ? grad : 0.0f;
-    else if (activation == BRAIDRT_ACT_SIGMOID)
-      grad = float(double(grad) * value * (1 - double(value)));
-    g[size_t(i)] = grad;
-  }
-  for (int64_t o = 0; o < out; ++o) {
-    double sum = 0;
-    for (int64_t b = 0; b < batch; ++b)
-      sum += g[size_t(b * out + o)];
-    db.data[o] = float(sum);
-  }
+  preActivationGradient(v.dy.data, v.y.data, g.data(), batch * out, activation);
+  biasGradient(g.data(), v.db.data, batch, out);
   std::fill(dx.data, dx.data + batch * in, 0.0f);
   std::fill(dw.data, dw.data + out * in, 0.0f);
   if (batch == 0 || in == 0 || out == 0)

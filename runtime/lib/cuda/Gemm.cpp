@@ -14,6 +14,7 @@
 #include "braidrt/cuda.h"
 
 #include "../Descriptors.h"
+#include "../LinearGrad.h"
 
 #include <cublasLt.h>
 
@@ -118,23 +119,11 @@ void braidrt_cuda_linear_grad_f32(const float *input, const float *weight,
                                   int64_t inFeatures, int64_t outFeatures,
                                   int32_t activation) {
   // The pre-activation gradient and the bias gradient, as the CPU runtime
-  // computes them (sums in double), on the host over managed memory.
+  // computes them, on the host over managed memory.
   int64_t n = batch * outFeatures;
   auto *g = static_cast<float *>(braidrt_cuda_alloc(size_t(n) * sizeof(float)));
-  for (int64_t i = 0; i < n; ++i) {
-    float grad = resultGrad[i], value = result[i];
-    if (activation == BRAIDRT_ACT_RELU)
-      grad = value > 0 ? grad : 0.0f;
-    else if (activation == BRAIDRT_ACT_SIGMOID)
-      grad = float(double(grad) * value * (1 - double(value)));
-    g[i] = grad;
-  }
-  for (int64_t o = 0; o < outFeatures; ++o) {
-    double sum = 0;
-    for (int64_t b = 0; b < batch; ++b)
-      sum += g[b * outFeatures + o];
-    biasGrad[o] = float(sum);
-  }
+  braidrt::preActivationGradient(resultGrad, result, g, n, activation);
+  braidrt::biasGradient(g, biasGrad, batch, outFeatures);
   if (batch == 0 || inFeatures == 0 || outFeatures == 0) {
     for (int64_t i = 0; i < batch * inFeatures; ++i)
       inputGrad[i] = 0.0f;
@@ -194,23 +183,10 @@ extern "C" void _mlir_ciface_braidrt_cuda_linear_grad_f32(
     braidrt_unranked_memref *inputGradRef,
     braidrt_unranked_memref *weightGradRef,
     braidrt_unranked_memref *biasGradRef, int32_t activation) {
-  const char *op = "linear_grad (CUDA)";
-  auto x = braidrt::viewOf<float>(inputRef, 2, op, "the input");
-  auto w = braidrt::viewOf<float>(weightRef, 2, op, "the weight");
-  auto y = braidrt::viewOf<float>(resultRef, 2, op, "the result");
-  auto dy = braidrt::viewOf<float>(resultGradRef, 2, op, "the result gradient");
-  auto dx = braidrt::viewOf<float>(inputGradRef, 2, op, "the input gradient");
-  auto dw = braidrt::viewOf<float>(weightGradRef, 2, op, "the weight gradient");
-  auto db = braidrt::viewOf<float>(biasGradRef, 1, op, "the bias gradient");
-  int64_t batch = x.size(0), in = x.size(1), out = w.size(0);
-  if (w.size(1) != in || y.size(0) != batch || y.size(1) != out ||
-      dy.size(0) != batch || dy.size(1) != out || dx.size(0) != batch ||
-      dx.size(1) != in || dw.size(0) != out || dw.size(1) != in ||
-      db.size(0) != out)
-    braidrt_fail("%s: shapes do not agree (input [%lld, %lld], weight "
-                 "[%lld, %lld])",
-                 op, (long long)batch, (long long)in, (long long)w.size(0),
-                 (long long)w.size(1));
-  braidrt_cuda_linear_grad_f32(x.data, w.data, y.data, dy.data, dx.data,
-                               dw.data, db.data, batch, in, out, activation);
+  braidrt::LinearGradViews v = braidrt::linearGradViewsOf(
+      inputRef, weightRef, resultRef, resultGradRef, inputGradRef,
+      weightGradRef, biasGradRef, "linear_grad (CUDA)");
+  braidrt_cuda_linear_grad_f32(v.x.data, v.w.data, v.y.data, v.dy.data,
+                               v.dx.data, v.dw.data, v.db.data, v.batch, v.in,
+                               v.out, activation);
 }
