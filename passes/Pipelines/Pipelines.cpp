@@ -111,6 +111,31 @@ void mlir::braid::buildCompilePipeline(OpPassManager &pm,
   buildCoOptimizePipeline(pm, coopt);
 }
 
+/// The host code to the LLVM dialect, for braid-lower-cpu and (`cuda`)
+/// braid-lower-cuda: parallel loops left on the host to OpenMP, vector
+/// transfers to (masked) vector loads with reassociated reductions, the
+/// standard conversions, and one entry point per function that a host calls
+/// with a pointer array. The CUDA host's buffers go through the runtime's
+/// allocation hooks (managed memory that kernels and host code share) and
+/// its launches to the runtime's GPU entry points.
+static void addHostToLLVMPasses(OpPassManager &pm, bool cuda) {
+  pm.addPass(createConvertSCFToOpenMPPass());
+  ConvertVectorToLLVMPassOptions vector;
+  vector.reassociateFPReductions = true;
+  pm.addPass(createConvertVectorToLLVMPass(vector));
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  FinalizeMemRefToLLVMConversionPassOptions memref;
+  memref.useGenericFunctions = cuda;
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memref));
+  pm.addPass(createSCFToControlFlowPass());
+  if (cuda)
+    pm.addPass(createGpuToLLVMConversionPass());
+  pm.addPass(createConvertToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createBraidEmitPackedEntryPass());
+}
+
 /// The passes braid-lower-cpu and braid-lower-cuda share after
 /// convert-braid-to-cpu: kernels on buffers, as scf.parallel loops.
 static void addBufferizePasses(OpPassManager &pm) {
@@ -137,20 +162,7 @@ static void addBufferizePasses(OpPassManager &pm) {
 void mlir::braid::addLowerCpuBackendPasses(OpPassManager &pm) {
   addBufferizePasses(pm);
   pm.addNestedPass<func::FuncOp>(createGpuMapParallelLoopsPass());
-  pm.addPass(createConvertSCFToOpenMPPass());
-  // Vector transfers to (masked) vector loads, reductions reassociated.
-  ConvertVectorToLLVMPassOptions vector;
-  vector.reassociateFPReductions = true;
-  pm.addPass(createConvertVectorToLLVMPass(vector));
-  // The standard conversions to the LLVM dialect.
-  pm.addPass(memref::createExpandStridedMetadataPass());
-  pm.addPass(createLowerAffinePass());
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
-  pm.addPass(createSCFToControlFlowPass());
-  pm.addPass(createConvertToLLVMPass());
-  pm.addPass(createReconcileUnrealizedCastsPass());
-  // One entry point per function that a host calls with a pointer array.
-  pm.addPass(createBraidEmitPackedEntryPass());
+  addHostToLLVMPasses(pm, /*cuda=*/false);
 }
 
 void mlir::braid::buildLowerCpuPipeline(OpPassManager &pm) {
@@ -227,25 +239,9 @@ void mlir::braid::addLowerCudaHostPasses(OpPassManager &pm) {
   // ...and the runtime calls the CUDA runtime serves (cuBLASLt GEMMs) swap
   // to it; the others keep the CPU runtime, on managed memory.
   pm.addPass(createBraidUseCudaRuntimePass());
-  // What stayed on the host (input checks, loops with reductions) is
-  // OpenMP, as on the CPU.
-  pm.addPass(createConvertSCFToOpenMPPass());
-  ConvertVectorToLLVMPassOptions vector;
-  vector.reassociateFPReductions = true;
-  pm.addPass(createConvertVectorToLLVMPass(vector));
-  pm.addPass(memref::createExpandStridedMetadataPass());
-  pm.addPass(createLowerAffinePass());
-  // Every buffer through the runtime's allocation hooks: managed memory
-  // that kernels and host code share.
-  FinalizeMemRefToLLVMConversionPassOptions memref;
-  memref.useGenericFunctions = true;
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memref));
-  pm.addPass(createSCFToControlFlowPass());
-  // Launches and their streams to the runtime's GPU entry points.
-  pm.addPass(createGpuToLLVMConversionPass());
-  pm.addPass(createConvertToLLVMPass());
-  pm.addPass(createReconcileUnrealizedCastsPass());
-  pm.addPass(createBraidEmitPackedEntryPass());
+  // What stayed on the host (input checks, loops with reductions) lowers as
+  // on the CPU, on managed memory, launching the kernels.
+  addHostToLLVMPasses(pm, /*cuda=*/true);
 }
 
 void mlir::braid::buildLowerCudaPipeline(
