@@ -36,12 +36,6 @@
 using namespace mlir;
 using namespace mlir::braid;
 
-static std::string joinPath(StringRef dir, StringRef name) {
-  llvm::SmallString<256> path(dir);
-  llvm::sys::path::append(path, name);
-  return std::string(path);
-}
-
 namespace {
 /// Watches the registered braid-compile pipeline run: keeps a copy of the
 /// planned global program (after braid-plan-sharding: the oracle of

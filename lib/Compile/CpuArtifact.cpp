@@ -36,12 +36,6 @@
 using namespace mlir;
 using namespace mlir::braid;
 
-static std::string joinPath(StringRef dir, StringRef name) {
-  llvm::SmallString<256> path(dir);
-  llvm::sys::path::append(path, name);
-  return std::string(path);
-}
-
 /// "f32", "f16", "i64", ... for the manifest.
 static std::string dtypeName(Type type) {
   std::string name;

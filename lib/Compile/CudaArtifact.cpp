@@ -32,12 +32,6 @@
 using namespace mlir;
 using namespace mlir::braid;
 
-static std::string joinPath(StringRef dir, StringRef name) {
-  llvm::SmallString<256> path(dir);
-  llvm::sys::path::append(path, name);
-  return std::string(path);
-}
-
 /// ptxas: $BRAID_PTXAS, the one CMake found, PATH, then the toolkit's
 /// usual place; empty if none exists.
 static std::string findPtxas() {

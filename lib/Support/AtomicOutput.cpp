@@ -56,3 +56,9 @@ Error mlir::braid::writeFileAtomically(
   }
   return Error::success();
 }
+
+std::string mlir::braid::joinPath(StringRef dir, StringRef name) {
+  SmallString<256> path(dir);
+  sys::path::append(path, name);
+  return std::string(path);
+}

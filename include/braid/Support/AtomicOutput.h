@@ -15,7 +15,13 @@
 #include "llvm/Support/Error.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <string>
+
 namespace mlir::braid {
+
+/// The path of the file `name` in the directory `dir` (an output
+/// directory's files: OUT/program.mlir, OUT/kernels/...).
+std::string joinPath(llvm::StringRef dir, llvm::StringRef name);
 
 /// Writes `path` with `write`, all or nothing. A path that is not a
 /// regular file or absent (a device, say) is written in place.
