@@ -128,8 +128,13 @@ const Driver &braidrt::cuda::driver() {
     BRAIDRT_CU(s.driver.deviceGet(&s.device, s.ordinal));
     BRAIDRT_CU(s.driver.primaryCtxRetain(&s.context, s.device));
   });
-  // The context is current per thread.
-  BRAIDRT_CU(s.driver.ctxSetCurrent(s.context));
+  // The context is current per thread: made so once on each thread, not
+  // on every launch and allocation.
+  thread_local bool current = false;
+  if (!current) {
+    BRAIDRT_CU(s.driver.ctxSetCurrent(s.context));
+    current = true;
+  }
   return s.driver;
 }
 
