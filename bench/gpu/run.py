@@ -5,11 +5,13 @@ Three measurements, each a model compiled with --target cuda for one rank
 and run with `braid-run OUT --json` (median of --repeats runs):
 
 - embedding: 8 tables of --rows x 128 f32, pooling factor 50, a one-layer
-  head: the rows the lookups read per second against the device's HBM
-  bandwidth (an under-estimate of the kernels' rate: the iteration also
-  runs the head and the host's input checks on managed memory);
+  head: the bytes of rows the lookups read over the whole iteration's time
+  (row_GBps_over_iteration), against the device's HBM bandwidth; a lower
+  bound of the kernels' own rate, since the iteration also runs the head
+  and the host's input checks on managed memory;
 - gemm: a 4-layer MLP of width --width on a batch of 8192 and one small
-  table: the dense layers' FLOP rate against the FP32 and TF32 peaks;
+  table: the dense layers' FLOPs over the whole iteration's time
+  (dense_tflops_over_iteration), against the FP32 and TF32 peaks;
 - training step: dlrm_small's training step, measured per step, against the
   simulator's prediction (plan.json's train_step_ms) for the same device.
 
@@ -125,9 +127,10 @@ def main():
                         for t in spec["tables"])
         achieved = row_bytes / (iteration_ms * 1e-3) / 1e9
         result["embedding"] = {"iteration_ms": iteration_ms, "runs_ms": runs,
-                               "row_bytes": row_bytes, "achieved_GBps": achieved,
+                               "row_bytes": row_bytes, "row_GBps_over_iteration": achieved,
                                "hbm_GBps": device["memory_bandwidth_GBps"],
-                               "fraction_of_hbm": achieved / device["memory_bandwidth_GBps"]}
+                               "row_fraction_of_hbm_over_iteration":
+                                   achieved / device["memory_bandwidth_GBps"]}
         # Dense layers' FLOP rate against the peaks.
         model = tmp / "gemm.json"
         spec = gemm_spec(args.width)
@@ -139,7 +142,7 @@ def main():
         flops = sum(2 * spec["batch_size"] * a * b for a, b in zip(widths, widths[1:]))
         tflops = flops / (iteration_ms * 1e-3) / 1e12
         result["gemm"] = {"iteration_ms": iteration_ms, "runs_ms": runs, "flops": flops,
-                          "achieved_tflops": tflops,
+                          "dense_tflops_over_iteration": tflops,
                           "peak_tflops_f32": device["peak_tflops"]["f32"],
                           "peak_tflops_tf32": device["peak_tflops"]["tf32"]}
         # A training step against the simulator's prediction.
@@ -154,9 +157,10 @@ def main():
     e, g, t = result["embedding"], result["gemm"], result["train_step"]
     print(f"GPU: {name} (figures of the {preset} preset)")
     print(f"{'measurement':<22} {'measured':>14} {'reference':>22}")
-    print(f"{'embedding rows':<22} {e['achieved_GBps']:>9.0f} GB/s "
-          f"{e['hbm_GBps']:>12.0f} GB/s HBM ({100 * e['fraction_of_hbm']:.0f}%)")
-    print(f"{'dense layers':<22} {g['achieved_tflops']:>7.1f} TFLOP/s "
+    print(f"{'rows / iteration':<22} {e['row_GBps_over_iteration']:>9.0f} GB/s "
+          f"{e['hbm_GBps']:>12.0f} GB/s HBM "
+          f"({100 * e['row_fraction_of_hbm_over_iteration']:.0f}%)")
+    print(f"{'dense FLOPs / iteration':<22} {g['dense_tflops_over_iteration']:>7.1f} TFLOP/s "
           f"{g['peak_tflops_f32']:>6.1f} f32 / {g['peak_tflops_tf32']:.0f} tf32 peak")
     print(f"{'training step':<22} {t['measured_ms']:>11.3f} ms "
           f"{t['predicted_ms']:>16.3f} ms predicted ({100 * t['error']:+.0f}%)")
