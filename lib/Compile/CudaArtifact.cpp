@@ -122,14 +122,14 @@ static LogicalResult writeKernelObjects(ModuleOp module, StringRef outDir,
               }))
         return binary.emitError() << llvm::toString(std::move(error));
       std::string arch = ("-arch=" + target.getChip()).str();
-      SmallVector<StringRef> args = {ptxas, arch, "-O3", "-v",
-                                     "--warn-on-spills", ptxPath, "-o",
-                                     cubinPath};
+      SmallVector<StringRef> args = {
+          ptxas,   arch, "-O3",    "-v", "--warn-on-spills",
+          ptxPath, "-o", cubinPath};
       std::optional<StringRef> redirects[] = {std::nullopt, reportPath,
                                               reportPath};
       std::string launchError;
-      int code = llvm::sys::ExecuteAndWait(ptxas, args, std::nullopt,
-                                           redirects, 0, 0, &launchError);
+      int code = llvm::sys::ExecuteAndWait(ptxas, args, std::nullopt, redirects,
+                                           0, 0, &launchError);
       std::string report;
       if (auto text = llvm::MemoryBuffer::getFile(reportPath))
         report = (*text)->getBuffer().str();
@@ -145,17 +145,16 @@ static LogicalResult writeKernelObjects(ModuleOp module, StringRef outDir,
         return binary.emitError()
                << "kernel '" << binary.getName() << "' spills registers on "
                << target.getChip() << " (" << resources.spillStoreBytes
-               << " bytes stored, " << resources.spillLoadBytes
-               << " loaded)";
-      listed.push_back(llvm::json::Object{
-          {"name", binary.getName()},
-          {"chip", target.getChip()},
-          {"ptx", "kernels/" + stem + ".ptx"},
-          {"cubin", "kernels/" + stem + ".cubin"},
-          {"registers", resources.registers},
-          {"stack_bytes", resources.stackBytes},
-          {"spill_store_bytes", resources.spillStoreBytes},
-          {"spill_load_bytes", resources.spillLoadBytes}});
+               << " bytes stored, " << resources.spillLoadBytes << " loaded)";
+      listed.push_back(
+          llvm::json::Object{{"name", binary.getName()},
+                             {"chip", target.getChip()},
+                             {"ptx", "kernels/" + stem + ".ptx"},
+                             {"cubin", "kernels/" + stem + ".cubin"},
+                             {"registers", resources.registers},
+                             {"stack_bytes", resources.stackBytes},
+                             {"spill_store_bytes", resources.spillStoreBytes},
+                             {"spill_load_bytes", resources.spillLoadBytes}});
     }
   }
   llvm::json::Array chipNames;
@@ -165,8 +164,7 @@ static LogicalResult writeKernelObjects(ModuleOp module, StringRef outDir,
                               {"kernels", std::move(listed)}};
   if (llvm::Error error = writeFileAtomically(
           joinPath(kernelDir, "kernels.json"), [&](llvm::raw_ostream &os) {
-            os << llvm::formatv("{0:2}",
-                                llvm::json::Value(std::move(manifest)))
+            os << llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest)))
                << "\n";
           }))
     return module->emitError() << llvm::toString(std::move(error));
@@ -188,9 +186,8 @@ LogicalResult mlir::braid::writeCudaArtifact(
   if (compiledFor.empty())
     compiledFor = defaultCudaChips();
   // libdevice (math functions) lives in the toolkit ptxas belongs to.
-  options.toolkit = llvm::sys::path::parent_path(
-                        llvm::sys::path::parent_path(ptxas))
-                        .str();
+  options.toolkit =
+      llvm::sys::path::parent_path(llvm::sys::path::parent_path(ptxas)).str();
   ArtifactTarget cuda;
   cuda.name = "cuda";
   // The CUDA runtime serves what it can; the CPU runtime the rest.

@@ -80,7 +80,8 @@ static void replaceWithSlice(CombineShardsOp combine) {
 static SmallVector<int64_t> copyPositions(Block &block) {
   SmallVector<int64_t> positions;
   for (auto [position, op] : llvm::enumerate(block))
-    if (auto combine = dyn_cast<CombineShardsOp>(op); combine && isCopy(combine))
+    if (auto combine = dyn_cast<CombineShardsOp>(op);
+        combine && isCopy(combine))
       positions.push_back(position);
   return positions;
 }
@@ -98,7 +99,8 @@ struct BraidFuseCollectiveComputePass
       return signalPassFailure();
     for (func::FuncOp func : llvm::to_vector(module.getOps<func::FuncOp>())) {
       auto alternativesAt = [&](int64_t position) {
-        FunctionRewrite fuse = [position](func::FuncOp copy) -> FailureOr<bool> {
+        FunctionRewrite fuse =
+            [position](func::FuncOp copy) -> FailureOr<bool> {
           auto combine = dyn_cast<CombineShardsOp>(opAt(copy, position));
           if (!combine || !isCopy(combine))
             return false;

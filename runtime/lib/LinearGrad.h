@@ -25,14 +25,14 @@ struct LinearGradViews {
 
 /// Reads the operands of a compiled braidrt_linear_grad_f32 call (`op`
 /// names it in errors) and fails the job when their shapes disagree.
-inline LinearGradViews
-linearGradViewsOf(braidrt_unranked_memref *inputRef,
-                  braidrt_unranked_memref *weightRef,
-                  braidrt_unranked_memref *resultRef,
-                  braidrt_unranked_memref *resultGradRef,
-                  braidrt_unranked_memref *inputGradRef,
-                  braidrt_unranked_memref *weightGradRef,
-                  braidrt_unranked_memref *biasGradRef, const char *op) {
+inline LinearGradViews linearGradViewsOf(braidrt_unranked_memref *inputRef,
+                                         braidrt_unranked_memref *weightRef,
+                                         braidrt_unranked_memref *resultRef,
+                                         braidrt_unranked_memref *resultGradRef,
+                                         braidrt_unranked_memref *inputGradRef,
+                                         braidrt_unranked_memref *weightGradRef,
+                                         braidrt_unranked_memref *biasGradRef,
+                                         const char *op) {
   LinearGradViews v;
   v.x = viewOf<float>(inputRef, 2, op, "the input");
   v.w = viewOf<float>(weightRef, 2, op, "the weight");

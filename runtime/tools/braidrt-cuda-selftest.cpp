@@ -144,10 +144,10 @@ int main(int argc, char **argv) {
   braidrt_cuda_all_reduce_f32(sendBuffer, receiveBuffer, count);
   int reduceWrong = 0;
   for (int64_t i = 0; i < count; ++i)
-    reduceWrong += !close(receiveBuffer[i],
-                          ranks * (ranks - 1) / 2.0f + ranks * float(i));
-  std::printf("rank %d: NCCL all_reduce of %lld floats on %d ranks: %s\n",
-              rank, static_cast<long long>(count), ranks,
+    reduceWrong +=
+        !close(receiveBuffer[i], ranks * (ranks - 1) / 2.0f + ranks * float(i));
+  std::printf("rank %d: NCCL all_reduce of %lld floats on %d ranks: %s\n", rank,
+              static_cast<long long>(count), ranks,
               reduceWrong ? "WRONG" : "ok");
 
   // Uneven all_to_all: rank r sends r + p + 1 values r * 100 + p to rank p.
@@ -170,8 +170,8 @@ int main(int argc, char **argv) {
   for (int p = 0, at = 0; p < ranks; ++p)
     for (int64_t k = 0; k < recvCounts[p]; ++k)
       a2aWrong += a2aOut[at++] != static_cast<float>(p * 100 + rank);
-  std::printf("rank %d: NCCL uneven all_to_all on %d ranks: %s\n", rank,
-              ranks, a2aWrong ? "WRONG" : "ok");
+  std::printf("rank %d: NCCL uneven all_to_all on %d ranks: %s\n", rank, ranks,
+              a2aWrong ? "WRONG" : "ok");
 
   braidrt_cuda_nccl_finalize();
   braidrt_finalize();

@@ -80,8 +80,7 @@ template <typename TransferOp>
 static bool isPlainRowAccess(TransferOp transfer) {
   return !transfer.getMask() && isa<MemRefType>(transfer.getShapedType()) &&
          transfer.getPermutationMap().isMinorIdentity() &&
-         transfer.getVectorType().getRank() == 1 &&
-         transfer.isDimInBounds(0);
+         transfer.getVectorType().getRank() == 1 && transfer.isDimInBounds(0);
 }
 
 namespace {

@@ -13,6 +13,7 @@
 
 #include "braid/Conversion/Passes.h"
 
+#include "../BraidToCPU/LowerExchanges.h"
 #include "../BraidToCPU/RuntimeFunctions.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -117,23 +118,11 @@ static TypedValue<MemRefType> contiguousBufferOf(Value operand) {
   return ranked;
 }
 
-/// Declares `name` in `module` if it is not yet.
-static func::FuncOp declare(ModuleOp module, StringRef name, TypeRange inputs,
-                            TypeRange results) {
-  if (auto existing = module.lookupSymbol<func::FuncOp>(name))
-    return existing;
-  OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
-  auto function = func::FuncOp::create(
-      builder, module.getLoc(), name,
-      builder.getFunctionType(inputs, results));
-  function.setPrivate();
-  return function;
-}
-
 /// The buffer's address as an i64.
 static Value addressOf(OpBuilder &b, Location loc,
                        TypedValue<MemRefType> buffer) {
-  Value address = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
+  Value address =
+      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
   return arith::IndexCastOp::create(b, loc, b.getI64Type(), address);
 }
 
@@ -198,7 +187,8 @@ static FailureOr<Value> lowerCall(func::CallOp call, Collective what,
   // Every rank takes its group's communicator here (a collective split on
   // first use), members and non-members alike.
   func::FuncOp comm =
-      declare(module, "braidrt_cuda_comm", {i64, i64, i32}, {pointer});
+      declareRuntimeFunction(module, "braidrt_cuda_comm", {i64, i64, i32},
+                             {pointer}, /*cInterface=*/false);
   Value communicator =
       func::CallOp::create(b, loc, comm, ValueRange{groupSize, stride, member})
           .getResult(0);
@@ -216,13 +206,16 @@ static FailureOr<Value> lowerCall(func::CallOp call, Collective what,
     b.setInsertionPointToStart(branch.thenBlock());
     Value stream =
         func::CallOp::create(
-            b, loc, declare(module, "braidrt_cuda_comm_stream", {}, {pointer}),
+            b, loc,
+            declareRuntimeFunction(module, "braidrt_cuda_comm_stream", {},
+                                   {pointer}, /*cInterface=*/false),
             ValueRange{})
             .getResult(0);
     Value send = pointerOf(b, loc, in), receive = pointerOf(b, loc, out);
     // all_reduce counts every element, reduce_scatter the rank's share
     // (its output), all_gather the rank's part (its input).
-    Value count = elementsOf(b, loc, what.kind == Kind::ReduceScatter ? out : in);
+    Value count =
+        elementsOf(b, loc, what.kind == Kind::ReduceScatter ? out : in);
     Value dtype = arith::ConstantIntOp::create(
         b, loc, *ncclTypeOf(in.getType().getElementType()), 32);
     SmallVector<Value> arguments = {send, receive, count, dtype};
@@ -234,27 +227,32 @@ static FailureOr<Value> lowerCall(func::CallOp call, Collective what,
     }
     arguments.append({communicator, stream});
     types.append({pointer, pointer});
-    Value status =
-        func::CallOp::create(
-            b, loc, declare(module, ncclFunctionOf(what.kind), types, {i32}),
-            arguments)
-            .getResult(0);
-    Value which =
-        arith::ConstantIntOp::create(b, loc, static_cast<int32_t>(what.kind), 32);
+    Value status = func::CallOp::create(b, loc,
+                                        declareRuntimeFunction(
+                                            module, ncclFunctionOf(what.kind),
+                                            types, {i32}, /*cInterface=*/false),
+                                        arguments)
+                       .getResult(0);
+    Value which = arith::ConstantIntOp::create(
+        b, loc, static_cast<int32_t>(what.kind), 32);
     func::CallOp::create(
         b, loc,
-        declare(module, "braidrt_cuda_nccl_result", {i32, pointer, i32}, {}),
+        declareRuntimeFunction(module, "braidrt_cuda_nccl_result",
+                               {i32, pointer, i32}, {}, /*cInterface=*/false),
         ValueRange{status, communicator, which});
     Value handle;
     if (what.started) {
-      handle = func::CallOp::create(
-                   b, loc,
-                   declare(module, "braidrt_cuda_record_event", {pointer}, {i64}),
-                   ValueRange{stream})
+      handle = func::CallOp::create(b, loc,
+                                    declareRuntimeFunction(
+                                        module, "braidrt_cuda_record_event",
+                                        {pointer}, {i64}, /*cInterface=*/false),
+                                    ValueRange{stream})
                    .getResult(0);
     } else {
       func::CallOp::create(
-          b, loc, declare(module, "braidrt_cuda_stream_wait", {pointer}, {}),
+          b, loc,
+          declareRuntimeFunction(module, "braidrt_cuda_stream_wait", {pointer},
+                                 {}, /*cInterface=*/false),
           ValueRange{stream});
       handle = arith::ConstantIntOp::create(b, loc, 0, 64);
     }
@@ -269,10 +267,12 @@ static FailureOr<Value> lowerCall(func::CallOp call, Collective what,
       // runtime fails there too).
       func::CallOp::create(
           b, loc,
-          declare(module, "braidrt_cuda_no_group_error", {i64, i32}, {}),
+          declareRuntimeFunction(module, "braidrt_cuda_no_group_error",
+                                 {i64, i32}, {}, /*cInterface=*/false),
           ValueRange{groupSize, member});
     }
-    scf::YieldOp::create(b, loc, ValueRange{arith::ConstantIntOp::create(b, loc, 0, 64)});
+    scf::YieldOp::create(
+        b, loc, ValueRange{arith::ConstantIntOp::create(b, loc, 0, 64)});
   }
   return what.started ? branch.getResult(0) : Value();
 }
@@ -355,7 +355,8 @@ static FailureOr<Value> lowerExchange(func::CallOp call, Exchange what,
     break;
   }
   if (!in || !out ||
-      (what.kind != ExchangeKind::CountsOfCounts && (!sendSizes || !recvSizes)) ||
+      (what.kind != ExchangeKind::CountsOfCounts &&
+       (!sendSizes || !recvSizes)) ||
       in.getType().getElementType() != out.getType().getElementType() ||
       in.getType().getRank() != out.getType().getRank())
     return failure();
@@ -366,10 +367,14 @@ static FailureOr<Value> lowerExchange(func::CallOp call, Exchange what,
   Type i32 = b.getI32Type(), i64 = b.getI64Type(), index = b.getIndexType();
   auto callOne = [&](StringRef name, TypeRange inputs, TypeRange results,
                      ValueRange arguments) -> func::CallOp {
-    return func::CallOp::create(b, loc, declare(module, name, inputs, results),
+    return func::CallOp::create(b, loc,
+                                declareRuntimeFunction(module, name, inputs,
+                                                       results,
+                                                       /*cInterface=*/false),
                                 arguments);
   };
-  Value comm = callOne("braidrt_cuda_nccl_comm", {}, {pointer}, {}).getResult(0);
+  Value comm =
+      callOne("braidrt_cuda_nccl_comm", {}, {pointer}, {}).getResult(0);
   Value stream =
       callOne("braidrt_cuda_comm_stream", {}, {pointer}, {}).getResult(0);
   Value rank = arith::IndexCastOp::create(
@@ -383,7 +388,8 @@ static FailureOr<Value> lowerExchange(func::CallOp call, Exchange what,
                                         memref::DimOp::create(b, loc, in, d));
   int64_t elementBytes = in.getType().getElementTypeBitWidth() / 8;
   Value rowBytes = arith::MulIOp::create(
-      b, loc, rowElements, arith::ConstantIndexOp::create(b, loc, elementBytes));
+      b, loc, rowElements,
+      arith::ConstantIndexOp::create(b, loc, elementBytes));
   Value inAddress = addressOf(b, loc, in), outAddress = addressOf(b, loc, out);
   Value dtype = arith::ConstantIntOp::create(
       b, loc, *ncclTypeOf(in.getType().getElementType()), 32);
@@ -395,8 +401,8 @@ static FailureOr<Value> lowerExchange(func::CallOp call, Exchange what,
             {status, comm, groupCheck});
   };
   check(callOne("ncclGroupStart", {}, {i32}, {}).getResult(0));
-  auto loop = scf::ForOp::create(b, loc, zero, world, one,
-                                 ValueRange{zero, zero});
+  auto loop =
+      scf::ForOp::create(b, loc, zero, world, one, ValueRange{zero, zero});
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
@@ -409,12 +415,12 @@ static FailureOr<Value> lowerExchange(func::CallOp call, Exchange what,
     case ExchangeKind::Split:
       sendRows = loadFlat(
           b, loc, sendSizes,
-          arith::AddIOp::create(b, loc,
-                                arith::MulIOp::create(b, loc, rank, world), peer));
+          arith::AddIOp::create(
+              b, loc, arith::MulIOp::create(b, loc, rank, world), peer));
       recvRows = loadFlat(
           b, loc, recvSizes,
-          arith::AddIOp::create(b, loc,
-                                arith::MulIOp::create(b, loc, peer, world), rank));
+          arith::AddIOp::create(
+              b, loc, arith::MulIOp::create(b, loc, peer, world), rank));
       break;
     case ExchangeKind::Counts:
       sendRows = loadFlat(b, loc, sendSizes, peer);
@@ -429,8 +435,8 @@ static FailureOr<Value> lowerExchange(func::CallOp call, Exchange what,
     Value peer32 = arith::IndexCastOp::create(b, loc, i32, peer);
     auto transfer = [&](StringRef name, Value address, Value atRow,
                         Value rows) {
-      Value any = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
-                                        rows, zero);
+      Value any =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, rows, zero);
       auto branch = scf::IfOp::create(b, loc, TypeRange{}, any, false);
       OpBuilder::InsertionGuard inner(b);
       b.setInsertionPointToStart(branch.thenBlock());
@@ -495,11 +501,10 @@ struct BraidLowerCollectivesToNcclPass
       call.erase();
     }
     auto isWait = [](StringRef callee) {
-      return llvm::any_of(ArrayRef<StringRef>{"f32", "f64", "i64"},
-                          [&](StringRef suffix) {
-                            return callee ==
-                                   (runtime::kWaitExchange + suffix).str();
-                          });
+      return llvm::any_of(
+          ArrayRef<StringRef>{"f32", "f64", "i64"}, [&](StringRef suffix) {
+            return callee == (runtime::kWaitExchange + suffix).str();
+          });
     };
     SmallVector<func::CallOp> waits;
     module.walk([&](func::CallOp call) {
@@ -510,15 +515,16 @@ struct BraidLowerCollectivesToNcclPass
       OpBuilder b(call);
       func::CallOp::create(
           b, call.getLoc(),
-          declare(module, "braidrt_cuda_wait_event", {b.getI64Type()}, {}),
+          declareRuntimeFunction(module, "braidrt_cuda_wait_event",
+                                 {b.getI64Type()}, {}, /*cInterface=*/false),
           ValueRange{call.getOperand(0)});
       call.erase();
     }
     // Declarations of the CPU runtime's collectives nothing calls now.
     for (auto function : llvm::to_vector(module.getOps<func::FuncOp>()))
       if (function.isDeclaration() &&
-          (collectiveOf(function.getName()) ||
-           exchangeOf(function.getName()) || isWait(function.getName())) &&
+          (collectiveOf(function.getName()) || exchangeOf(function.getName()) ||
+           isWait(function.getName())) &&
           SymbolTable::symbolKnownUseEmpty(function, module))
         function.erase();
   }

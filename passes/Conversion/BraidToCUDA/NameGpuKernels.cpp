@@ -84,8 +84,7 @@ static std::string workNameOf(gpu::GPUFuncOp kernel) {
 
 namespace {
 struct BraidNameGpuKernelsPass
-    : public braid::impl::BraidNameGpuKernelsPassBase<
-          BraidNameGpuKernelsPass> {
+    : public braid::impl::BraidNameGpuKernelsPassBase<BraidNameGpuKernelsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     // The kernels to name: the single kernel of each gpu.module.
@@ -102,8 +101,8 @@ struct BraidNameGpuKernelsPass
       auto kernelModule = dyn_cast<gpu::GPUModuleOp>(op);
       if (kernelModule && kernelOf(kernelModule))
         continue;
-      if (auto symbol = op.getAttrOfType<StringAttr>(
-              SymbolTable::getSymbolAttrName()))
+      if (auto symbol =
+              op.getAttrOfType<StringAttr>(SymbolTable::getSymbolAttrName()))
         taken[symbol.getValue()] = 1;
     }
     // Old (module, function) symbol -> new name, in program order.
@@ -117,9 +116,9 @@ struct BraidNameGpuKernelsPass
       for (unsigned suffix = 1; taken.count(name); ++suffix)
         name = base + "_" + std::to_string(suffix);
       taken[name] = 1;
-      auto oldRef = SymbolRefAttr::get(
-          kernelModule.getNameAttr(),
-          {FlatSymbolRefAttr::get(kernel.getNameAttr())});
+      auto oldRef =
+          SymbolRefAttr::get(kernelModule.getNameAttr(),
+                             {FlatSymbolRefAttr::get(kernel.getNameAttr())});
       StringAttr newName = StringAttr::get(&getContext(), name);
       renamed[oldRef] = newName;
       kernelModule.setName(newName);

@@ -29,8 +29,7 @@ static constexpr std::pair<llvm::StringLiteral, llvm::StringLiteral>
 
 namespace {
 struct BraidUseCudaRuntimePass
-    : public braid::impl::BraidUseCudaRuntimePassBase<
-          BraidUseCudaRuntimePass> {
+    : public braid::impl::BraidUseCudaRuntimePassBase<BraidUseCudaRuntimePass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     for (auto [cpu, cuda] : kSwapped) {
@@ -38,9 +37,9 @@ struct BraidUseCudaRuntimePass
       if (!declaration)
         continue;
       if (module.lookupSymbol(cuda)) {
-        declaration.emitError() << "cannot rename '" << cpu << "' to '" << cuda
-                                << "': the module already has a '" << cuda
-                                << "'";
+        declaration.emitError()
+            << "cannot rename '" << cpu << "' to '" << cuda
+            << "': the module already has a '" << cuda << "'";
         return signalPassFailure();
       }
       if (failed(SymbolTable::replaceAllSymbolUses(

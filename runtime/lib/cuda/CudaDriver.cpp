@@ -227,8 +227,8 @@ void mgpuModuleUnload(void *module) {
 
 void *mgpuModuleGetFunction(void *module, const char *name) {
   CUfunction function = nullptr;
-  BRAIDRT_CU(driver().moduleGetFunction(
-      &function, static_cast<CUmodule>(module), name));
+  BRAIDRT_CU(driver().moduleGetFunction(&function,
+                                        static_cast<CUmodule>(module), name));
   return function;
 }
 

@@ -138,8 +138,8 @@ void braidrt_cuda_linear_grad_f32(const float *input, const float *weight,
          inFeatures, inFeatures, batch, outFeatures);
   // dw = g^T x: column-major dw^T [in, out] = x-view [in, batch] x
   // (g-view [out, batch])^T.
-  matmul(false, input, inFeatures, true, g, outFeatures, weightGrad,
-         inFeatures, inFeatures, outFeatures, batch);
+  matmul(false, input, inFeatures, true, g, outFeatures, weightGrad, inFeatures,
+         inFeatures, outFeatures, batch);
   braidrt_cuda_free(g);
 }
 
@@ -167,9 +167,8 @@ extern "C" void _mlir_ciface_braidrt_cuda_linear_f32(
                  (long long)b.sizes[0], (long long)out.sizes[0],
                  (long long)out.sizes[1]);
   bool sigmoid = activation == BRAIDRT_ACT_SIGMOID;
-  braidrt_cuda_linear_f32(in.data, w.data, b.data, out.data, batch,
-                          inFeatures, outFeatures,
-                          sigmoid ? BRAIDRT_ACT_NONE : activation);
+  braidrt_cuda_linear_f32(in.data, w.data, b.data, out.data, batch, inFeatures,
+                          outFeatures, sigmoid ? BRAIDRT_ACT_NONE : activation);
   if (sigmoid)
     for (int64_t i = 0, n = batch * outFeatures; i < n; ++i)
       out.data[i] = 1.0f / (1.0f + std::exp(-out.data[i]));

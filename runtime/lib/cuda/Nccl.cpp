@@ -144,15 +144,14 @@ static void runCollective(const char *what, Issue issue) {
 void braidrt_cuda_all_reduce_f32(const float *input, float *output,
                                  int64_t count) {
   runCollective("ncclAllReduce", [&](ncclComm_t comm, cudaStream_t stream) {
-    BRAIDRT_NCCL(ncclAllReduce(input, output, count, ncclFloat32, ncclSum,
-                               comm, stream));
+    BRAIDRT_NCCL(ncclAllReduce(input, output, count, ncclFloat32, ncclSum, comm,
+                               stream));
   });
 }
 
 void braidrt_cuda_reduce_scatter_f32(const float *input, float *output,
                                      int64_t countPerRank) {
-  runCollective("ncclReduceScatter", [&](ncclComm_t comm,
-                                         cudaStream_t stream) {
+  runCollective("ncclReduceScatter", [&](ncclComm_t comm, cudaStream_t stream) {
     BRAIDRT_NCCL(ncclReduceScatter(input, output, countPerRank, ncclFloat32,
                                    ncclSum, comm, stream));
   });
@@ -161,30 +160,30 @@ void braidrt_cuda_reduce_scatter_f32(const float *input, float *output,
 void braidrt_cuda_all_gather_f32(const float *input, float *output,
                                  int64_t countPerRank) {
   runCollective("ncclAllGather", [&](ncclComm_t comm, cudaStream_t stream) {
-    BRAIDRT_NCCL(ncclAllGather(input, output, countPerRank, ncclFloat32, comm,
-                               stream));
+    BRAIDRT_NCCL(
+        ncclAllGather(input, output, countPerRank, ncclFloat32, comm, stream));
   });
 }
 
 void braidrt_cuda_all_to_all_f32(const float *input, const int64_t *sendCounts,
                                  float *output, const int64_t *recvCounts) {
-  runCollective("grouped ncclSend/ncclRecv", [&](ncclComm_t comm,
-                                                 cudaStream_t stream) {
-    int ranks = communicator().ranks;
-    int64_t sent = 0, received = 0;
-    BRAIDRT_NCCL(ncclGroupStart());
-    for (int peer = 0; peer < ranks; ++peer) {
-      if (sendCounts[peer] > 0)
-        BRAIDRT_NCCL(ncclSend(input + sent, sendCounts[peer], ncclFloat32,
-                              peer, comm, stream));
-      if (recvCounts[peer] > 0)
-        BRAIDRT_NCCL(ncclRecv(output + received, recvCounts[peer],
-                              ncclFloat32, peer, comm, stream));
-      sent += sendCounts[peer];
-      received += recvCounts[peer];
-    }
-    BRAIDRT_NCCL(ncclGroupEnd());
-  });
+  runCollective("grouped ncclSend/ncclRecv",
+                [&](ncclComm_t comm, cudaStream_t stream) {
+                  int ranks = communicator().ranks;
+                  int64_t sent = 0, received = 0;
+                  BRAIDRT_NCCL(ncclGroupStart());
+                  for (int peer = 0; peer < ranks; ++peer) {
+                    if (sendCounts[peer] > 0)
+                      BRAIDRT_NCCL(ncclSend(input + sent, sendCounts[peer],
+                                            ncclFloat32, peer, comm, stream));
+                    if (recvCounts[peer] > 0)
+                      BRAIDRT_NCCL(ncclRecv(output + received, recvCounts[peer],
+                                            ncclFloat32, peer, comm, stream));
+                    sent += sendCounts[peer];
+                    received += recvCounts[peer];
+                  }
+                  BRAIDRT_NCCL(ncclGroupEnd());
+                });
 }
 
 //===----------------------------------------------------------------------===//
@@ -240,9 +239,9 @@ void *braidrt_cuda_comm_stream(void) {
 }
 
 void braidrt_cuda_nccl_result(int32_t result, void *comm, int32_t call) {
-  static const char *const names[] = {"ncclAllReduce", "ncclReduceScatter",
-                                      "ncclAllGather",
-                                      "an exchange's grouped ncclSend/ncclRecv"};
+  static const char *const names[] = {
+      "ncclAllReduce", "ncclReduceScatter", "ncclAllGather",
+      "an exchange's grouped ncclSend/ncclRecv"};
   const char *name = call >= 0 && call < 4 ? names[call] : "an NCCL call";
   auto status = static_cast<ncclResult_t>(result);
   if (status != ncclSuccess && status != ncclInProgress) {
