@@ -74,6 +74,13 @@ private:
   /// dynamic.
   SmallVector<int64_t> rankOffsets(OffsetSizeAndStrideOpInterface op,
                                    int64_t rank);
+  /// This rank's sizes of a slice, likewise.
+  SmallVector<int64_t> rankSizes(OffsetSizeAndStrideOpInterface op,
+                                 int64_t rank);
+  /// `statics` with each dynamic entry replaced by the next of `dynamics`'
+  /// values on `rank`.
+  SmallVector<int64_t> rankValues(ArrayRef<int64_t> statics,
+                                  ValueRange dynamics, int64_t rank);
   /// `lhs == rhs` (or `!=` when not `equal`) elementwise, as i1.
   LogicalResult runEquality(Operation &op, Value lhs, Value rhs, bool equal);
   /// The ops of the training step; failure() with no diagnostic never.
@@ -484,11 +491,7 @@ LogicalResult LockstepInterpreter::runExtractSlice(tensor::ExtractSliceOp op) {
   return perRank(*op, [&](int64_t rank) -> FailureOr<HostTensor> {
     SmallVector<int64_t> offsets = rankOffsets(op, rank);
     // Dynamic sizes (a fused combine's local bags) are index values.
-    SmallVector<int64_t> sizes(op.getStaticSizes());
-    auto dynamicSize = op.getSizes().begin();
-    for (int64_t &size : sizes)
-      if (ShapedType::isDynamic(size))
-        size = int64_t(lookup(*dynamicSize++)[rank].data[0]);
+    SmallVector<int64_t> sizes = rankSizes(op, rank);
     HostTensor result = lookup(op.getSource())[rank];
     for (int64_t d = 0; d < result.getRank(); ++d) {
       if (offsets[d] < 0 || sizes[d] < 0 ||
@@ -503,14 +506,26 @@ LogicalResult LockstepInterpreter::runExtractSlice(tensor::ExtractSliceOp op) {
 }
 
 SmallVector<int64_t>
+LockstepInterpreter::rankValues(ArrayRef<int64_t> statics, ValueRange dynamics,
+                                int64_t rank) {
+  SmallVector<int64_t> values(statics);
+  auto dynamic = dynamics.begin();
+  for (int64_t &value : values)
+    if (ShapedType::isDynamic(value))
+      value = int64_t(lookup(*dynamic++)[rank].data[0]);
+  return values;
+}
+
+SmallVector<int64_t>
 LockstepInterpreter::rankOffsets(OffsetSizeAndStrideOpInterface op,
                                  int64_t rank) {
-  SmallVector<int64_t> offsets(op.getStaticOffsets());
-  auto dynamic = op.getOffsets().begin();
-  for (int64_t &offset : offsets)
-    if (ShapedType::isDynamic(offset))
-      offset = int64_t(lookup(*dynamic++)[rank].data[0]);
-  return offsets;
+  return rankValues(op.getStaticOffsets(), op.getOffsets(), rank);
+}
+
+SmallVector<int64_t>
+LockstepInterpreter::rankSizes(OffsetSizeAndStrideOpInterface op,
+                               int64_t rank) {
+  return rankValues(op.getStaticSizes(), op.getSizes(), rank);
 }
 
 LogicalResult LockstepInterpreter::runEquality(Operation &op, Value lhs,
