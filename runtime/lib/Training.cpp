@@ -262,40 +262,6 @@ void updateRows(View<T> &table, float *state, const optim::Config &config,
   }
 }
 
-/// SGD on an f32 table, one entry at a time: row -= lr * scale * (its
-/// bag's gradient), prefetching the rows of later entries.
-void applySgdPerEntry(View<float> &table, const int64_t *rowIds,
-                      const Bags &bags, const View<float> &grad, Mode mode,
-                      double lr, const char *op) {
-  int64_t cols = table.size(1), rows = table.size(0), width = grad.size(1);
-  if (grad.size(0) != bags.count || width < cols)
-    braidrt_fail("%s: the gradient is [%lld, %lld] for %lld bags of %lld "
-                 "columns",
-                 op, (long long)grad.size(0), (long long)width,
-                 (long long)bags.count, (long long)cols);
-  int64_t entries = bags.count ? bags.end(bags.count - 1) : 0;
-  for (int64_t j = 0; j < entries; ++j)
-    if (rowIds[j] < 0 || rowIds[j] >= rows)
-      braidrt_fail("%s: row %lld is outside the table's %lld rows", op,
-                   (long long)rowIds[j], (long long)rows);
-  constexpr int64_t ahead = 16;
-  for (int64_t b = 0; b < bags.count; ++b) {
-    int64_t begin = bags.begin(b), end = bags.end(b);
-    if (begin == end)
-      continue;
-    double scale = mode == Mode::mean ? 1.0 / double(end - begin) : 1.0;
-    float step = float(lr * scale);
-    const float *g = grad.data + b * width;
-    for (int64_t j = begin; j < end; ++j) {
-      if (j + ahead < entries)
-        __builtin_prefetch(table.data + rowIds[j + ahead] * cols, 1);
-      float *w = table.data + rowIds[j] * cols;
-      for (int64_t c = 0; c < cols; ++c)
-        w[c] -= step * g[c];
-    }
-  }
-}
-
 template <typename T>
 void bagUpdate(braidrt_unranked_memref *tableRef,
                braidrt_unranked_memref *stateRef,
@@ -313,20 +279,104 @@ void bagUpdate(braidrt_unranked_memref *tableRef,
   float *state = tableState(stateRef, config, table.size(0),
                             table.size(1), op);
   Bags bags(bounds, boundsAreLengths, rowIds.size(0), op);
-  if constexpr (std::is_same_v<T, float>) {
-    // SGD is linear in the gradient: each entry's share of its bag's
-    // gradient updates its row directly, with no per-row sums (16-bit rows
-    // would round once per entry; max pooling reads the rows it updates).
-    if (config.kind == optim::Kind::sgd && Mode(mode) != Mode::max) {
-      applySgdPerEntry(table, rowIds.data, bags, grad, Mode(mode), lr, op);
-      return;
-    }
-  }
   RowGradientsOf<T> gradients(table.size(0), table.size(1), rowIds.size(0));
   // Every gradient is taken from the rows as the forward pass read them,
   // before any is updated (max pooling compares row values).
   addBagGradients(table, rowIds.data, bags, grad, Mode(mode), gradients, op);
   updateRows(table, state, config, gradients);
+}
+
+/// Scratch of segmentRows, kept between calls like RowGradients' buffers.
+struct SegmentBuffers {
+  std::vector<uint64_t> keys, keysOut;
+  std::vector<int64_t> bags, bagsOut;
+  std::vector<int64_t> counts;
+  static SegmentBuffers &get() {
+    static SegmentBuffers storage;
+    return storage;
+  }
+};
+
+/// The entries of a lookup's bags grouped by the row they read, for the
+/// generated update kernel (braid-lower-training's segmented update): a
+/// stable least-significant-digit radix sort of (row, bag) pairs in entry
+/// order, 11 bits a pass over the bits the table's row count needs. Each
+/// row's entries stay in entry order, so the kernel sums a row's gradient
+/// in the order the reference semantics does, whatever the target.
+void segmentRows(braidrt_unranked_memref *rowsRef,
+                 braidrt_unranked_memref *boundsRef, int32_t boundsAreLengths,
+                 int64_t tableRows, braidrt_unranked_memref *sortedBagsRef,
+                 braidrt_unranked_memref *segmentRowsRef,
+                 braidrt_unranked_memref *segmentStartsRef,
+                 braidrt_unranked_memref *countRef) {
+  const char *op = boundsAreLengths ? "shard_embedding_bag_update"
+                                    : "embedding_bag_update";
+  View<int64_t> rowIds = viewOf<int64_t>(rowsRef, 1, op, "the rows");
+  View<int64_t> bounds = viewOf<int64_t>(boundsRef, 1, op, "the bags");
+  View<int64_t> sortedBags =
+      viewOf<int64_t>(sortedBagsRef, 1, op, "the sorted bags");
+  View<int64_t> segmentRowIds =
+      viewOf<int64_t>(segmentRowsRef, 1, op, "the segments' rows");
+  View<int64_t> segmentStarts =
+      viewOf<int64_t>(segmentStartsRef, 1, op, "the segments' starts");
+  View<int64_t> count = viewOf<int64_t>(countRef, 1, op, "the segment count");
+  int64_t entries = rowIds.size(0);
+  if (sortedBags.size(0) != entries || segmentRowIds.size(0) != entries ||
+      segmentStarts.size(0) != entries + 1 || count.size(0) != 1)
+    braidrt_fail("%s: segment buffers do not fit %lld entries", op,
+                 (long long)entries);
+  Bags bags(bounds, boundsAreLengths, entries, op);
+  SegmentBuffers &scratch = SegmentBuffers::get();
+  std::vector<uint64_t> &keys = scratch.keys;
+  std::vector<int64_t> &bagOf = scratch.bags;
+  keys.clear();
+  bagOf.clear();
+  for (int64_t b = 0; b < bags.count; ++b)
+    for (int64_t j = bags.begin(b); j < bags.end(b); ++j) {
+      int64_t row = rowIds.data[j];
+      if (row < 0 || row >= tableRows)
+        braidrt_fail("%s: row %lld is outside the table's %lld rows", op,
+                     (long long)row, (long long)tableRows);
+      keys.push_back(uint64_t(row));
+      bagOf.push_back(b);
+    }
+  size_t n = keys.size();
+  constexpr int kDigitBits = 11;
+  constexpr size_t kBuckets = size_t(1) << kDigitBits;
+  int keyBits = 0;
+  while (keyBits < 63 && (uint64_t(1) << keyBits) < uint64_t(tableRows))
+    ++keyBits;
+  scratch.keysOut.resize(n);
+  scratch.bagsOut.resize(n);
+  scratch.counts.resize(kBuckets);
+  for (int shift = 0; shift < keyBits; shift += kDigitBits) {
+    std::fill(scratch.counts.begin(), scratch.counts.end(), 0);
+    for (uint64_t key : keys)
+      ++scratch.counts[(key >> shift) & (kBuckets - 1)];
+    int64_t running = 0;
+    for (int64_t &bucket : scratch.counts) {
+      int64_t here = bucket;
+      bucket = running;
+      running += here;
+    }
+    for (size_t i = 0; i < n; ++i) {
+      size_t at = size_t(scratch.counts[(keys[i] >> shift) & (kBuckets - 1)]++);
+      scratch.keysOut[at] = keys[i];
+      scratch.bagsOut[at] = bagOf[i];
+    }
+    keys.swap(scratch.keysOut);
+    bagOf.swap(scratch.bagsOut);
+  }
+  int64_t segments = 0;
+  for (size_t i = 0; i < n; ++i) {
+    sortedBags.data[i] = bagOf[i];
+    if (i == 0 || keys[i] != keys[i - 1]) {
+      segmentRowIds.data[segments] = int64_t(keys[i]);
+      segmentStarts.data[segments++] = int64_t(i);
+    }
+  }
+  segmentStarts.data[segments] = int64_t(n);
+  count.data[0] = segments;
 }
 
 template <typename T>
@@ -531,6 +581,15 @@ void _mlir_ciface_braidrt_dense_update_f32(
                 first, second);
   for (int64_t i = 0; i < n; ++i)
     out.data[i] = float(weights[size_t(i)]);
+}
+
+void _mlir_ciface_braidrt_segment_rows(
+    braidrt_unranked_memref *rows, braidrt_unranked_memref *bounds,
+    int32_t bounds_are_lengths, int64_t table_rows,
+    braidrt_unranked_memref *sorted_bags, braidrt_unranked_memref *segment_rows,
+    braidrt_unranked_memref *segment_starts, braidrt_unranked_memref *count) {
+  segmentRows(rows, bounds, bounds_are_lengths, table_rows, sorted_bags,
+              segment_rows, segment_starts, count);
 }
 
 #define BRAIDRT_TABLE_KERNELS(SUFFIX, TYPE)                                    \

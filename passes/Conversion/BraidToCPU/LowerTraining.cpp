@@ -4,17 +4,20 @@
 // braid-differentiate emits: the gradient exchanges (all_reduce, all_gather)
 // and the training kernels (the loss, the backward of linear layers,
 // interactions and shard assembly, the fused embedding updates and the
-// dense optimizer step). They become calls of the runtime's training
-// kernels (runtime/lib/Training.cpp) through MLIR's C interface, but for the
-// interactions' backward, a generated kernel like their forward. Tables and their optimizer
-// state are updated in place through writable buffers of the function's
-// arguments.
+// dense optimizer step). Most become calls of the runtime's training
+// kernels (runtime/lib/Training.cpp) through MLIR's C interface. Two are
+// generated kernels, like the forward's: the interactions' backward, and
+// the fused embedding update of sum and mean lookups (the runtime groups
+// the entries by row, then a forall owns one row per iteration). Tables and
+// their optimizer state are updated in place through writable buffers of
+// the function's arguments.
 //
 //===----------------------------------------------------------------------===//
 
 #include "LowerExchanges.h"
 #include "RuntimeFunctions.h"
 #include "braid/Conversion/BraidToLoops/DenseKernels.h"
+#include "braid/Conversion/BraidToLoops/EmbeddingUpdateKernel.h"
 #include "braid/Conversion/BraidToLoops/ShardKernels.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -113,6 +116,20 @@ private:
         tensor);
     return unranked(buffer);
   }
+  /// The ranked buffer of a table or state argument, written in place.
+  Value writeRanked(Value tensor) {
+    auto type = cast<RankedTensorType>(tensor.getType());
+    return bufferization::ToBufferOp::create(
+        b, loc, MemRefType::get(type.getShape(), type.getElementType()),
+        tensor);
+  }
+  /// The ranked, read-only buffer of an operand.
+  Value readRanked(Value tensor) {
+    auto type = cast<RankedTensorType>(tensor.getType());
+    return bufferization::ToBufferOp::create(
+        b, loc, MemRefType::get(type.getShape(), type.getElementType()),
+        tensor, /*read_only=*/b.getUnitAttr());
+  }
   Value i32(int64_t value) {
     return arith::ConstantIntOp::create(b, loc, value, 32);
   }
@@ -151,6 +168,12 @@ private:
                 optimizer.getAs<StringAttr>("type").getValue())),
             number("lr"), number("eps")};
   }
+  /// A sum or mean lookup's fused update: the runtime's grouping of its
+  /// entries by row, then the generated kernel (EmbeddingUpdateKernel.h).
+  FailureOr<SmallVector<Value>>
+  segmentedUpdate(Operation *op, FlatSymbolRefAttr table, Value rows,
+                  Value bounds, bool lengths, Value grad, PoolingMode mode,
+                  DictionaryAttr optimizer);
   FailureOr<SmallVector<Value>> bagUpdate(Operation *op,
                                           FlatSymbolRefAttr table, Value rows,
                                           Value bounds, bool lengths,
@@ -250,12 +273,64 @@ FailureOr<SmallVector<Value>> TrainingLowering::bagUpdate(
     if (!cast<RankedTensorType>(ids.getType()).getElementType().isInteger(64))
       return op->emitError() << "the CPU backend trains lookups with i64 "
                                 "indices";
+  if (mode != PoolingMode::max)
+    return segmentedUpdate(op, table, rows, bounds, lengths, grad, mode,
+                           optimizer);
   auto [tableBuffer, stateBuffer] = tableAndState(op, table);
   SmallVector<Value> args = {tableBuffer,         stateBuffer,  read(rows),
                              read(bounds),        i32(lengths), read(grad),
                              i32(int64_t(mode))};
   llvm::append_range(args, optimizerArgs(optimizer));
   call((runtime::kBagUpdate + *suffix).str(), args);
+  return SmallVector<Value>{};
+}
+
+FailureOr<SmallVector<Value>> TrainingLowering::segmentedUpdate(
+    Operation *op, FlatSymbolRefAttr table, Value rows, Value bounds,
+    bool lengths, Value grad, PoolingMode mode, DictionaryAttr optimizer) {
+  SegmentedRowUpdate update;
+  int64_t kind = optimizerNumber(optimizer.getAs<StringAttr>("type").getValue());
+  if (kind < 0 || kind > int64_t(EmbeddingOptimizer::rowwiseAdagrad))
+    return op->emitError() << "the CPU backend updates tables with sgd, "
+                              "adagrad or rowwise_adagrad";
+  update.optimizer = EmbeddingOptimizer(kind);
+  auto number = [&](StringRef key) {
+    auto value = optimizer.getAs<FloatAttr>(key);
+    return value ? value.getValueAsDouble() : 0.0;
+  };
+  update.lr = number("lr");
+  update.eps = number("eps");
+  update.table = writeRanked(state.tableArgument(op, table));
+  if (Value optimizerState = state.tableStateArgument(op, table))
+    update.state = writeRanked(optimizerState);
+  update.grad = readRanked(grad);
+  update.bounds = readRanked(bounds);
+  update.boundsAreLengths = lengths;
+  update.mode = mode;
+  // The runtime groups the entries by row (braidrt_segment_rows); the
+  // generated kernel then owns one row per iteration.
+  Value entries = tensor::DimOp::create(b, loc, rows, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  auto list = MemRefType::get({ShapedType::kDynamic}, b.getI64Type());
+  update.sortedBags = memref::AllocOp::create(b, loc, list, entries);
+  update.segmentRows = memref::AllocOp::create(b, loc, list, entries);
+  update.segmentStarts = memref::AllocOp::create(
+      b, loc, list,
+      ValueRange{arith::AddIOp::create(b, loc, entries, one).getResult()});
+  Value count = memref::AllocOp::create(
+      b, loc, MemRefType::get({1}, b.getI64Type()));
+  Value tableRows = arith::IndexCastOp::create(
+      b, loc, b.getI64Type(), memref::DimOp::create(b, loc, update.table, 0));
+  call(runtime::kSegmentRows,
+       {read(rows), read(bounds), i32(lengths), tableRows,
+        unranked(update.sortedBags), unranked(update.segmentRows),
+        unranked(update.segmentStarts), unranked(count)});
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  update.count = arith::IndexCastOp::create(
+      b, loc, b.getIndexType(),
+      memref::LoadOp::create(b, loc, count, ValueRange{zero}));
+  if (failed(buildSegmentedRowUpdate(b, op->getLoc(), update)))
+    return failure();
   return SmallVector<Value>{};
 }
 

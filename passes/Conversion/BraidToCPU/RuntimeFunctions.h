@@ -81,6 +81,10 @@ inline constexpr llvm::StringLiteral kCombineShardsGrad =
 /// step, i32 optimizer, f64 lr, eps, beta1, beta2).
 inline constexpr llvm::StringLiteral kDenseUpdateF32 =
     "braidrt_dense_update_f32";
+/// (memref rows, memref bounds, i32 bounds are lengths, i64 table rows,
+/// memref sorted bags, memref segment rows, memref segment starts, memref
+/// count): a lookup's entries grouped by row for the generated update.
+inline constexpr llvm::StringLiteral kSegmentRows = "braidrt_segment_rows";
 /// Per table element type (suffix f32, f16, bf16): (memref table, memref
 /// state, memref rows, memref bounds, i32 bounds are lengths, memref grad,
 /// i32 mode, i32 optimizer, f64 lr, f64 eps).

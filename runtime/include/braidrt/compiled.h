@@ -157,6 +157,17 @@ void _mlir_ciface_braidrt_dense_update_f32(
     braidrt_unranked_memref *out, braidrt_unranked_memref *out_first,
     braidrt_unranked_memref *out_second, int64_t step, int32_t optimizer,
     double lr, double eps, double beta1, double beta2);
+/* The entries of a lookup's bags (`rows`, `bounds` as for bag_update)
+ * grouped by the row they read, for the generated embedding update: the
+ * entries' bags sorted stably by row (sorted_bags, [entries]), the distinct
+ * rows in increasing order (segment_rows, [entries], the first `count[0]`
+ * set) and where each one's entries start (segment_starts, [entries + 1],
+ * `count[0]` + 1 set). Fails on a row outside [0, table_rows). */
+void _mlir_ciface_braidrt_segment_rows(
+    braidrt_unranked_memref *rows, braidrt_unranked_memref *bounds,
+    int32_t bounds_are_lengths, int64_t table_rows,
+    braidrt_unranked_memref *sorted_bags, braidrt_unranked_memref *segment_rows,
+    braidrt_unranked_memref *segment_starts, braidrt_unranked_memref *count);
 /* Per table element type (f32, f16, bf16), updating the table in place:
  * bag_update: a lookup's backward fused with the optimizer; `rows` are the
  * looked-up rows, `bounds` the bags' offsets (B + 1) or, with
