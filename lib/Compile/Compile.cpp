@@ -177,7 +177,8 @@ LogicalResult mlir::braid::compileModel(const CompileRequest &request,
       failed(writeCpuArtifact(*module,
                               planned->planned ? *planned->planned : *module,
                               request.outDir, plan->sharding.problem.ranks(),
-                              request.targetCpu)))
+                              request.targetCpu,
+                              request.embeddingUpdateKernel)))
     return failure();
   int64_t kernels = 0;
   if (request.target == "cuda" &&

@@ -257,7 +257,7 @@ LogicalResult mlir::braid::writeProgramArtifact(
   auto split = (*module)->getAttrOfType<DenseI64ArrayAttr>(
       BraidDialect::kBatchSplitAttrName);
   PassManager compute(module->getContext());
-  compute.addPass(createConvertBraidToCPUPass());
+  compute.addPass(createConvertBraidToCPUPass({target.embeddingUpdateKernel}));
   if (failed(compute.run(*module)))
     return failure();
   auto funcs = llvm::to_vector(
@@ -388,9 +388,11 @@ LogicalResult mlir::braid::writeProgramArtifact(
 
 LogicalResult mlir::braid::writeCpuArtifact(ModuleOp program, ModuleOp model,
                                             StringRef outDir, int64_t ranks,
-                                            StringRef targetCpu) {
+                                            StringRef targetCpu,
+                                            bool embeddingUpdateKernel) {
   ArtifactTarget cpu;
   cpu.name = "cpu";
+  cpu.embeddingUpdateKernel = embeddingUpdateKernel;
   cpu.runtimeLibraries = {"braidrt"};
   cpu.lowerToLLVM = [](ModuleOp module) {
     PassManager backend(module->getContext());

@@ -189,6 +189,8 @@ LogicalResult mlir::braid::writeCudaArtifact(
   options.toolkit =
       llvm::sys::path::parent_path(llvm::sys::path::parent_path(ptxas)).str();
   ArtifactTarget cuda;
+  // The fused embedding updates run on the device, as the generated kernel.
+  cuda.embeddingUpdateKernel = true;
   cuda.name = "cuda";
   // The CUDA runtime serves what it can; the CPU runtime the rest.
   cuda.runtimeLibraries = {"braidrt_cuda", "braidrt"};

@@ -247,8 +247,9 @@ void mlir::braid::addLowerCudaHostPasses(OpPassManager &pm) {
 void mlir::braid::buildLowerCudaPipeline(
     OpPassManager &pm, const LowerCudaPipelineOptions &options) {
   // Braid's ops to tensor, linalg, scf and vector (every op's location
-  // tagged with its work) and runtime calls, as for the CPU.
-  pm.addPass(createConvertBraidToCPUPass());
+  // tagged with its work) and runtime calls, as for the CPU; the embedding
+  // updates as the generated kernel, which runs on the device.
+  pm.addPass(createConvertBraidToCPUPass({/*embeddingUpdateKernel=*/true}));
   addLowerCudaKernelPasses(pm, options);
   addLowerCudaHostPasses(pm);
 }

@@ -5,9 +5,10 @@
 // combine_shards, the embedding backward fused with the table's optimizer
 // (FBGEMM's way: no gradient of the whole table exists; the gradient of
 // each looked-up row is summed over the batch and the row updated in place,
-// or for SGD on f32 rows each entry's share applied directly), the
-// whole-table gradient of a replicated table with its update, and the
-// dense optimizer step. The optimizers' arithmetic is in doubles, with the
+// or for SGD on f32 rows each entry's share applied directly), the grouping
+// of a lookup's entries by row that the generated update kernel reads
+// instead where a program uses it (segment_rows), the whole-table gradient
+// of a replicated table with its update, and the dense optimizer step. The optimizers' arithmetic is in doubles, with the
 // formulas the reference semantics uses (braidrt/OptimizerMath.h), rounded
 // to the buffers' types.
 //
@@ -262,6 +263,40 @@ void updateRows(View<T> &table, float *state, const optim::Config &config,
   }
 }
 
+/// SGD on an f32 table, one entry at a time: row -= lr * scale * (its
+/// bag's gradient), prefetching the rows of later entries.
+void applySgdPerEntry(View<float> &table, const int64_t *rowIds,
+                      const Bags &bags, const View<float> &grad, Mode mode,
+                      double lr, const char *op) {
+  int64_t cols = table.size(1), rows = table.size(0), width = grad.size(1);
+  if (grad.size(0) != bags.count || width < cols)
+    braidrt_fail("%s: the gradient is [%lld, %lld] for %lld bags of %lld "
+                 "columns",
+                 op, (long long)grad.size(0), (long long)width,
+                 (long long)bags.count, (long long)cols);
+  int64_t entries = bags.count ? bags.end(bags.count - 1) : 0;
+  for (int64_t j = 0; j < entries; ++j)
+    if (rowIds[j] < 0 || rowIds[j] >= rows)
+      braidrt_fail("%s: row %lld is outside the table's %lld rows", op,
+                   (long long)rowIds[j], (long long)rows);
+  constexpr int64_t ahead = 16;
+  for (int64_t b = 0; b < bags.count; ++b) {
+    int64_t begin = bags.begin(b), end = bags.end(b);
+    if (begin == end)
+      continue;
+    double scale = mode == Mode::mean ? 1.0 / double(end - begin) : 1.0;
+    float step = float(lr * scale);
+    const float *g = grad.data + b * width;
+    for (int64_t j = begin; j < end; ++j) {
+      if (j + ahead < entries)
+        __builtin_prefetch(table.data + rowIds[j + ahead] * cols, 1);
+      float *w = table.data + rowIds[j] * cols;
+      for (int64_t c = 0; c < cols; ++c)
+        w[c] -= step * g[c];
+    }
+  }
+}
+
 template <typename T>
 void bagUpdate(braidrt_unranked_memref *tableRef,
                braidrt_unranked_memref *stateRef,
@@ -279,6 +314,15 @@ void bagUpdate(braidrt_unranked_memref *tableRef,
   float *state = tableState(stateRef, config, table.size(0),
                             table.size(1), op);
   Bags bags(bounds, boundsAreLengths, rowIds.size(0), op);
+  if constexpr (std::is_same_v<T, float>) {
+    // SGD is linear in the gradient: each entry's share of its bag's
+    // gradient updates its row directly, with no per-row sums (16-bit rows
+    // would round once per entry; max pooling reads the rows it updates).
+    if (config.kind == optim::Kind::sgd && Mode(mode) != Mode::max) {
+      applySgdPerEntry(table, rowIds.data, bags, grad, Mode(mode), lr, op);
+      return;
+    }
+  }
   RowGradientsOf<T> gradients(table.size(0), table.size(1), rowIds.size(0));
   // Every gradient is taken from the rows as the forward pass read them,
   // before any is updated (max pooling compares row values).
@@ -298,7 +342,7 @@ struct SegmentBuffers {
 };
 
 /// The entries of a lookup's bags grouped by the row they read, for the
-/// generated update kernel (braid-lower-training's segmented update): a
+/// update kernel convert-braid-to-cpu generates: a
 /// stable least-significant-digit radix sort of (row, bag) pairs in entry
 /// order, 11 bits a pass over the bits the table's row count needs. Each
 /// row's entries stay in entry order, so the kernel sums a row's gradient

@@ -85,6 +85,12 @@ static cl::opt<std::string> targetCpu(
     cl::cat(toolOptions), "target-cpu", cl::init("native"),
     cl::desc("--target cpu and cuda: the LLVM CPU name the (host) program is compiled for "
              "(native: this machine's CPU and features)"));
+static cl::opt<bool> embeddingUpdateKernel(
+    cl::cat(toolOptions), "embedding-update-kernel",
+    cl::desc("--target cpu: the training step's fused embedding updates (sum "
+             "and mean pooling) as the generated kernel that --target cuda "
+             "runs (one row per parallel iteration) instead of the runtime's "
+             "serial update"));
 static cl::list<std::string> cudaChips(
     cl::cat(toolOptions), "cuda-chips", cl::CommaSeparated,
     cl::desc("--target cuda: the GPU architectures the kernels are "
@@ -115,6 +121,7 @@ int main(int argc, char **argv) {
   request.train = train;
   request.target = target;
   request.targetCpu = targetCpu;
+  request.embeddingUpdateKernel = embeddingUpdateKernel;
   request.cudaChips.assign(cudaChips.begin(), cudaChips.end());
   request.outDir = outDir;
   request.maxTableRows = maxTableRows;

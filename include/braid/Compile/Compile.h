@@ -42,6 +42,10 @@ struct CompileRequest {
   std::vector<std::string> cudaChips;
   /// --target cpu: the LLVM CPU name ("native": this machine's).
   std::string targetCpu = "native";
+  /// --target cpu: the fused embedding updates as the generated,
+  /// row-parallel kernel rather than the runtime's serial update (--target
+  /// cuda always takes the kernel).
+  bool embeddingUpdateKernel = false;
   std::string outDir;
   /// Tables listed one per row in the printed plan.
   int64_t maxTableRows = 40;

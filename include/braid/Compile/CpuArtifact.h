@@ -23,9 +23,12 @@ namespace mlir::braid {
 /// "native" for the host's CPU and features). Emits located errors.
 /// Writes OUT/libprogram.so for `program`, the per-rank program partitioned
 /// from `model` (whose signature the manifest carries), and manifest.json.
+/// `embeddingUpdateKernel` lowers the fused embedding updates to the
+/// generated kernel (convert-braid-to-cpu's embedding-update-kernel).
 LogicalResult writeCpuArtifact(ModuleOp program, ModuleOp model,
-                               llvm::StringRef outDir,
-                               int64_t ranks, llvm::StringRef targetCpu);
+                               llvm::StringRef outDir, int64_t ranks,
+                               llvm::StringRef targetCpu,
+                               bool embeddingUpdateKernel = false);
 
 /// What distinguishes one target's artifact from another's: the manifest's
 /// `target`, the passes that take the module from after
@@ -38,6 +41,8 @@ struct ArtifactTarget {
   std::vector<std::string> runtimeLibraries;
   /// Libraries the generated code calls directly (full paths), e.g. NCCL.
   std::vector<std::string> systemLibraries;
+  /// convert-braid-to-cpu's embedding-update-kernel.
+  bool embeddingUpdateKernel = false;
 };
 
 /// writeCpuArtifact for any target: clones `program`, runs

@@ -68,7 +68,20 @@ def ConvertBraidToCPUPass : Pass<"convert-braid-to-cpu", "::mlir::ModuleOp"> {
     function of a thousand kernels. Public functions get
     `llvm.emit_c_interface`. Other collectives, `permute`,
     `rank` and `world_size` are errors for now.
+
+    The fused embedding updates of a training step (sum and mean pooling)
+    are the runtime's serial update by default, or with
+    `embedding-update-kernel` a generated kernel: the runtime groups the
+    lookup's entries by row (`braidrt_segment_rows`), then a forall owns
+    one distinct row per iteration (no atomics, the same bytes whatever
+    the thread count). `braid-lower-cuda` takes the kernel.
   }];
+  let options = [
+    Option<"embeddingUpdateKernel", "embedding-update-kernel", "bool",
+           /*default=*/"false",
+           "Lower sum and mean embedding updates to the generated, "
+           "row-parallel kernel instead of the runtime's serial update">
+  ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::bufferization::BufferizationDialect",
                            "::mlir::func::FuncDialect",

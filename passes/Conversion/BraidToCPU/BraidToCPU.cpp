@@ -345,10 +345,12 @@ static void nameKernelLocations(ModuleOp module) {
 namespace {
 struct ConvertBraidToCPUPass
     : braid::impl::ConvertBraidToCPUPassBase<ConvertBraidToCPUPass> {
+  using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     CpuLoweringState state;
     state.module = module;
+    state.embeddingUpdateKernel = embeddingUpdateKernel;
     for (auto func : module.getOps<func::FuncOp>())
       if (failed(prepareFunction(func, state)))
         return signalPassFailure();

@@ -61,6 +61,9 @@ struct CpuLoweringState {
   /// that keeps state.
   llvm::DenseMap<std::pair<Operation *, Attribute>, Value> tableStateArgs;
   PendingExchanges pending;
+  /// Whether sum and mean embedding updates become the generated kernel
+  /// (the pass's embedding-update-kernel) rather than the runtime's.
+  bool embeddingUpdateKernel = false;
 
   /// The argument of `table` in the function around `op`.
   Value tableArgument(Operation *op, FlatSymbolRefAttr table) const {

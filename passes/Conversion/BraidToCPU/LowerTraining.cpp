@@ -5,12 +5,12 @@
 // and the training kernels (the loss, the backward of linear layers,
 // interactions and shard assembly, the fused embedding updates and the
 // dense optimizer step). Most become calls of the runtime's training
-// kernels (runtime/lib/Training.cpp) through MLIR's C interface. Two are
-// generated kernels, like the forward's: the interactions' backward, and
-// the fused embedding update of sum and mean lookups (the runtime groups
-// the entries by row, then a forall owns one row per iteration). Tables and
-// their optimizer state are updated in place through writable buffers of
-// the function's arguments.
+// kernels (runtime/lib/Training.cpp) through MLIR's C interface. The
+// interactions' backward is a generated kernel like their forward, and so
+// is the fused embedding update of sum and mean lookups with the pass's
+// embedding-update-kernel (the runtime groups the entries by row, then a
+// forall owns one row per iteration). Tables and their optimizer state are
+// updated in place through writable buffers of the function's arguments.
 //
 //===----------------------------------------------------------------------===//
 
@@ -273,7 +273,7 @@ FailureOr<SmallVector<Value>> TrainingLowering::bagUpdate(
     if (!cast<RankedTensorType>(ids.getType()).getElementType().isInteger(64))
       return op->emitError() << "the CPU backend trains lookups with i64 "
                                 "indices";
-  if (mode != PoolingMode::max)
+  if (state.embeddingUpdateKernel && mode != PoolingMode::max)
     return segmentedUpdate(op, table, rows, bounds, lengths, grad, mode,
                            optimizer);
   auto [tableBuffer, stateBuffer] = tableAndState(op, table);
