@@ -430,11 +430,6 @@ void finish(PendingExchange *pending) {
   delete pending;
 }
 
-void exchangeRows(const Rows &in, const Rows &out, const int64_t *sendRows,
-                  const int64_t *recvRows, const char *what) {
-  finish(startRows(in, out, sendRows, recvRows, what));
-}
-
 PendingExchange *startAllToAllRows(braidrt_unranked_memref *in,
                                    braidrt_unranked_memref *out,
                                    braidrt_unranked_memref *split,
