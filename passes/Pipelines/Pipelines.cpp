@@ -185,7 +185,14 @@ void mlir::braid::addLowerCudaKernelPasses(
   int64_t threads = std::max<int64_t>(1, options.threadsPerBlock);
   pm.addNestedPass<func::FuncOp>(
       createParallelLoopTilingPass({threads, 1}, /*noMinMaxBounds=*/false));
-  pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
+  // Without merging a loop over tiles with the loop over its tile: for a
+  // loop of static size they would become one 2-D loop, which the mapping
+  // below puts on a grid of one-thread blocks (the dense update's; the
+  // pattern's name is its type's, and test/Conversion/BraidToCUDA/
+  // dense_update.mlir fails if it stops matching).
+  pm.addNestedPass<func::FuncOp>(createCanonicalizerPass(
+      GreedyRewriteConfig(),
+      /*disabledPatterns=*/{"(anonymous namespace)::MergeNestedParallelLoops"}));
   // Tiles to blocks, their iterations to threads; then to gpu.launch.
   pm.addNestedPass<func::FuncOp>(createGpuMapParallelLoopsPass());
   pm.addNestedPass<func::FuncOp>(createConvertParallelLoopToGpuPass());

@@ -315,6 +315,11 @@ void braidrt_index_error(int64_t index, int64_t rows) {
                static_cast<long long>(index), static_cast<long long>(rows));
 }
 
+void braidrt_step_error(int64_t step) {
+  braidrt_fail("dense_update: adam needs a step number from 1, got %lld",
+               static_cast<long long>(step));
+}
+
 void braidrt_offsets_error(int64_t entry, int64_t value) {
   braidrt_fail("bag offsets entry %lld is %lld: offsets must start at 0, "
                "never decrease and end at the number of indices",

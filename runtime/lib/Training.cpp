@@ -7,10 +7,11 @@
 // each looked-up row is summed over the batch and the row updated in place,
 // or for SGD on f32 rows each entry's share applied directly), the grouping
 // of a lookup's entries by row that the generated update kernel reads
-// instead where a program uses it (segment_rows), the whole-table gradient
-// of a replicated table with its update, and the dense optimizer step. The optimizers' arithmetic is in doubles, with the
-// formulas the reference semantics uses (braidrt/OptimizerMath.h), rounded
-// to the buffers' types.
+// instead where a program uses it (segment_rows), and the whole-table
+// gradient of a replicated table with its update. (The dense optimizer step
+// is a generated kernel, BraidToLoops/DenseUpdateKernel.cpp.) The
+// optimizers' arithmetic is in doubles, with the formulas the reference
+// semantics uses (braidrt/OptimizerMath.h), rounded to the buffers' types.
 //
 //===----------------------------------------------------------------------===//
 
@@ -578,53 +579,6 @@ void _mlir_ciface_braidrt_combine_shards_grad(
         row[c] = float(double(dy.data[b * dim + colOffset + c]) * scale);
     }
   }
-}
-
-void _mlir_ciface_braidrt_dense_update_f32(
-    braidrt_unranked_memref *paramRef, braidrt_unranked_memref *gradRef,
-    braidrt_unranked_memref *firstRef, braidrt_unranked_memref *secondRef,
-    braidrt_unranked_memref *outRef, braidrt_unranked_memref *outFirstRef,
-    braidrt_unranked_memref *outSecondRef, int64_t step, int32_t optimizer,
-    double lr, double eps, double beta1, double beta2) {
-  const char *op = "dense_update";
-  optim::Config config = configOf(optimizer, lr, eps, beta1, beta2);
-  if (config.kind == optim::Kind::rowwise_adagrad)
-    braidrt_fail("%s: rowwise_adagrad is an embedding optimizer", op);
-  if (config.kind == optim::Kind::adam && step < 1)
-    braidrt_fail("%s: adam needs a step number from 1, got %lld", op,
-                 (long long)step);
-  int64_t rank = paramRef ? paramRef->rank : 0;
-  View<float> param = viewOf<float>(paramRef, rank, op, "the parameter");
-  View<float> grad = viewOf<float>(gradRef, rank, op, "the gradient");
-  View<float> out = viewOf<float>(outRef, rank, op, "the new parameter");
-  int64_t n = param.numElements();
-  if (grad.numElements() != n || out.numElements() != n)
-    braidrt_fail("%s: the gradient does not match the parameter", op);
-  int states = optim::numStates(config.kind);
-  float *first = nullptr, *second = nullptr;
-  if (states > 0) {
-    View<float> in = viewOf<float>(firstRef, rank, op, "the state");
-    View<float> next = viewOf<float>(outFirstRef, rank, op, "the new state");
-    if (in.numElements() != n || next.numElements() != n)
-      braidrt_fail("%s: the state does not match the parameter", op);
-    std::copy(in.data, in.data + n, next.data);
-    first = next.data;
-  }
-  if (states > 1) {
-    View<float> in = viewOf<float>(secondRef, rank, op, "the second moment");
-    View<float> next =
-        viewOf<float>(outSecondRef, rank, op, "the new second moment");
-    if (in.numElements() != n || next.numElements() != n)
-      braidrt_fail("%s: the second moment does not match the parameter", op);
-    std::copy(in.data, in.data + n, next.data);
-    second = next.data;
-  }
-  std::vector<double> weights(param.data, param.data + n),
-      gradient(grad.data, grad.data + n);
-  optim::update(config, step, weights.data(), gradient.data(), size_t(n),
-                first, second);
-  for (int64_t i = 0; i < n; ++i)
-    out.data[i] = float(weights[size_t(i)]);
 }
 
 void _mlir_ciface_braidrt_segment_rows(

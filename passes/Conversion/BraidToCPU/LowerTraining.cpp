@@ -17,12 +17,14 @@
 #include "LowerExchanges.h"
 #include "RuntimeFunctions.h"
 #include "braid/Conversion/BraidToLoops/DenseKernels.h"
+#include "braid/Conversion/BraidToLoops/DenseUpdateKernel.h"
 #include "braid/Conversion/BraidToLoops/EmbeddingUpdateKernel.h"
 #include "braid/Conversion/BraidToLoops/ShardKernels.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/DialectConversion.h"
 
@@ -375,39 +377,21 @@ FailureOr<SmallVector<Value>> TrainingLowering::lower(TableUpdateOp op) {
 }
 
 FailureOr<SmallVector<Value>> TrainingLowering::lower(DenseUpdateOp op) {
-  auto type = cast<RankedTensorType>(op.getParam().getType());
-  if (!type.getElementType().isF32() || !type.hasStaticShape())
-    return op.emitError() << "the CPU backend updates static f32 parameters";
-  Value out = allocate(type);
-  SmallVector<Value> stateIn, stateOut;
-  for (Value moment : op.getState()) {
-    stateIn.push_back(read(moment));
-    stateOut.push_back(allocate(cast<RankedTensorType>(moment.getType())));
-  }
-  // The runtime reads only the optimizer's states; the others are
-  // placeholders.
-  Value grad = read(op.getGrad());
   Value step = tensor::ExtractOp::create(b, loc, op.getStep(), ValueRange{});
-  DictionaryAttr optimizer = op.getOptimizer();
-  auto number = [&](StringRef key) {
-    auto value = optimizer.getAs<FloatAttr>(key);
-    return f64(value ? value.getValueAsDouble() : 0.0);
-  };
-  SmallVector<Value> args = {read(op.getParam()), grad};
-  for (size_t i = 0; i < 2; ++i)
-    args.push_back(i < stateIn.size() ? stateIn[i] : grad);
-  args.push_back(unranked(out));
-  for (size_t i = 0; i < 2; ++i)
-    args.push_back(i < stateOut.size() ? unranked(stateOut[i]) : unranked(out));
-  llvm::append_values(
-      args, step,
-      i32(optimizerNumber(optimizer.getAs<StringAttr>("type").getValue())),
-      number("lr"), number("eps"), number("beta1"), number("beta2"));
-  call(runtime::kDenseUpdateF32, args);
-  SmallVector<Value> results = {toTensor(type, out)};
-  for (auto [buffer, result] : llvm::zip(stateOut, op.getNewState()))
-    results.push_back(toTensor(result.getType(), buffer));
-  return results;
+  if (op.getOptimizer().getAs<StringAttr>("type").getValue() == "adam") {
+    // Adam's bias correction divides by 1 - beta^step: a step below 1 is
+    // the host's error, reported by the runtime.
+    Value bad = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, step,
+                                      i64(1));
+    func::FuncOp fn = declareRuntimeFunction(state.module, runtime::kStepError,
+                                             TypeRange{b.getI64Type()}, {},
+                                             false);
+    scf::IfOp::create(b, loc, bad, [&](OpBuilder &tb, Location tloc) {
+      func::CallOp::create(tb, tloc, fn, ValueRange{step});
+      scf::YieldOp::create(tb, tloc);
+    });
+  }
+  return buildDenseUpdateKernel(b, op, step);
 }
 
 /// The suffix of a gradient exchange's element type, or an error.

@@ -23,6 +23,8 @@ inline constexpr llvm::StringLiteral kRank = "braidrt_rank";
 inline constexpr llvm::StringLiteral kIndexError = "braidrt_index_error";
 /// (i64 entry, i64 value): aborts the job, malformed bag offsets.
 inline constexpr llvm::StringLiteral kOffsetsError = "braidrt_offsets_error";
+/// (i64 step): aborts the job, an Adam step numbered below 1.
+inline constexpr llvm::StringLiteral kStepError = "braidrt_step_error";
 /// (i64 weights, i64 indices): aborts the job, per-sample weights that do
 /// not match the indices.
 inline constexpr llvm::StringLiteral kWeightsError = "braidrt_weights_error";
@@ -77,10 +79,6 @@ inline constexpr llvm::StringLiteral kLinearGradF32 = "braidrt_linear_grad_f32";
 /// i64 slots).
 inline constexpr llvm::StringLiteral kCombineShardsGrad =
     "braidrt_combine_shards_grad";
-/// (memref param, grad, first, second, out, out first, out second, i64
-/// step, i32 optimizer, f64 lr, eps, beta1, beta2).
-inline constexpr llvm::StringLiteral kDenseUpdateF32 =
-    "braidrt_dense_update_f32";
 /// (memref rows, memref bounds, i32 bounds are lengths, i64 table rows,
 /// memref sorted bags, memref segment rows, memref segment starts, memref
 /// count): a lookup's entries grouped by row for the generated update.

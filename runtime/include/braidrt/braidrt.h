@@ -103,6 +103,10 @@ void braidrt_index_error(int64_t index, int64_t rows);
  * the offending entry and its value. */
 void braidrt_offsets_error(int64_t entry, int64_t value);
 
+/* Called by compiled Adam steps whose step number is below 1 (the bias
+ * correction divides by 1 - beta^step): aborts the job naming the rank. */
+void braidrt_step_error(int64_t step);
+
 /* Called by compiled weighted lookups whose per-sample weights and indices
  * differ in length: aborts the job naming the rank and both lengths. */
 void braidrt_weights_error(int64_t weights, int64_t indices);

@@ -149,14 +149,6 @@ void _mlir_ciface_braidrt_combine_shards_grad(
     braidrt_unranked_memref *result_grad, braidrt_unranked_memref *offsets,
     braidrt_unranked_memref *out, braidrt_unranked_memref *parts,
     int32_t mode, int64_t slots);
-/* One dense optimizer step: out = the updated parameter, out_first and
- * out_second the updated state (read for the optimizer's states only). */
-void _mlir_ciface_braidrt_dense_update_f32(
-    braidrt_unranked_memref *param, braidrt_unranked_memref *grad,
-    braidrt_unranked_memref *first, braidrt_unranked_memref *second,
-    braidrt_unranked_memref *out, braidrt_unranked_memref *out_first,
-    braidrt_unranked_memref *out_second, int64_t step, int32_t optimizer,
-    double lr, double eps, double beta1, double beta2);
 /* The entries of a lookup's bags (`rows`, `bounds` as for bag_update)
  * grouped by the row they read, for the generated embedding update: the
  * entries' bags sorted stably by row (sorted_bags, [entries]), the distinct
