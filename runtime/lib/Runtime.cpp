@@ -315,6 +315,11 @@ void braidrt_index_error(int64_t index, int64_t rows) {
                static_cast<long long>(index), static_cast<long long>(rows));
 }
 
+void braidrt_bags_error(int64_t bags, int64_t slots) {
+  braidrt_fail("combine_shards_grad: %lld local bags, but %lld slots per rank",
+               static_cast<long long>(bags), static_cast<long long>(slots));
+}
+
 void braidrt_step_error(int64_t step) {
   braidrt_fail("dense_update: adam needs a step number from 1, got %lld",
                static_cast<long long>(step));

@@ -1,8 +1,7 @@
 //===- Training.cpp - The training kernels compiled programs call ---------===//
 //
 // This file implements the training entry points of compiled.h: the loss,
-// the linear layer's backward (GEMMs through BLAS), the gradient of
-// combine_shards, the embedding backward fused with the table's optimizer
+// the linear layer's backward (GEMMs through BLAS), the embedding backward fused with the table's optimizer
 // (FBGEMM's way: no gradient of the whole table exists; the gradient of
 // each looked-up row is summed over the batch and the row updated in place,
 // or for SGD on f32 rows each entry's share applied directly), the grouping
@@ -544,41 +543,6 @@ void _mlir_ciface_braidrt_linear_grad_f32(
                 x.data, in, 0.0f, dw.data + o * in, in);
   }
   braidrt_progress();
-}
-
-void _mlir_ciface_braidrt_combine_shards_grad(
-    braidrt_unranked_memref *resultGradRef, braidrt_unranked_memref *offsetsRef,
-    braidrt_unranked_memref *outRef, braidrt_unranked_memref *partsRef,
-    int32_t mode, int64_t slots) {
-  const char *op = "combine_shards_grad";
-  View<float> dy = viewOf<float>(resultGradRef, 2, op, "the result gradient");
-  View<int64_t> offsets = viewOf<int64_t>(offsetsRef, 1, op, "the offsets");
-  View<float> out = viewOf<float>(outRef, 2, op, "the parts' gradient");
-  View<int64_t> parts = viewOf<int64_t>(partsRef, 1, op, "the parts");
-  int64_t numParts = parts.size(0) / 2, bags = offsets.size(0) - 1;
-  int64_t dim = dy.size(1), width = out.size(1);
-  if (bags < 0 || bags > slots || dy.size(0) != bags ||
-      out.size(0) != numParts * slots)
-    braidrt_fail("%s: %lld bags, %lld slots per rank, %lld parts", op,
-                 (long long)bags, (long long)slots, (long long)numParts);
-  std::fill(out.data, out.data + out.numElements(), 0.0f);
-  for (int64_t b = 0; b < bags; ++b) {
-    int64_t size = offsets.data[b + 1] - offsets.data[b];
-    if (size == 0 && Mode(mode) != Mode::sum)
-      continue;
-    double scale = Mode(mode) == Mode::mean && size > 0 ? 1.0 / double(size)
-                                                        : 1.0;
-    for (int64_t p = 0; p < numParts; ++p) {
-      int64_t colOffset = parts.data[2 * p], cols = parts.data[2 * p + 1];
-      if (colOffset < 0 || cols > width || colOffset + cols > dim)
-        braidrt_fail("%s: part %lld is columns [%lld, %lld) of %lld", op,
-                     (long long)p, (long long)colOffset,
-                     (long long)(colOffset + cols), (long long)dim);
-      float *row = out.data + (p * slots + b) * width;
-      for (int64_t c = 0; c < cols; ++c)
-        row[c] = float(double(dy.data[b * dim + colOffset + c]) * scale);
-    }
-  }
 }
 
 void _mlir_ciface_braidrt_segment_rows(

@@ -160,12 +160,34 @@ func.func @interactions(%dcat: tensor<?x7xf32>, %a: tensor<?x3xf32>, %b: tensor<
 
 // -----
 
-// combine_shards' backward of a column-wise table: the parts are the
-// column shards in rank order, (offset, columns) pairs.
+// combine_shards' backward of a column-wise table, a generated kernel: the
+// parts are the column shards in rank order (offsets [0, 1], widths
+// [1, 3]); a local bag count above bags_per_rank is the runtime's error;
+// then a tensor.generate over the received layout [2 parts x 4 slots, 3]
+// reads the result's gradient only for a bag's own columns of its part and
+// scales it by 1 / the bag's size in f64 (zero for an empty mean bag, past
+// the local bags and past the part's columns).
 // CHECK-LABEL: func.func @combine
-// CHECK: memref.alloc() : memref<8x3xf32>
-// CHECK: arith.constant dense<[0, 1, 1, 3]> : tensor<4xi64>
-// CHECK: call @braidrt_combine_shards_grad({{.*}}, %c1_i32, %c4_i64) : (memref<*xf32>, memref<*xi64>, memref<*xf32>, memref<*xi64>, i32, i64) -> ()
+// CHECK-DAG: %[[OFFSETS:.*]] = arith.constant dense<[0, 1]> : tensor<2xindex>
+// CHECK-DAG: %[[WIDTHS:.*]] = arith.constant dense<[1, 3]> : tensor<2xindex>
+// CHECK: %[[BAGS:.*]] = arith.subi
+// CHECK: %[[TOO_MANY:.*]] = arith.cmpi sgt, %[[BAGS]], %c4 : index
+// CHECK: scf.if %[[TOO_MANY]] {
+// CHECK: func.call @braidrt_bags_error(
+// CHECK: tensor.generate
+// CHECK: ^bb0(%[[ROW:.*]]: index, %[[COL:.*]]: index):
+// CHECK: %[[PART:.*]] = arith.divui %[[ROW]], %{{.*}} : index
+// CHECK: %[[BAG:.*]] = arith.remui %[[ROW]], %{{.*}} : index
+// CHECK: tensor.extract %[[WIDTHS]][%[[PART]]]
+// CHECK: scf.if %{{.*}} -> (f32) {
+// CHECK: %[[OFF:.*]] = tensor.extract %[[OFFSETS]][%[[PART]]]
+// CHECK: %[[AT:.*]] = arith.addi %[[OFF]], %[[COL]] : index
+// CHECK: tensor.extract %{{.*}}[%[[BAG]], %[[AT]]] : tensor<?x4xf32>
+// CHECK: arith.mulf %{{.*}} : f64
+// CHECK: arith.select
+// CHECK: } else {
+// CHECK: } : tensor<8x3xf32>
+// CHECK-NOT: braidrt_combine_shards_grad
 braid.table @t : tensor<10x4xf32> pooling_factor = 1.0 placement = #braid.column_wise<ranks = [0, 1], col_offsets = [0, 1, 4]>
 func.func @combine(%de: tensor<?x4xf32>, %off: tensor<?xi64>) -> tensor<8x3xf32> {
   %dr = braid.combine_shards_grad @t(%de, %off) mean bags_per_rank = 4 : (tensor<?x4xf32>, tensor<?xi64>) -> tensor<8x3xf32>

@@ -19,6 +19,11 @@ TEST(RuntimeErrors, AdamStepBelowOne) {
   EXPECT_EXIT(braidrt_step_error(-3), testing::ExitedWithCode(1), "got -3");
 }
 
+TEST(RuntimeErrors, MoreBagsThanSlots) {
+  EXPECT_EXIT(braidrt_bags_error(9, 8), testing::ExitedWithCode(1),
+              "combine_shards_grad: 9 local bags, but 8 slots per rank");
+}
+
 TEST(RuntimeErrors, IndexAndOffsets) {
   EXPECT_EXIT(braidrt_index_error(7, 5), testing::ExitedWithCode(1),
               "index 7 is outside its table of 5 rows");

@@ -253,16 +253,14 @@ FailureOr<SmallVector<Value>> TrainingLowering::lower(CombineShardsGradOp op) {
     for (const TableShard &shard : shards)
       llvm::append_values(parts, shard.colOffset, shard.cols);
   }
-  auto type = cast<RankedTensorType>(op.getReceivedGrad().getType());
-  if (type.isDynamicDim(0))
-    return op.emitError() << "the CPU backend needs a static number of "
-                             "received rows";
-  Value out = allocate(type);
-  call(runtime::kCombineShardsGrad,
-       {read(op.getResultGrad()), read(op.getOffsets()), unranked(out),
-        read(buildConstantVector(b, loc, parts, b.getI64Type())),
-        i32(static_cast<int64_t>(op.getMode())), i64(op.getBagsPerRank())});
-  return SmallVector<Value>{toTensor(type, out)};
+  func::FuncOp bagsError = declareRuntimeFunction(
+      state.module, runtime::kBagsError,
+      TypeRange{b.getI64Type(), b.getI64Type()}, {}, false);
+  FailureOr<Value> grad =
+      buildCombineShardsGradKernel(b, op, parts, bagsError);
+  if (failed(grad))
+    return failure();
+  return SmallVector<Value>{*grad};
 }
 
 FailureOr<SmallVector<Value>> TrainingLowering::bagUpdate(

@@ -23,6 +23,9 @@ inline constexpr llvm::StringLiteral kRank = "braidrt_rank";
 inline constexpr llvm::StringLiteral kIndexError = "braidrt_index_error";
 /// (i64 entry, i64 value): aborts the job, malformed bag offsets.
 inline constexpr llvm::StringLiteral kOffsetsError = "braidrt_offsets_error";
+/// (i64 bags, i64 slots): aborts the job, more local bags than a rank's
+/// slots in an exchange.
+inline constexpr llvm::StringLiteral kBagsError = "braidrt_bags_error";
 /// (i64 step): aborts the job, an Adam step numbered below 1.
 inline constexpr llvm::StringLiteral kStepError = "braidrt_step_error";
 /// (i64 weights, i64 indices): aborts the job, per-sample weights that do
@@ -75,10 +78,6 @@ inline constexpr llvm::StringLiteral kBceWithLogits =
     "braidrt_bce_with_logits";
 /// (memref x, w, y, dy, dx, dw, db, i32 activation).
 inline constexpr llvm::StringLiteral kLinearGradF32 = "braidrt_linear_grad_f32";
-/// (memref result grad, memref offsets, memref out, memref parts, i32 mode,
-/// i64 slots).
-inline constexpr llvm::StringLiteral kCombineShardsGrad =
-    "braidrt_combine_shards_grad";
 /// (memref rows, memref bounds, i32 bounds are lengths, i64 table rows,
 /// memref sorted bags, memref segment rows, memref segment starts, memref
 /// count): a lookup's entries grouped by row for the generated update.

@@ -103,6 +103,10 @@ void braidrt_index_error(int64_t index, int64_t rows);
  * the offending entry and its value. */
 void braidrt_offsets_error(int64_t entry, int64_t value);
 
+/* Called by compiled shard assembly gradients whose local bag count exceeds
+ * the rank's slots in the exchange: aborts the job naming the rank. */
+void braidrt_bags_error(int64_t bags, int64_t slots);
+
 /* Called by compiled Adam steps whose step number is below 1 (the bias
  * correction divides by 1 - beta^step): aborts the job naming the rank. */
 void braidrt_step_error(int64_t step);

@@ -143,12 +143,6 @@ void _mlir_ciface_braidrt_linear_grad_f32(
     braidrt_unranked_memref *result, braidrt_unranked_memref *result_grad,
     braidrt_unranked_memref *input_grad, braidrt_unranked_memref *weight_grad,
     braidrt_unranked_memref *bias_grad, int32_t activation);
-/* combine_shards' backward: `parts` lists (column offset, columns) of each
- * received part; `out` is [parts * slots, widest shard]. */
-void _mlir_ciface_braidrt_combine_shards_grad(
-    braidrt_unranked_memref *result_grad, braidrt_unranked_memref *offsets,
-    braidrt_unranked_memref *out, braidrt_unranked_memref *parts,
-    int32_t mode, int64_t slots);
 /* The entries of a lookup's bags (`rows`, `bounds` as for bag_update)
  * grouped by the row they read, for the generated embedding update: the
  * entries' bags sorted stably by row (sorted_bags, [entries]), the distinct

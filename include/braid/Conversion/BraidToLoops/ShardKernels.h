@@ -39,6 +39,18 @@ FailureOr<SmallVector<Value>> buildBucketizeKernel(OpBuilder &b, BucketizeOp op,
 /// bags kept, mean divided by the bag size and empty mean and max bags 0.
 FailureOr<Value> buildCombineShardsKernel(OpBuilder &b, CombineShardsOp op);
 
+/// `combine_shards_grad`: a tensor.generate over the received parts'
+/// gradient [parts x bags_per_rank, width] (parts: (column offset, columns)
+/// pairs in rank order). Element (p x slots + b, c) is the result's
+/// gradient at (b, offset_p + c), times 1 / the bag's size for `mean`
+/// (in f64, rounded once), or zero past the local bags, past part p's
+/// columns and for the empty bags of `mean` and `max`. A local bag count
+/// above bags_per_rank calls `bagsError` (bags, slots).
+FailureOr<Value> buildCombineShardsGradKernel(OpBuilder &b,
+                                              CombineShardsGradOp op,
+                                              ArrayRef<int64_t> parts,
+                                              func::FuncOp bagsError);
+
 } // namespace mlir::braid
 
 #endif // BRAID_CONVERSION_BRAIDTOLOOPS_SHARDKERNELS_H
