@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "braid/Dialect/Braid/IR/Braid.h"
 #include "braid/Conversion/Passes.h"
+#include "braid/Dialect/Braid/IR/Braid.h"
 
 #include "LowerExchanges.h"
 #include "RuntimeFunctions.h"
@@ -38,7 +38,6 @@ namespace mlir::braid {
 
 using namespace mlir;
 using namespace mlir::braid;
-
 
 namespace {
 /// Builds the CPU form of Braid's compute ops.
@@ -79,8 +78,8 @@ func::FuncOp ComputeLowering::indexErrorFn() {
 }
 
 FailureOr<Value> ComputeLowering::lowerEmbeddingBag(OpBuilder &b,
-                                                   EmbeddingBagOp bag,
-                                                   Value table) {
+                                                    EmbeddingBagOp bag,
+                                                    Value table) {
   Location loc = bag.getLoc();
   auto resultType = cast<RankedTensorType>(bag.getResult().getType());
   Type element = resultType.getElementType();
@@ -144,8 +143,6 @@ Value ComputeLowering::lowerLinearToRuntime(OpBuilder &b, LinearOp linear) {
                                            /*writable=*/true);
 }
 
-
-
 /// Checks what the CPU backend cannot lower yet and turns the tables `func`
 /// looks up, in order of first use, into trailing arguments recorded in
 /// `state`.
@@ -162,8 +159,9 @@ static LogicalResult prepareFunction(func::FuncOp func,
                    isa<BucketizeOp, AllToAllVOp, CombineShardsOp>(op) ||
                    isa<AllReduceOp, AllReduceStartOp, AllGatherOp,
                        AllGatherStartOp, RankOp>(op);
-    if (!lowered && isa<CollectiveOpInterface, PermuteOp, WaitOp, RankOp,
-                        WorldSizeOp>(op)) {
+    if (!lowered &&
+        isa<CollectiveOpInterface, PermuteOp, WaitOp, RankOp, WorldSizeOp>(
+            op)) {
       op->emitError() << "the CPU backend does not lower '" << op->getName()
                       << "' yet";
       return WalkResult::interrupt();
@@ -207,21 +205,19 @@ static LogicalResult prepareFunction(func::FuncOp func,
                       << "' does not name a braid.table";
       return WalkResult::interrupt();
     }
-    argType = shard
-                  ? RankedTensorType::get(
-                        {ShapedType::kDynamic, ShapedType::kDynamic},
-                        table.getElementType())
-                  : Type(table.getTableType());
+    argType = shard ? RankedTensorType::get(
+                          {ShapedType::kDynamic, ShapedType::kDynamic},
+                          table.getElementType())
+                    : Type(table.getTableType());
     StringAttr name = table.getSymNameAttr();
     if (!tableArgs.count(name)) {
       unsigned index = func.getNumArguments();
-      if (failed(func.insertArgument(index, argType,
-                                     DictionaryAttr::get(
-                                         func.getContext(),
-                                         {NamedAttribute(
-                                             BraidDialect::kTableAttrName,
-                                             name)}),
-                                     table.getLoc())))
+      if (failed(func.insertArgument(
+              index, argType,
+              DictionaryAttr::get(
+                  func.getContext(),
+                  {NamedAttribute(BraidDialect::kTableAttrName, name)}),
+              table.getLoc())))
         return WalkResult::interrupt();
       tableArgs[name] = func.getArgument(index);
     }
@@ -266,10 +262,10 @@ static void finishFunction(func::FuncOp func,
   // its tables and their state in place, for the next step.
   for (BlockArgument argument : func.getArguments())
     if (isa<TensorType>(argument.getType()))
-      func.setArgAttr(argument.getArgNumber(),
-                      bufferization::BufferizationDialect::kWritableAttrName,
-                      BoolAttr::get(func.getContext(),
-                                    updated.contains(argument)));
+      func.setArgAttr(
+          argument.getArgNumber(),
+          bufferization::BufferizationDialect::kWritableAttrName,
+          BoolAttr::get(func.getContext(), updated.contains(argument)));
   // The outlined kernels are internal; only the program's entry points get
   // a C interface.
   if (func.isPublic())
@@ -278,8 +274,7 @@ static void finishFunction(func::FuncOp func,
 
 namespace {
 /// A compute op's pattern: the ComputeLowering builder for its family.
-template <typename OpTy>
-struct ComputeOpLowering : OpConversionPattern<OpTy> {
+template <typename OpTy> struct ComputeOpLowering : OpConversionPattern<OpTy> {
   ComputeOpLowering(MLIRContext *context, CpuLoweringState &state)
       : OpConversionPattern<OpTy>(context), state(state) {}
   LogicalResult
@@ -307,20 +302,28 @@ struct ComputeOpLowering : OpConversionPattern<OpTy> {
 } // namespace
 
 void mlir::braid::populateBraidComputeToCPUPatterns(RewritePatternSet &patterns,
-                                                   CpuLoweringState &state) {
+                                                    CpuLoweringState &state) {
   patterns.add<ComputeOpLowering<EmbeddingBagOp>, ComputeOpLowering<LinearOp>,
                ComputeOpLowering<InteractionOp>>(patterns.getContext(), state);
 }
 
-
 /// What `op`'s kernel computes, as an identifier: the op's name, then its
-/// table or interaction kind (`embedding_bag_user_id`, `interaction_dot`).
+/// table, interaction kind or parameter (`embedding_bag_user_id`,
+/// `interaction_dot`, `dense_update_bottom_mlp_0_bias`).
 static std::string kernelNameOf(Operation *op) {
   std::string name = op->getName().stripDialect().str();
   if (auto table = op->getAttrOfType<FlatSymbolRefAttr>("table"))
     name += "_" + table.getValue().str();
   else if (auto interaction = dyn_cast<InteractionOp>(op))
     name += "_" + stringifyInteractionKind(interaction.getKind()).str();
+  else if (auto update = dyn_cast<DenseUpdateOp>(op))
+    // The parameter's name where it is an argument
+    // (`dense_update_top_mlp_0_weight`).
+    if (auto arg = dyn_cast<BlockArgument>(update.getParam()))
+      if (auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp()))
+        if (auto param = func.getArgAttrOfType<StringAttr>(
+                arg.getArgNumber(), BraidDialect::kParamAttrName))
+          name += "_" + param.getValue().str();
   for (char &c : name)
     if (!llvm::isAlnum(c))
       c = '_';
@@ -336,9 +339,9 @@ static void nameKernelLocations(ModuleOp module) {
   module.walk([](Operation *op) {
     if (op->getDialect() && isa<BraidDialect>(op->getDialect()) &&
         !isa<TableOp>(op))
-      op->setLoc(FusedLoc::get(
-          op->getContext(), {op->getLoc()},
-          StringAttr::get(op->getContext(), kernelNameOf(op))));
+      op->setLoc(
+          FusedLoc::get(op->getContext(), {op->getLoc()},
+                        StringAttr::get(op->getContext(), kernelNameOf(op))));
   });
 }
 
@@ -374,12 +377,11 @@ struct ConvertBraidToCPUPass
                         AllToAllVOp, ReduceScatterOp, BucketizeOp,
                         ShardEmbeddingBagOp, CombineShardsOp, AllToAllStartOp,
                         AllToAllVStartOp, ReduceScatterStartOp, WaitOp>();
-    target.addIllegalOp<BceWithLogitsOp, LinearGradOp, InteractionGradOp,
-                        CombineShardsGradOp, EmbeddingBagUpdateOp,
-                        ShardEmbeddingBagUpdateOp, EmbeddingBagGradOp,
-                        TableUpdateOp, DenseUpdateOp, AllReduceOp,
-                        AllReduceStartOp, AllGatherOp, AllGatherStartOp,
-                        RankOp>();
+    target.addIllegalOp<
+        BceWithLogitsOp, LinearGradOp, InteractionGradOp, CombineShardsGradOp,
+        EmbeddingBagUpdateOp, ShardEmbeddingBagUpdateOp, EmbeddingBagGradOp,
+        TableUpdateOp, DenseUpdateOp, AllReduceOp, AllReduceStartOp,
+        AllGatherOp, AllGatherStartOp, RankOp>();
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     RewritePatternSet patterns(&getContext());
     populateBraidComputeToCPUPatterns(patterns, state);
