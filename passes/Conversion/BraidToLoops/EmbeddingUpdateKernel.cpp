@@ -7,9 +7,9 @@
 // one iteration per distinct row, which owns that row: it sums the row's
 // gradient from its entries' bags in entry order and applies the optimizer
 // to the row once. No two iterations touch one row, so the kernel needs no
-// atomics, and its result does not depend on the target, the thread count
-// or the schedule. On a GPU each thread owns a row; on a CPU the forall is
-// an OpenMP loop.
+// atomics, and on a given target its result does not depend on the thread
+// count or the schedule. On a GPU each thread owns a row; on a CPU the
+// forall is an OpenMP loop.
 //
 // The columns go in chunks of kUpdateLanes: a GPU thread holds one chunk's
 // sums in registers, not a whole row. Row-wise Adagrad needs the whole
@@ -38,8 +38,8 @@ static constexpr int64_t kUpdateLanes = 16;
 /// How many distinct rows ahead an iteration prefetches the row it will
 /// move (and its state). Rows are random reads and writes into a table far
 /// larger than the caches: without the prefetch a CPU core waits on each
-/// one, and the update of a 1M-row table took 1.6x the runtime's
-/// prefetching loop (bench/cpu_train_vs_torch).
+/// one (bench/cpu_train_vs_torch's training step on 2 ranks: 54 ms without,
+/// 41 ms with).
 static constexpr int64_t kPrefetchRows = 16;
 /// Cache line size in bytes (x86-64 and most AArch64 cores).
 static constexpr int64_t kCacheLineBytes = 64;
