@@ -63,11 +63,12 @@ template <> BF16 store(double value) {
 /// The pooling modes, numbered as braid::PoolingMode.
 enum class Mode : int32_t { sum = 0, mean = 1, max = 2 };
 
-optim::Config configOf(int32_t kind, double lr, double eps, double beta1 = 0,
-                       double beta2 = 0) {
+/// A table's optimizer (Adam, which tables do not take, is refused where
+/// the state is read).
+optim::Config configOf(int32_t kind, double lr, double eps) {
   if (kind < 0 || kind > int32_t(optim::Kind::adam))
     braidrt_fail("unknown optimizer %d", int(kind));
-  return {optim::Kind(kind), lr, eps, beta1, beta2};
+  return {optim::Kind(kind), lr, eps};
 }
 
 /// The gradients of the rows a batch read, in order of first use: row ids

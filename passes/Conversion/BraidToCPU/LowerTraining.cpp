@@ -57,6 +57,12 @@ std::optional<Type> mlir::braid::getTableStateType(MLIRContext *context,
   return std::nullopt;
 }
 
+/// The optimizer's number `key` (lr, eps), 0 where it has none.
+static double optimizerValue(DictionaryAttr optimizer, StringRef key) {
+  auto value = optimizer.getAs<FloatAttr>(key);
+  return value ? value.getValueAsDouble() : 0.0;
+}
+
 namespace {
 /// Builds the lowering of one training op.
 class TrainingLowering {
@@ -162,13 +168,10 @@ private:
   }
   /// The embedding optimizer's arguments: number, lr, eps.
   SmallVector<Value> optimizerArgs(DictionaryAttr optimizer) {
-    auto number = [&](StringRef key) {
-      auto value = optimizer.getAs<FloatAttr>(key);
-      return f64(value ? value.getValueAsDouble() : 0.0);
-    };
     return {i32(optimizerNumber(
                 optimizer.getAs<StringAttr>("type").getValue())),
-            number("lr"), number("eps")};
+            f64(optimizerValue(optimizer, "lr")),
+            f64(optimizerValue(optimizer, "eps"))};
   }
   /// A sum or mean lookup's fused update: the runtime's grouping of its
   /// entries by row, then the generated kernel (EmbeddingUpdateKernel.h).
@@ -294,12 +297,8 @@ FailureOr<SmallVector<Value>> TrainingLowering::segmentedUpdate(
     return op->emitError() << "the CPU backend updates tables with sgd, "
                               "adagrad or rowwise_adagrad";
   update.optimizer = EmbeddingOptimizer(kind);
-  auto number = [&](StringRef key) {
-    auto value = optimizer.getAs<FloatAttr>(key);
-    return value ? value.getValueAsDouble() : 0.0;
-  };
-  update.lr = number("lr");
-  update.eps = number("eps");
+  update.lr = optimizerValue(optimizer, "lr");
+  update.eps = optimizerValue(optimizer, "eps");
   update.table = writeRanked(state.tableArgument(op, table));
   if (Value optimizerState = state.tableStateArgument(op, table))
     update.state = writeRanked(optimizerState);
