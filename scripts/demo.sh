@@ -186,8 +186,9 @@ mpirun -n 4 --oversubscribe -x OMP_NUM_THREADS=1 "$BIN/braid-run" "$OUT/tp-cpu" 
   | tail -n 1 | sed 's/^/   /'
 echo
 echo "== 13. The CUDA target: the same kernels lowered to PTX and, with ptxas, cubins for sm_80 and"
-echo "       sm_90, named after their work, with their registers (no kernel may spill); the artifact"
-echo "       launches them through libbraidrt_cuda (cuBLASLt, NCCL). It runs where a GPU is."
+echo "       sm_90 packed in one fat binary per kernel (the driver loads the GPU's cubin), named after"
+echo "       their work, with their registers (no kernel may spill); the artifact launches them"
+echo "       through libbraidrt_cuda (cuBLASLt, NCCL). It runs where a GPU is."
 if [ -e "$BUILD_DIR/lib/libbraidrt_cuda.so" ] && { command -v ptxas >/dev/null || [ -x /usr/local/cuda/bin/ptxas ]; }; then
   "$BIN/braid-compile" "$MODEL" --cluster dgx-h100 --nodes 1 --ranks-per-node 2 --train \
     --target cuda -o "$OUT/cuda" | tail -n 1 | sed 's/^/   /'

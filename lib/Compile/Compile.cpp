@@ -195,7 +195,8 @@ LogicalResult mlir::braid::compileModel(const CompileRequest &request,
          << (request.target == "cuda" ? ", kernels/" : "") << "}\n";
   if (request.target == "cuda")
     report << "cuda: " << kernels
-           << " kernels, each as PTX and a cubin per chip in kernels/ "
-              "(kernels.json lists their registers and spills)\n";
+           << " kernels, each as PTX, a cubin per chip and their fat "
+              "binary in kernels/ (kernels.json lists their registers and "
+              "spills)\n";
   return success();
 }

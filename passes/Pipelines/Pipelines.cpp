@@ -232,11 +232,19 @@ void mlir::braid::addLowerCudaKernelPasses(
   kernels.addPass(createCanonicalizerPass());
   kernels.addPass(createCSEPass());
   kernels.addPass(createReconcileUnrealizedCastsPass());
-  // PTX for every chip; braid-compile assembles each with ptxas.
+  // PTX for every chip...
   GpuModuleToBinaryPassOptions binary;
   binary.compilationTarget = "isa";
   binary.toolkitPath = options.toolkit;
   pm.addPass(createGpuModuleToBinaryPass(binary));
+  // ...assembled into a cubin each, in one fat binary the driver picks the
+  // device's cubin from.
+  if (options.format == CudaKernelFormat::Fatbin) {
+    BraidAssembleCudaKernelsPassOptions assemble;
+    assemble.toolkit = options.toolkit;
+    assemble.kernelDir = options.kernelDir;
+    pm.addPass(createBraidAssembleCudaKernelsPass(assemble));
+  }
 }
 
 void mlir::braid::addLowerCudaHostPasses(OpPassManager &pm) {
@@ -305,8 +313,8 @@ void mlir::braid::registerBraidPassesAndPipelines() {
   PassPipelineRegistration<LowerCudaPipelineOptions>(
       "braid-lower-cuda",
       "lower a per-rank Braid program for NVIDIA GPUs: the CPU target's "
-      "kernels tiled onto thread blocks, outlined, named after their work "
-      "and serialized to PTX per chip; the host code to the LLVM dialect, "
+      "kernels tiled onto thread blocks, outlined, named after their work, "
+      "serialized to PTX per chip and assembled into cubins; the host code to the LLVM dialect, "
       "launching them on managed memory",
       buildLowerCudaPipeline);
   PassPipelineRegistration<>(

@@ -91,6 +91,9 @@ struct CompilePipelineOptions
 };
 
 /// Adds braid-shard: plan the tables, then partition.
+/// What braid-lower-cuda's host embeds of each kernel.
+enum class CudaKernelFormat { Fatbin, Ptx };
+
 struct LowerCudaPipelineOptions
     : public PassPipelineOptions<LowerCudaPipelineOptions> {
   ListOption<std::string> chips{
@@ -110,7 +113,24 @@ struct LowerCudaPipelineOptions
   Option<std::string> toolkit{
       *this, "toolkit",
       llvm::cl::desc("The CUDA toolkit's directory (libdevice for math "
-                     "functions); empty: MLIR's default search")};
+                     "functions, ptxas and fatbinary); empty: ptxas's as "
+                     "braid-assemble-cuda-kernels finds it")};
+  Option<CudaKernelFormat> format{
+      *this, "format",
+      llvm::cl::desc("What the host embeds of each kernel"),
+      llvm::cl::init(CudaKernelFormat::Fatbin),
+      llvm::cl::values(
+          clEnumValN(CudaKernelFormat::Fatbin, "fatbin",
+                     "a cubin per chip and the newest chip's PTX "
+                     "(braid-assemble-cuda-kernels; needs the toolkit)"),
+          clEnumValN(CudaKernelFormat::Ptx, "ptx",
+                     "the first chip's PTX, compiled by the driver at "
+                     "load"))};
+  Option<std::string> kernelDir{
+      *this, "kernel-dir",
+      llvm::cl::desc("With format=fatbin: where every kernel's PTX, cubins, "
+                     "fat binary and kernels.json are written; empty: "
+                     "nowhere")};
 };
 
 void buildShardPipeline(OpPassManager &pm,
@@ -141,8 +161,9 @@ void buildLowerCudaPipeline(OpPassManager &pm,
 
 /// The part of braid-lower-cuda after convert-braid-to-cpu that makes the
 /// kernels: bufferized like braid-lower-cpu's, tiled onto thread blocks,
-/// outlined into gpu.modules named after their work, lowered to NVVM and
-/// serialized to PTX for every chip (gpu.binary).
+/// outlined into gpu.modules named after their work, lowered to NVVM,
+/// serialized to PTX for every chip and, with format=fatbin, assembled into
+/// cubins in one fat binary per kernel (gpu.binary).
 void addLowerCudaKernelPasses(OpPassManager &pm,
                               const LowerCudaPipelineOptions &options);
 

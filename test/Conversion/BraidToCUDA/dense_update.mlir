@@ -2,7 +2,7 @@
 // number and computes the bias corrections once; one kernel, a thread per
 // element of the parameter (named after it), computes the new parameter and both moments,
 // so neither the parameter nor its state is touched by the host.
-// RUN: braid-opt %s --pass-pipeline='builtin.module(braid-lower-cuda{chips=sm_90})' \
+// RUN: braid-opt %s --pass-pipeline='builtin.module(braid-lower-cuda{chips=sm_90 format=ptx})' \
 // RUN:   --mlir-print-ir-before=gpu-module-to-binary 2>&1 >/dev/null \
 // RUN:   | FileCheck %s
 

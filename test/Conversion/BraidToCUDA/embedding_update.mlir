@@ -4,7 +4,7 @@
 // one thread per row in blocks of 128; each thread sums its row's gradient
 // over the row's entries in order and moves the row once. Determinism
 // comes from ownership, not from atomics: the kernel has none.
-// RUN: braid-opt %s --pass-pipeline='builtin.module(braid-lower-cuda{chips=sm_90})' \
+// RUN: braid-opt %s --pass-pipeline='builtin.module(braid-lower-cuda{chips=sm_90 format=ptx})' \
 // RUN:   --mlir-print-ir-before=gpu-module-to-binary 2>&1 >/dev/null \
 // RUN:   | FileCheck %s
 

@@ -1,13 +1,14 @@
 // braid-lower-cuda: the CPU target's kernels, tiled onto blocks of 128
 // threads (a thread per bag or sample), outlined into kernels named after
 // their work, lowered to NVVM with 16-byte row loads, and serialized to PTX
-// for each chip. The host keeps the GEMM's runtime call and launches the
-// kernels.
-// RUN: braid-opt %s --pass-pipeline='builtin.module(braid-lower-cuda{chips=sm_90})' \
+// for each chip (format=ptx: the PTX is what the host embeds; the default,
+// format=fatbin, assembles it into cubins, assemble_cuda_kernels.mlir).
+// The host keeps the GEMM's runtime call and launches the kernels.
+// RUN: braid-opt %s --pass-pipeline='builtin.module(braid-lower-cuda{chips=sm_90 format=ptx})' \
 // RUN:   --mlir-print-ir-before=gpu-module-to-binary 2>&1 >/dev/null \
 // RUN:   | FileCheck %s --check-prefix=NVVM
-// RUN: braid-opt %s --braid-lower-cuda | FileCheck %s
-// RUN: braid-opt %s --pass-pipeline='builtin.module(braid-lower-cuda{threads-per-block=64 chips=sm_80})' \
+// RUN: braid-opt %s --braid-lower-cuda=format=ptx | FileCheck %s
+// RUN: braid-opt %s --pass-pipeline='builtin.module(braid-lower-cuda{threads-per-block=64 chips=sm_80 format=ptx})' \
 // RUN:   | FileCheck %s --check-prefix=SIXTY-FOUR
 
 // The lookup is a private function of its own, as on the CPU; each kernel
@@ -48,7 +49,7 @@
 // CHECK-NOT: braid.
 
 // The pipeline's options: 64 threads per block, one chip.
-// RUN: braid-opt %s --pass-pipeline='builtin.module(braid-lower-cuda{threads-per-block=64 chips=sm_80})' \
+// RUN: braid-opt %s --pass-pipeline='builtin.module(braid-lower-cuda{threads-per-block=64 chips=sm_80 format=ptx})' \
 // RUN:   --mlir-print-ir-before=gpu-module-to-binary 2>&1 >/dev/null \
 // RUN:   | FileCheck %s --check-prefix=SIXTY-FOUR-BEFORE
 // SIXTY-FOUR-BEFORE: threads in (%c64,
