@@ -31,8 +31,6 @@ using braidrt::View;
 using braidrt::viewOf;
 using braidrt::LinearGradViews;
 using braidrt::linearGradViewsOf;
-using braidrt::preActivationGradient;
-using braidrt::biasGradient;
 namespace optim = braidrt::optim;
 
 namespace {
@@ -504,21 +502,16 @@ void _mlir_ciface_braidrt_bce_with_logits(braidrt_unranked_memref *logitsRef,
   loss.data[0] = float(scale * sum);
 }
 
-void _mlir_ciface_braidrt_linear_grad_f32(
+void _mlir_ciface_braidrt_linear_grad_gemms_f32(
     braidrt_unranked_memref *inputRef, braidrt_unranked_memref *weightRef,
-    braidrt_unranked_memref *resultRef, braidrt_unranked_memref *resultGradRef,
-    braidrt_unranked_memref *inputGradRef,
-    braidrt_unranked_memref *weightGradRef,
-    braidrt_unranked_memref *biasGradRef, int32_t activation) {
-  LinearGradViews v = linearGradViewsOf(inputRef, weightRef, resultRef,
-                                        resultGradRef, inputGradRef,
-                                        weightGradRef, biasGradRef,
+    braidrt_unranked_memref *gradRef, braidrt_unranked_memref *inputGradRef,
+    braidrt_unranked_memref *weightGradRef) {
+  LinearGradViews v = linearGradViewsOf(inputRef, weightRef, gradRef,
+                                        inputGradRef, weightGradRef,
                                         "linear_grad");
   View<float> &x = v.x, &w = v.w, &dx = v.dx, &dw = v.dw;
+  const float *g = v.g.data;
   int64_t batch = v.batch, in = v.in, out = v.out;
-  std::vector<float> g(size_t(batch * out));
-  preActivationGradient(v.dy.data, v.y.data, g.data(), batch * out, activation);
-  biasGradient(g.data(), v.db.data, batch, out);
   std::fill(dx.data, dx.data + batch * in, 0.0f);
   std::fill(dw.data, dw.data + out * in, 0.0f);
   if (batch == 0 || in == 0 || out == 0)
@@ -533,14 +526,14 @@ void _mlir_ciface_braidrt_linear_grad_f32(
     braidrt_progress();
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans,
                 std::min(rowBlock, batch - b), in, out, 1.0f,
-                g.data() + b * out, out, w.data, in, 0.0f, dx.data + b * in,
+                g + b * out, out, w.data, in, 0.0f, dx.data + b * in,
                 in);
   }
   int64_t outBlock = (out + kBlocks - 1) / kBlocks;
   for (int64_t o = 0; o < out; o += outBlock) {
     braidrt_progress();
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans,
-                std::min(outBlock, out - o), in, batch, 1.0f, g.data() + o, out,
+                std::min(outBlock, out - o), in, batch, 1.0f, g + o, out,
                 x.data, in, 0.0f, dw.data + o * in, in);
   }
   braidrt_progress();

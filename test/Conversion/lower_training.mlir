@@ -1,3 +1,56 @@
+
+
+// -----
+
+// A layer's backward with relu: its derivative (the result's mask) is one
+// elementwise linalg.generic over the [B, out] elements as one dimension;
+// the bias gradient a tensor.generate, a thread per output column summing
+// g down the batch in f64 and rounding once; the runtime then runs the two
+// GEMMs on g. Nothing of it is a runtime loop over the activations.
+// CHECK-LABEL: func.func @relu_grad
+// CHECK: %[[FG:.*]] = tensor.collapse_shape %arg3 {{\[}}[0, 1]] : tensor<?x4xf32> into tensor<?xf32>
+// CHECK: %[[FY:.*]] = tensor.collapse_shape %arg2 {{\[}}[0, 1]] : tensor<?x4xf32> into tensor<?xf32>
+// CHECK: %[[MASKED:.*]] = linalg.generic {{.*}} iterator_types = ["parallel"]} ins(%[[FG]], %[[FY]] : tensor<?xf32>, tensor<?xf32>)
+// CHECK: ^bb0(%[[DY:.*]]: f32, %[[Y:.*]]: f32, %{{.*}}: f32):
+// CHECK: %[[POS:.*]] = arith.cmpf ogt, %[[Y]], %{{.*}} : f32
+// CHECK: arith.select %[[POS]], %[[DY]], %{{.*}} : f32
+// CHECK: %[[G:.*]] = tensor.expand_shape %[[MASKED]] {{\[}}[0, 1]] output_shape [%{{.*}}, 4] : tensor<?xf32> into tensor<?x4xf32>
+// CHECK: %[[DB:.*]] = tensor.generate
+// CHECK: ^bb0(%[[COL:.*]]: index):
+// CHECK: scf.for %[[ROW:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}) -> (f64) {
+// CHECK: %[[E:.*]] = tensor.extract %[[G]][%[[ROW]], %[[COL]]] : tensor<?x4xf32>
+// CHECK: %[[WIDE:.*]] = arith.extf %[[E]] : f32 to f64
+// CHECK: arith.addf %[[ACC]], %[[WIDE]] : f64
+// CHECK: arith.truncf %{{.*}} : f64 to f32
+// CHECK: } : tensor<4xf32>
+// CHECK: bufferization.to_buffer %[[G]] read_only
+// CHECK: call @braidrt_linear_grad_gemms_f32(
+// CHECK: return %{{.*}}, %{{.*}}, %[[DB]] :
+func.func @relu_grad(%x: tensor<?x3xf32>, %w: tensor<4x3xf32>, %y: tensor<?x4xf32>, %dy: tensor<?x4xf32>) -> (tensor<?x3xf32>, tensor<4x3xf32>, tensor<4xf32>) {
+  %dx, %dw, %db = braid.linear_grad %x, %w, %y, %dy relu : (tensor<?x3xf32>, tensor<4x3xf32>, tensor<?x4xf32>, tensor<?x4xf32>) -> (tensor<?x3xf32>, tensor<4x3xf32>, tensor<4xf32>)
+  return %dx, %dw, %db : tensor<?x3xf32>, tensor<4x3xf32>, tensor<4xf32>
+}
+
+// -----
+
+// Sigmoid's derivative from its output, as the reference computes it:
+// (dy * y) * (1 - y) in f64, rounded once.
+// CHECK-LABEL: func.func @sigmoid_grad
+// CHECK: linalg.generic
+// CHECK: ^bb0(%[[DY:.*]]: f32, %[[Y:.*]]: f32, %{{.*}}: f32):
+// CHECK: %[[WDY:.*]] = arith.extf %[[DY]] : f32 to f64
+// CHECK: %[[WY:.*]] = arith.extf %[[Y]] : f32 to f64
+// CHECK: %[[P:.*]] = arith.mulf %[[WDY]], %[[WY]] : f64
+// CHECK: %[[C:.*]] = arith.subf %{{.*}}, %[[WY]] : f64
+// CHECK: %[[S:.*]] = arith.mulf %[[P]], %[[C]] : f64
+// CHECK: %[[N:.*]] = arith.truncf %[[S]] : f64 to f32
+// CHECK: linalg.yield %[[N]] : f32
+// CHECK: call @braidrt_linear_grad_gemms_f32(
+func.func @sigmoid_grad(%x: tensor<8x3xf32>, %w: tensor<1x3xf32>, %y: tensor<8x1xf32>, %dy: tensor<8x1xf32>) -> (tensor<8x3xf32>, tensor<1x3xf32>, tensor<1xf32>) {
+  %dx, %dw, %db = braid.linear_grad %x, %w, %y, %dy sigmoid : (tensor<8x3xf32>, tensor<1x3xf32>, tensor<8x1xf32>, tensor<8x1xf32>) -> (tensor<8x3xf32>, tensor<1x3xf32>, tensor<1xf32>)
+  return %dx, %dw, %db : tensor<8x3xf32>, tensor<1x3xf32>, tensor<1xf32>
+}
+
 // RUN: braid-opt %s --convert-braid-to-cpu --split-input-file | FileCheck %s
 
 // A fused update of a whole table (one rank): the table argument becomes
@@ -88,7 +141,7 @@ func.func @train_step(%idx: tensor<?xi64> {braid.input = "t.indices"},
 
 // -----
 
-// The loss and a layer's backward: runtime calls into fresh buffers. The
+// The loss and a layer's GEMMs: runtime calls into fresh buffers. The
 // dense optimizer step is a generated kernel: Adam checks its step number
 // on the host (the runtime's error below 1) and computes the bias
 // corrections 1 - beta^step once; then one elementwise linalg.generic over
@@ -98,7 +151,11 @@ func.func @train_step(%idx: tensor<?xi64> {braid.input = "t.indices"},
 // optimizer call.
 // CHECK-LABEL: func.func @dense
 // CHECK: call @braidrt_bce_with_logits({{.*}}) : (memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, f64) -> ()
-// CHECK: call @braidrt_linear_grad_f32({{.*}}) : (memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, i32) -> ()
+// Without an activation, g is the result's gradient itself: only the bias
+// gradient's kernel, then the runtime's two GEMMs.
+// CHECK-NOT: linalg.generic
+// CHECK: tensor.generate
+// CHECK: call @braidrt_linear_grad_gemms_f32({{.*}}) : (memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>) -> ()
 // CHECK: %[[STEP:.*]] = tensor.extract %{{.*}}[] : tensor<i64>
 // CHECK: %[[BAD:.*]] = arith.cmpi slt, %[[STEP]], %{{.*}} : i64
 // CHECK: scf.if %[[BAD]] {

@@ -236,9 +236,10 @@ def BraidUseCudaRuntimePass
     the functions the CUDA runtime (`libbraidrt_cuda`) implements with the
     same arguments are renamed, call and declaration: `braidrt_linear_f32`
     becomes `braidrt_cuda_linear_f32` (cuBLASLt, bias and relu fused in its
-    epilogue) and `braidrt_linear_grad_f32` becomes
-    `braidrt_cuda_linear_grad_f32` (the input's and weight's gradients on
-    cuBLASLt). Every other runtime call keeps the CPU runtime, which works
+    epilogue) and `braidrt_linear_grad_gemms_f32` becomes
+    `braidrt_cuda_linear_grad_gemms_f32` (the input's and weight's
+    gradients on cuBLASLt; the activation's derivative and the bias
+    gradient before them are generated kernels). Every other runtime call keeps the CPU runtime, which works
     on the managed memory the CUDA target's buffers live in: correct, but
     on the host. The renamed functions keep their C-interface ABI.
   }];

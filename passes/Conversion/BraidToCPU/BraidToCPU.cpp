@@ -307,23 +307,38 @@ void mlir::braid::populateBraidComputeToCPUPatterns(RewritePatternSet &patterns,
                ComputeOpLowering<InteractionOp>>(patterns.getContext(), state);
 }
 
+/// The name of the parameter `value` is, where it is a function argument
+/// carrying one; empty otherwise.
+static StringRef paramNameOf(Value value) {
+  if (auto arg = dyn_cast<BlockArgument>(value))
+    if (auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp()))
+      if (auto param = func.getArgAttrOfType<StringAttr>(
+              arg.getArgNumber(), BraidDialect::kParamAttrName))
+        return param.getValue();
+  return {};
+}
+
 /// What `op`'s kernel computes, as an identifier: the op's name, then its
-/// table, interaction kind or parameter (`embedding_bag_user_id`,
-/// `interaction_dot`, `dense_update_bottom_mlp_0_bias`).
+/// table, interaction kind, parameter or layer (`embedding_bag_user_id`,
+/// `interaction_dot`, `dense_update_bottom_mlp_0_bias`,
+/// `linear_grad_top_mlp_0`).
 static std::string kernelNameOf(Operation *op) {
   std::string name = op->getName().stripDialect().str();
-  if (auto table = op->getAttrOfType<FlatSymbolRefAttr>("table"))
+  if (auto table = op->getAttrOfType<FlatSymbolRefAttr>("table")) {
     name += "_" + table.getValue().str();
-  else if (auto interaction = dyn_cast<InteractionOp>(op))
+  } else if (auto interaction = dyn_cast<InteractionOp>(op)) {
     name += "_" + stringifyInteractionKind(interaction.getKind()).str();
-  else if (auto update = dyn_cast<DenseUpdateOp>(op))
-    // The parameter's name where it is an argument
-    // (`dense_update_top_mlp_0_weight`).
-    if (auto arg = dyn_cast<BlockArgument>(update.getParam()))
-      if (auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp()))
-        if (auto param = func.getArgAttrOfType<StringAttr>(
-                arg.getArgNumber(), BraidDialect::kParamAttrName))
-          name += "_" + param.getValue().str();
+  } else if (auto update = dyn_cast<DenseUpdateOp>(op)) {
+    if (StringRef param = paramNameOf(update.getParam()); !param.empty())
+      name += "_" + param.str();
+  } else if (auto grad = dyn_cast<LinearGradOp>(op)) {
+    // The layer: its weight's name less `.weight` (`_weight`).
+    if (StringRef param = paramNameOf(grad.getWeight()); !param.empty()) {
+      if (!param.consume_back(".weight"))
+        param.consume_back("_weight");
+      name += "_" + param.str();
+    }
+  }
   for (char &c : name)
     if (!llvm::isAlnum(c))
       c = '_';

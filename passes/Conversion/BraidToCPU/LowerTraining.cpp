@@ -6,7 +6,9 @@
 // interactions and shard assembly, the fused embedding updates and the
 // dense optimizer step). Most become calls of the runtime's training
 // kernels (runtime/lib/Training.cpp) through MLIR's C interface. The
-// interactions' backward is a generated kernel like their forward, and so
+// interactions' backward is a generated kernel like their forward, as are
+// a dense layer's activation derivative and bias gradient (the runtime
+// runs its two GEMMs), and so
 // is the fused embedding update of sum and mean lookups with the pass's
 // embedding-update-kernel (the runtime groups the entries by row, then a
 // forall owns one row per iteration). Tables and their optimizer state are
@@ -226,14 +228,14 @@ FailureOr<SmallVector<Value>> TrainingLowering::lower(LinearGradOp op) {
                       op.getInput());
   Value dw = allocate(cast<RankedTensorType>(op.getWeightGrad().getType()),
                       op.getWeight());
-  Value db = allocate(cast<RankedTensorType>(op.getBiasGrad().getType()));
-  call(runtime::kLinearGradF32,
-       {read(op.getInput()), read(op.getWeight()), read(op.getResult()),
-        read(op.getResultGrad()), unranked(dx), unranked(dw), unranked(db),
-        i32(static_cast<int64_t>(op.getActivation()))});
+  // The activation's derivative and the bias gradient are generated
+  // kernels (a GPU's activations never visit the host); the runtime runs
+  // the two GEMMs on g (BLAS, or cuBLASLt on the CUDA target).
+  auto [g, db] = buildLinearGradPointwise(b, op);
+  call(runtime::kLinearGradGemmsF32, {read(op.getInput()), read(op.getWeight()),
+                                      read(g), unranked(dx), unranked(dw)});
   return SmallVector<Value>{toTensor(op.getInputGrad().getType(), dx),
-                            toTensor(op.getWeightGrad().getType(), dw),
-                            toTensor(op.getBiasGrad().getType(), db)};
+                            toTensor(op.getWeightGrad().getType(), dw), db};
 }
 
 FailureOr<SmallVector<Value>> TrainingLowering::lower(InteractionGradOp op) {

@@ -76,8 +76,10 @@ inline constexpr llvm::StringLiteral kAllGatherStart =
 /// scale).
 inline constexpr llvm::StringLiteral kBceWithLogits =
     "braidrt_bce_with_logits";
-/// (memref x, w, y, dy, dx, dw, db, i32 activation).
-inline constexpr llvm::StringLiteral kLinearGradF32 = "braidrt_linear_grad_f32";
+/// (memref x, w, g, dx, dw): a dense layer's two gradient GEMMs, dx = g w
+/// and dw = g^T x, on the pre-activation gradient g.
+inline constexpr llvm::StringLiteral kLinearGradGemmsF32 =
+    "braidrt_linear_grad_gemms_f32";
 /// (memref rows, memref bounds, i32 bounds are lengths, i64 table rows,
 /// memref sorted bags, memref segment rows, memref segment starts, memref
 /// count): a lookup's entries grouped by row for the generated update.
@@ -98,10 +100,9 @@ inline constexpr llvm::StringLiteral kTableUpdate = "braidrt_table_update_";
 /// (memref input, weight, bias, output, i32 activation): cuBLASLt.
 inline constexpr llvm::StringLiteral kCudaLinearF32 =
     "braidrt_cuda_linear_f32";
-/// (memref x, w, y, dy, dx, dw, db, i32 activation): both GEMMs on
-/// cuBLASLt.
-inline constexpr llvm::StringLiteral kCudaLinearGradF32 =
-    "braidrt_cuda_linear_grad_f32";
+/// (memref x, w, g, dx, dw): both GEMMs on cuBLASLt.
+inline constexpr llvm::StringLiteral kCudaLinearGradGemmsF32 =
+    "braidrt_cuda_linear_grad_gemms_f32";
 
 } // namespace mlir::braid::runtime
 

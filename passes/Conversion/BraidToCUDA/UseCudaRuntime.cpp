@@ -25,7 +25,7 @@ using namespace mlir::braid;
 /// CPU runtime function -> the CUDA runtime's.
 static constexpr std::pair<llvm::StringLiteral, llvm::StringLiteral>
     kSwapped[] = {{runtime::kLinearF32, runtime::kCudaLinearF32},
-                  {runtime::kLinearGradF32, runtime::kCudaLinearGradF32}};
+                  {runtime::kLinearGradGemmsF32, runtime::kCudaLinearGradGemmsF32}};
 
 namespace {
 struct BraidUseCudaRuntimePass

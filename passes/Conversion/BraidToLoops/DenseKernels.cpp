@@ -81,6 +81,119 @@ Value mlir::braid::buildLinearKernel(OpBuilder &b, LinearOp linear) {
   return epilogue.getResult(0);
 }
 
+/// g = dy * act'(y) for relu (its mask) or sigmoid (y (1 - y) in f64, as
+/// the reference rounds it) over the [B, out] elements as one dimension: a
+/// GPU target maps a 1-D parallel loop onto blocks of threads, adjacent
+/// threads on adjacent elements; the reshapes are views of the same
+/// contiguous buffers.
+static Value buildPreActivationGrad(OpBuilder &b, Location loc,
+                                    Value resultGrad, Value result,
+                                    Activation activation) {
+  auto resultType = cast<RankedTensorType>(resultGrad.getType());
+  Type f32 = b.getF32Type(), f64 = b.getF64Type();
+  auto flatType = RankedTensorType::get(
+      {resultType.hasStaticShape() ? resultType.getNumElements()
+                                   : ShapedType::kDynamic},
+      f32);
+  SmallVector<ReassociationIndices> groups = {{0, 1}};
+  Value flatGrad =
+      tensor::CollapseShapeOp::create(b, loc, flatType, resultGrad, groups);
+  Value flatResult =
+      tensor::CollapseShapeOp::create(b, loc, flatType, result, groups);
+  SmallVector<Value> dynamic;
+  if (flatType.isDynamicDim(0))
+    dynamic.push_back(tensor::DimOp::create(b, loc, flatGrad, 0));
+  Value empty = tensor::EmptyOp::create(b, loc, flatType, dynamic);
+  SmallVector<AffineMap> maps(3, b.getMultiDimIdentityMap(1));
+  auto pointwise = linalg::GenericOp::create(
+      b, loc, TypeRange{flatType}, ValueRange{flatGrad, flatResult},
+      ValueRange{empty}, maps, {utils::IteratorType::parallel},
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value grad = args[0], value = args[1];
+        if (activation == Activation::relu) {
+          Value zero = arith::ConstantOp::create(nb, nloc, f32,
+                                                 nb.getFloatAttr(f32, 0.0));
+          Value positive = arith::CmpFOp::create(
+              nb, nloc, arith::CmpFPredicate::OGT, value, zero);
+          grad = arith::SelectOp::create(nb, nloc, positive, grad, zero);
+        } else {
+          // (dy * y) * (1 - y) in f64, rounded once.
+          Value wideGrad = arith::ExtFOp::create(nb, nloc, f64, grad);
+          Value wideValue = arith::ExtFOp::create(nb, nloc, f64, value);
+          Value one = arith::ConstantOp::create(nb, nloc, f64,
+                                                nb.getFloatAttr(f64, 1.0));
+          Value product = arith::MulFOp::create(nb, nloc, wideGrad, wideValue);
+          Value complement = arith::SubFOp::create(nb, nloc, one, wideValue);
+          Value scaled = arith::MulFOp::create(nb, nloc, product, complement);
+          grad = arith::TruncFOp::create(nb, nloc, f32, scaled);
+        }
+        linalg::YieldOp::create(nb, nloc, grad);
+      });
+  return tensor::ExpandShapeOp::create(b, loc, resultType,
+                                       pointwise.getResult(0), groups,
+                                       tensor::getMixedSizes(b, loc,
+                                                             resultGrad));
+}
+
+/// `loc` with `suffix` added to the kernel name convert-braid-to-cpu tagged
+/// it with (a fused location's metadata), so that the kernels one op
+/// becomes have names of their own; `loc` itself if it has no tag.
+static Location withKernelSuffix(Location loc, StringRef suffix) {
+  auto fused = dyn_cast<FusedLoc>(loc);
+  auto tag = fused ? dyn_cast_if_present<StringAttr>(fused.getMetadata())
+                   : StringAttr();
+  if (!tag)
+    return loc;
+  return FusedLoc::get(loc.getContext(), fused.getLocations(),
+                       StringAttr::get(loc.getContext(),
+                                       tag.getValue() + "_" + suffix));
+}
+
+std::pair<Value, Value>
+mlir::braid::buildLinearGradPointwise(OpBuilder &b, LinearGradOp op) {
+  Location opLoc = op.getLoc();
+  Type f32 = b.getF32Type(), f64 = b.getF64Type();
+  // Without an activation g is the result's gradient itself.
+  Activation activation = op.getActivation();
+  Value g = activation == Activation::none
+                ? op.getResultGrad()
+                : buildPreActivationGrad(
+                      b,
+                      withKernelSuffix(opLoc,
+                                       stringifyActivation(activation)),
+                      op.getResultGrad(), op.getResult(), activation);
+  Location loc = withKernelSuffix(opLoc, "bias");
+
+  // db[o]: a thread per column, the batch summed in order in f64; adjacent
+  // threads read adjacent columns of a row.
+  auto biasType = cast<RankedTensorType>(op.getBiasGrad().getType());
+  Value zeroIndex = arith::ConstantIndexOp::create(b, loc, 0);
+  Value oneIndex = arith::ConstantIndexOp::create(b, loc, 1);
+  Value batch = tensor::DimOp::create(b, loc, g, 0);
+  SmallVector<Value> biasSizes;
+  if (biasType.isDynamicDim(0))
+    biasSizes.push_back(tensor::DimOp::create(b, loc, g, 1));
+  auto biasGrad = tensor::GenerateOp::create(
+      b, loc, biasType, biasSizes,
+      [&](OpBuilder &nb, Location nloc, ValueRange indices) {
+        Value zero = arith::ConstantOp::create(nb, nloc, f64,
+                                               nb.getFloatAttr(f64, 0.0));
+        auto sum = scf::ForOp::create(
+            nb, nloc, zeroIndex, batch, oneIndex, ValueRange{zero},
+            [&](OpBuilder &lb, Location lloc, Value row, ValueRange acc) {
+              Value element = tensor::ExtractOp::create(
+                  lb, lloc, g, ValueRange{row, indices[0]});
+              Value wide = arith::ExtFOp::create(lb, lloc, f64, element);
+              Value next = arith::AddFOp::create(lb, lloc, acc[0], wide);
+              scf::YieldOp::create(lb, lloc, next);
+            });
+        Value narrow =
+            arith::TruncFOp::create(nb, nloc, f32, sum.getResult(0));
+        tensor::YieldOp::create(nb, nloc, narrow);
+      });
+  return {g, biasGrad.getResult()};
+}
+
 FailureOr<Value>
 mlir::braid::buildInteractionKernel(OpBuilder &b,
                                    InteractionOp interaction) {

@@ -93,16 +93,16 @@ void braidrt_cuda_linear_f32(const float *input, const float *weight,
                              int64_t in_features, int64_t out_features,
                              int32_t activation);
 
-/* The dense layer's gradients, as the CPU runtime's braidrt_linear_grad_f32:
- * the pre-activation gradient g and the bias gradient (sums in double) on
- * the host, input_grad = g weight and weight_grad = g^T input on cuBLASLt.
- * Row-major, f32; every pointer in managed or device memory. */
-void braidrt_cuda_linear_grad_f32(const float *input, const float *weight,
-                                  const float *result, const float *result_grad,
-                                  float *input_grad, float *weight_grad,
-                                  float *bias_grad, int64_t batch,
-                                  int64_t in_features, int64_t out_features,
-                                  int32_t activation);
+/* The dense layer's gradient GEMMs, as the CPU runtime's
+ * braidrt_linear_grad_gemms_f32: from the pre-activation gradient g
+ * [batch, out], input_grad = g weight and weight_grad = g^T input on
+ * cuBLASLt. Row-major, f32; every pointer in managed or device memory. */
+void braidrt_cuda_linear_grad_gemms_f32(const float *input,
+                                        const float *weight,
+                                        const float *pre_activation_grad,
+                                        float *input_grad, float *weight_grad,
+                                        int64_t batch, int64_t in_features,
+                                        int64_t out_features);
 
 #ifdef __cplusplus
 }

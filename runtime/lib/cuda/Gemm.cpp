@@ -112,24 +112,16 @@ void braidrt_cuda_linear_f32(const float *input, const float *weight,
          bias);
 }
 
-void braidrt_cuda_linear_grad_f32(const float *input, const float *weight,
-                                  const float *result, const float *resultGrad,
-                                  float *inputGrad, float *weightGrad,
-                                  float *biasGrad, int64_t batch,
-                                  int64_t inFeatures, int64_t outFeatures,
-                                  int32_t activation) {
-  // The pre-activation gradient and the bias gradient, as the CPU runtime
-  // computes them, on the host over managed memory.
-  int64_t n = batch * outFeatures;
-  auto *g = static_cast<float *>(braidrt_cuda_alloc(size_t(n) * sizeof(float)));
-  braidrt::preActivationGradient(resultGrad, result, g, n, activation);
-  braidrt::biasGradient(g, biasGrad, batch, outFeatures);
+void braidrt_cuda_linear_grad_gemms_f32(const float *input,
+                                        const float *weight, const float *g,
+                                        float *inputGrad, float *weightGrad,
+                                        int64_t batch, int64_t inFeatures,
+                                        int64_t outFeatures) {
   if (batch == 0 || inFeatures == 0 || outFeatures == 0) {
     for (int64_t i = 0; i < batch * inFeatures; ++i)
       inputGrad[i] = 0.0f;
     for (int64_t i = 0; i < outFeatures * inFeatures; ++i)
       weightGrad[i] = 0.0f;
-    braidrt_cuda_free(g);
     return;
   }
   // dx = g w: column-major dx^T [in, batch] = w^T-view [in, out] (the
@@ -140,7 +132,6 @@ void braidrt_cuda_linear_grad_f32(const float *input, const float *weight,
   // (g-view [out, batch])^T.
   matmul(false, input, inFeatures, true, g, outFeatures, weightGrad, inFeatures,
          inFeatures, outFeatures, batch);
-  braidrt_cuda_free(g);
 }
 
 /// The compiled programs' entry (braid-use-cuda-runtime renames their
@@ -174,18 +165,15 @@ extern "C" void _mlir_ciface_braidrt_cuda_linear_f32(
       out.data[i] = 1.0f / (1.0f + std::exp(-out.data[i]));
 }
 
-/// The training step's dense-layer gradient (braid-use-cuda-runtime renames
-/// braidrt_linear_grad_f32 calls to it): both GEMMs on cuBLASLt.
-extern "C" void _mlir_ciface_braidrt_cuda_linear_grad_f32(
+/// The training step's dense-layer gradient GEMMs (braid-use-cuda-runtime
+/// renames braidrt_linear_grad_gemms_f32 calls to it): both on cuBLASLt.
+extern "C" void _mlir_ciface_braidrt_cuda_linear_grad_gemms_f32(
     braidrt_unranked_memref *inputRef, braidrt_unranked_memref *weightRef,
-    braidrt_unranked_memref *resultRef, braidrt_unranked_memref *resultGradRef,
-    braidrt_unranked_memref *inputGradRef,
-    braidrt_unranked_memref *weightGradRef,
-    braidrt_unranked_memref *biasGradRef, int32_t activation) {
-  braidrt::LinearGradViews v = braidrt::linearGradViewsOf(
-      inputRef, weightRef, resultRef, resultGradRef, inputGradRef,
-      weightGradRef, biasGradRef, "linear_grad (CUDA)");
-  braidrt_cuda_linear_grad_f32(v.x.data, v.w.data, v.y.data, v.dy.data,
-                               v.dx.data, v.dw.data, v.db.data, v.batch, v.in,
-                               v.out, activation);
+    braidrt_unranked_memref *gradRef, braidrt_unranked_memref *inputGradRef,
+    braidrt_unranked_memref *weightGradRef) {
+  braidrt::LinearGradViews v =
+      braidrt::linearGradViewsOf(inputRef, weightRef, gradRef, inputGradRef,
+                                 weightGradRef, "linear_grad (CUDA)");
+  braidrt_cuda_linear_grad_gemms_f32(v.x.data, v.w.data, v.g.data, v.dx.data,
+                                     v.dw.data, v.batch, v.in, v.out);
 }

@@ -19,6 +19,15 @@ namespace mlir::braid {
 /// value that replaces its result.
 Value buildLinearKernel(OpBuilder &b, LinearOp linear);
 
+/// The parts of `linear_grad` around its two GEMMs, generated on every
+/// target: the pre-activation gradient g = dy * act'(y) (relu's mask,
+/// sigmoid's y (1 - y) in f64) as one elementwise linalg.generic over the
+/// flattened [B, out] result, and the bias gradient, each output column's
+/// sum of g over the batch in f64, as a tensor.generate with a thread per
+/// column. Returns {g, db}.
+std::pair<Value, Value> buildLinearGradPointwise(OpBuilder &b,
+                                                 LinearGradOp op);
+
 /// `interaction`: `cat` as a tensor.concat; `dot` concatenates the
 /// features and computes the dense columns and the pairwise dot products
 /// with a tensor.generate. Emits a located error and fails on a form it
