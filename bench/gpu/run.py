@@ -13,13 +13,20 @@ and run with `braid-run OUT --json` (median of --repeats runs):
   table: the dense layers' FLOPs over the whole iteration's time
   (dense_tflops_over_iteration), against the FP32 and TF32 peaks;
 - training step: dlrm_small's training step, measured per step, against the
-  simulator's prediction (plan.json's train_step_ms) for the same device.
+  simulator's prediction (plan.json's train_step_ms) for the same device;
+- overlap (with two GPUs or more, one rank each, up to 8): the same model's
+  training step compiled at --opt-level 0 (every collective waited for where
+  it is issued) and at the default level (braid-co-optimize's started
+  collectives, NCCL on the communication stream with an event the wait
+  synchronizes), run alternately under mpirun; the measured ratio of the two
+  steps beside the simulator's (braid-sim on each program), and the
+  communication the simulator expects hidden behind computation. With one
+  GPU it says why nothing is measured: an NCCL collective between ranks
+  needs a GPU per rank.
 
 The device's figures are those of the preset the simulator uses
 (examples/clusters/dgx-h100.json or dgx-a100.json, chosen by the GPU's
-name; each figure's source is in that file). The overlap of communication
-and computation needs the collectives on NCCL streams, which the CUDA
-target does not emit yet: the JSON says so rather than report a number.
+name; each figure's source is in that file).
 
 Without a GPU (nvidia-smi -L fails) it prints why and writes a JSON that
 says so; nothing is measured.
@@ -29,6 +36,7 @@ usage: python3 bench/gpu/run.py [--repeats 5] [--iterations 20]
 """
 import argparse
 import json
+import os
 import pathlib
 import shutil
 import statistics
@@ -55,6 +63,49 @@ def gpu_name():
     if proc.returncode != 0 or not proc.stdout.strip():
         return None, "nvidia-smi finds no GPU: " + (proc.stderr.strip() or "no output")
     return proc.stdout.splitlines()[0].strip(), None
+
+
+def gpu_count():
+    """How many GPUs nvidia-smi lists (0 without it)."""
+    if not shutil.which("nvidia-smi"):
+        return 0
+    proc = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True)
+    return sum(1 for line in proc.stdout.splitlines() if line.startswith("GPU "))
+
+
+def measure_overlap(bin_dir, tmp, preset, ranks, repeats, steps):
+    """dlrm_small's training step on `ranks` GPUs at --opt-level 0 and at the
+    default level, run alternately; measured and predicted step times."""
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    programs, predicted, hidden = {}, {}, {}
+    for level in (0, 2):
+        out = tmp / f"overlap-o{level}"
+        run([bin_dir / "braid-compile", ROOT / "examples" / "dlrm_small.json", "--cluster",
+             preset, "--nodes", "1", "--ranks-per-node", str(ranks), "--train", "--target",
+             "cuda", "--opt-level", str(level), "-o", out])
+        programs[level] = out
+        sim = json.loads(run([bin_dir / "braid-sim", out, "--function", "train_step",
+                              "--json"]))
+        predicted[level] = sim["iteration_ms"]
+        plan = json.loads((out / "plan.json").read_text())
+        hidden[level] = plan["predicted"]["train_step_breakdown"]["hidden_comm_ms"]
+    measured = {0: [], 2: []}
+    for _ in range(repeats):
+        for level in (0, 2):
+            proc = subprocess.run(["mpirun", "-n", str(ranks), str(bin_dir / "braid-run"),
+                                   str(programs[level]), "--steps", str(steps), "--json"],
+                                  capture_output=True, text=True, env=env)
+            if proc.returncode != 0:
+                sys.exit(f"mpirun braid-run {programs[level]} failed:\n{proc.stderr[-3000:]}")
+            measured[level].append(json.loads(proc.stdout.strip().splitlines()[-1])["step_ms"])
+    o0, default = statistics.median(measured[0]), statistics.median(measured[2])
+    return {"measured": True, "model": "examples/dlrm_small.json", "ranks": ranks,
+            "o0_step_ms": o0, "default_step_ms": default,
+            "o0_runs_ms": measured[0], "default_runs_ms": measured[2],
+            "measured_ratio": default / o0,
+            "predicted_o0_step_ms": predicted[0], "predicted_default_step_ms": predicted[2],
+            "predicted_ratio": predicted[2] / predicted[0],
+            "predicted_hidden_comm_ms": hidden[2]}
 
 
 def preset_for(name):
@@ -110,10 +161,8 @@ def main():
         return
     preset, hardware = preset_for(name)
     device = hardware["device"]
-    result = {"gpu": name, "measured": True, "preset": preset,
-              "overlap": {"measured": False,
-                          "reason": "the CUDA target's collectives still run over MPI on "
-                                    "the host (docs/cuda-backend.md)"}}
+    result = {"gpu": name, "measured": True, "preset": preset}
+    gpus = gpu_count()
     with tempfile.TemporaryDirectory() as tmp:
         tmp = pathlib.Path(tmp)
         # Embedding rows read per second against HBM.
@@ -154,6 +203,14 @@ def main():
         result["train_step"] = {"measured_ms": step_ms, "runs_ms": runs,
                                 "predicted_ms": predicted,
                                 "error": (predicted - step_ms) / step_ms}
+        # Communication beside computation: two ranks or more.
+        if gpus >= 2:
+            result["overlap"] = measure_overlap(bin_dir, tmp, preset, min(gpus, 8),
+                                                args.repeats, args.steps)
+        else:
+            result["overlap"] = {"measured": False,
+                                 "reason": f"{gpus} GPU: an NCCL collective between ranks "
+                                           "needs a GPU per rank"}
     e, g, t = result["embedding"], result["gemm"], result["train_step"]
     print(f"GPU: {name} (figures of the {preset} preset)")
     print(f"{'measurement':<22} {'measured':>14} {'reference':>22}")
@@ -164,7 +221,14 @@ def main():
           f"{g['peak_tflops_f32']:>6.1f} f32 / {g['peak_tflops_tf32']:.0f} tf32 peak")
     print(f"{'training step':<22} {t['measured_ms']:>11.3f} ms "
           f"{t['predicted_ms']:>16.3f} ms predicted ({100 * t['error']:+.0f}%)")
-    print("overlap: not measured (" + result["overlap"]["reason"] + ")")
+    o = result["overlap"]
+    if o["measured"]:
+        print(f"{'overlap, ' + str(o['ranks']) + ' ranks':<22} default / O0 step "
+              f"{o['default_step_ms']:.3f} / {o['o0_step_ms']:.3f} ms = "
+              f"{o['measured_ratio']:.3f}x measured, {o['predicted_ratio']:.3f}x predicted "
+              f"({o['predicted_hidden_comm_ms']:.3f} ms of communication predicted hidden)")
+    else:
+        print("overlap: not measured (" + o["reason"] + ")")
     pathlib.Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
     print(f"wrote {args.json}")
 
