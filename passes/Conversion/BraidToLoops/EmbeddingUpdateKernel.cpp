@@ -21,6 +21,8 @@
 
 #include "braid/Conversion/BraidToLoops/EmbeddingUpdateKernel.h"
 
+#include "braid/Conversion/BraidToLoops/Prefetch.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -41,8 +43,6 @@ static constexpr int64_t kUpdateLanes = 16;
 /// one (bench/cpu_train_vs_torch's training step on 2 ranks: 54 ms without,
 /// 41 ms with).
 static constexpr int64_t kPrefetchRows = 16;
-/// Cache line size in bytes (x86-64 and most AArch64 cores).
-static constexpr int64_t kCacheLineBytes = 64;
 
 namespace {
 /// Emits one iteration of the update: the row `row`, whose entries are the
@@ -309,8 +309,7 @@ mlir::braid::buildSegmentedRowUpdate(OpBuilder &b, Location loc,
                                  /*localityHint=*/3, /*isDataCache=*/true);
       return;
     }
-    int64_t perLine = std::max<int64_t>(
-        1, kCacheLineBytes / (type.getElementTypeBitWidth() / 8));
+    int64_t perLine = elementsPerCacheLine(type.getElementTypeBitWidth());
     for (int64_t lane = 0; lane < width; lane += perLine) {
       Value column = arith::MinUIOp::create(
           body, loc, arith::ConstantIndexOp::create(body, loc, lane),

@@ -14,6 +14,7 @@
 #include "braid/Conversion/BraidToLoops/PoolingKernel.h"
 
 #include "braid/Conversion/BraidToLoops/Checks.h"
+#include "braid/Conversion/BraidToLoops/Prefetch.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -36,8 +37,6 @@ static constexpr int64_t kMaxVectorWidth = 64;
 /// bound by memory latency, not bandwidth, unless rows are requested
 /// early; 16 rows of 256 bytes stay well inside L1.
 static constexpr int64_t kPrefetchDistance = 16;
-/// Cache line size in bytes (x86-64 and most AArch64 cores).
-static constexpr int64_t kCacheLineBytes = 64;
 
 namespace {
 /// Emits one bag's pooling, chunk by chunk.
@@ -117,8 +116,7 @@ void BagEmitter::prefetchAhead(OpBuilder &lb, Location lloc, Value i,
       asIndex(lb, lloc, tensor::ExtractOp::create(lb, lloc, pooling.rows, entry)),
       lastRow);
   auto tableType = cast<RankedTensorType>(pooling.table.getType());
-  int64_t bytes = tableType.getElementTypeBitWidth() / 8;
-  int64_t perLine = std::max<int64_t>(1, kCacheLineBytes / bytes);
+  int64_t perLine = elementsPerCacheLine(tableType.getElementTypeBitWidth());
   for (int64_t lane = 0; lane < lanes; lane += perLine) {
     Value at = arith::AddIOp::create(lb, lloc, column, constant(lane));
     if (!fullWidth) // a shard may be narrower than the chunk
