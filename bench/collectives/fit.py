@@ -16,10 +16,14 @@ Each class is fitted on the calibration sweeps of its own descriptions
 latency x efficiency, then latency x post overhead, alternately until
 neither moves),
 then written into every description of that class, so that a validation
-system (e.g. GCP A3 Mega) gets the constants of its transport (GPUDirect-
-TCPX, fitted on GCP A3 High) and nothing fitted on itself.
+system gets the constants of its transport and nothing fitted on itself.
 
-usage: python3 bench/collectives/fit.py [--build build] [--write]
+--classes A,B fits only those classes (the others keep the constants their
+descriptions hold); --keep-chunk keeps the descriptions' comm_chunk_KiB
+instead of fitting it.
+
+usage: python3 bench/collectives/fit.py [--build build] [--classes A,B]
+                                        [--keep-chunk] [--write]
 """
 import argparse
 import importlib.util
@@ -40,13 +44,14 @@ CLASSES = {
     "infiniband_roce": ["dgx-h100", "dgx-a100", "azure-nd-h100-v5", "gcp-a3-ultra", "oci-a100",
                         "oci-h100", "oci-h200", "bench/collectives/systems/hgx-h200-ib.json"],
     "efa": ["aws-p5", "aws-p4d"],
-    "gpudirect_tcpx": ["gcp-a3", "gcp-a3-mega"],
+    "gpudirect_tcpx": ["gcp-a3"],
+    "gpudirect_tcpxo": ["gcp-a3-mega"],
     "slingshot": ["bench/collectives/systems/alcf-polaris.json",
                   "bench/collectives/systems/nersc-perlmutter.json"],
 }
 LATENCIES = [0, 2, 5, 10, 15, 20, 30, 45, 60, 80, 100]
-EFFICIENCIES = [0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.94, 0.96]
-POSTS = [1, 2, 3, 4, 6, 8, 10, 12]
+EFFICIENCIES = [0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.94, 0.96]
+POSTS = [1, 2, 3, 4, 6, 8, 10, 12, 14, 16, 20]
 CHUNKS_KIB = [32, 64, 128, 256, 512]
 
 
@@ -96,7 +101,15 @@ def main():
     parser.add_argument("--build", default="build")
     parser.add_argument("--write", action="store_true",
                         help="write the fitted constants into the descriptions")
+    parser.add_argument("--classes", default=",".join(CLASSES),
+                        help="the fabric classes to fit (comma-separated)")
+    parser.add_argument("--keep-chunk", action="store_true",
+                        help="keep the descriptions' comm_chunk_KiB")
     args = parser.parse_args()
+    fitted = args.classes.split(",")
+    unknown = [c for c in fitted if c not in CLASSES]
+    if unknown:
+        parser.error(f"unknown classes {unknown}; known: {', '.join(CLASSES)}")
     braid_sim = str((ROOT / args.build / "bin" / "braid-sim").resolve())
     with tempfile.TemporaryDirectory() as tmp:
         variants = Variants(tmp)
@@ -109,14 +122,17 @@ def main():
                            "nic_efficiency": inter["nic_efficiency"],
                            "post_overhead_us": inter.get("post_overhead_us", 1)}
         chunk = None
+        held = json.loads(description_path(CLASSES[fitted[0]][0]).read_text()).get(
+            "comm_chunk_KiB", 128)
         for round_ in range(2):
             previous = chunk
-            chunk = min(CHUNKS_KIB, key=lambda c: error(braid_sim, variants, c, params)[0])
+            chunk = held if args.keep_chunk else min(
+                CHUNKS_KIB, key=lambda c: error(braid_sim, variants, c, params)[0])
             print(f"round {round_}: comm_chunk_KiB {chunk}")
             if round_ > 0 and chunk == previous and not any_moved:
                 break
             any_moved = False
-            for cls in CLASSES:
+            for cls in fitted:
                 start = dict(params[cls])
                 best = None
                 # Two-dimensional grids in turn, each keeping the third
@@ -149,8 +165,8 @@ def main():
     result = {"comm_chunk_KiB": chunk, "classes": params}
     print(json.dumps(result, indent=1))
     if args.write:
-        for cls, names in CLASSES.items():
-            for name in names:
+        for cls in fitted:
+            for name in CLASSES[cls]:
                 path = description_path(name)
                 desc = json.loads(path.read_text())
                 desc["inter_node"].update(params[cls])
