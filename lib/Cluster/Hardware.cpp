@@ -162,12 +162,22 @@ Expected<HardwareDesc> mlir::braid::cluster::parseHardware(StringRef text,
     return createStringError(inconvertibleErrorCode(),
                              name + ": expected a JSON object");
   top.checkKeys({"name", "device", "intra_node", "inter_node", "comm_channels",
-                 "comm_chunk_KiB", "topology"});
+                 "comm_chunk_KiB", "comm_rate_beside_compute",
+                 "compute_slowdown_beside_comm", "topology"});
   HardwareDesc hw;
   hw.name = top.string("name");
   hw.commChannels = top.integer("comm_channels");
   if (top.has("comm_chunk_KiB"))
     hw.commChunkBytes = top.number("comm_chunk_KiB") * 1024;
+  if (top.has("comm_rate_beside_compute"))
+    hw.commRateBesideCompute = top.fraction("comm_rate_beside_compute");
+  if (top.has("compute_slowdown_beside_comm")) {
+    hw.computeSlowdownBesideComm = top.number("compute_slowdown_beside_comm");
+    if (top.ok() && hw.computeSlowdownBesideComm < 1)
+      top.fail("compute_slowdown_beside_comm",
+               "expected a slowdown of at least 1, got " +
+                   formatNumber(hw.computeSlowdownBesideComm));
+  }
 
   FieldReader device(name, top.childPath("device"), top.child("device"));
   device.checkKeys({"arch", "name", "peak_tflops", "gemm_efficiency",

@@ -113,6 +113,9 @@ double cost::collectiveMemoryGBps(const CollectiveEstimate &estimate) {
 
 double cost::overlapDilation(const HardwareDesc &hw, double memoryBoundFraction,
                              double commMemoryGBps) {
+  // A measured slowdown (braid-calibrate's, on CPUs) replaces the model.
+  if (hw.computeSlowdownBesideComm > 0)
+    return hw.computeSlowdownBesideComm;
   double smShare = std::min(0.9, double(hw.commChannels) / hw.device.sms);
   double memShare = std::min(
       0.9, commMemoryGBps /

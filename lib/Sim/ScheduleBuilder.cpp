@@ -611,7 +611,8 @@ mlir::braid::sim::simulateProgram(func::FuncOp func, const HardwareDesc &hw,
       *schedule, numRanks,
       [&](double memoryBoundFraction, double commMemoryGBps) {
         return cost::overlapDilation(hw, memoryBoundFraction, commMemoryGBps);
-      });
+      },
+      hw.commRateBesideCompute);
   if (!result)
     return func.emitError() << llvm::toString(result.takeError());
   ProgramPrediction prediction;

@@ -5,7 +5,9 @@
 // events every op advances at its rate, which is 1 except for compute that
 // overlaps comm on its rank, which advances at 1 / dilation, and for comm
 // ops that run beside other comm ops on their rank, which share its links
-// (k at once advance at 1 / k; a collective at its slowest member's rate).
+// (k at once advance at 1 / k), and beside compute on their rank, which
+// slows them to the machine's comm-beside-compute rate (a collective at its
+// slowest member's rate).
 // Events are op completions; after each, newly ready ops start.
 //
 //===----------------------------------------------------------------------===//
@@ -55,7 +57,13 @@ double uncoveredLength(std::vector<std::pair<double, double>> a,
 
 Expected<SimResult> mlir::braid::sim::simulate(ArrayRef<SimOp> ops,
                                                int64_t numRanks,
-                                               const DilationFn &dilation) {
+                                               const DilationFn &dilation,
+                                               double commRateBesideCompute) {
+  if (!(commRateBesideCompute > 0 && commRateBesideCompute <= 1))
+    return createStringError(inconvertibleErrorCode(),
+                             "the rate of communication beside computation "
+                             "must lie in (0, 1], not " +
+                                 std::to_string(commRateBesideCompute));
   int64_t n = ops.size();
   std::vector<State> state(n, State::waiting);
   std::vector<double> remaining(n), start(n, 0), end(n, 0);
@@ -127,12 +135,17 @@ Expected<SimResult> mlir::braid::sim::simulate(ArrayRef<SimOp> ops,
     // running at once on a rank share its links evenly; a collective
     // advances at the rate of its slowest member.
     std::vector<double> commMemory(numRanks, 0);
-    std::vector<int64_t> commRunning(numRanks, 0);
-    for (int64_t i = 0; i < n; ++i)
-      if (state[i] == State::running && ops[i].kind == OpKind::comm) {
+    std::vector<int64_t> commRunning(numRanks, 0), computeRunning(numRanks, 0);
+    for (int64_t i = 0; i < n; ++i) {
+      if (state[i] != State::running)
+        continue;
+      if (ops[i].kind == OpKind::comm) {
         ++commRunning[ops[i].rank];
         commMemory[ops[i].rank] += ops[i].memoryGBps;
+      } else {
+        ++computeRunning[ops[i].rank];
       }
+    }
     std::vector<double> rate(n, 1.0);
     DenseMap<int64_t, double> collectiveRate;
     bool anyRunning = false;
@@ -146,6 +159,8 @@ Expected<SimResult> mlir::braid::sim::simulate(ArrayRef<SimOp> ops,
                                                commMemory[rank]));
       if (ops[i].kind == OpKind::comm) {
         rate[i] = 1.0 / double(std::max<int64_t>(1, commRunning[rank]));
+        if (computeRunning[rank])
+          rate[i] *= commRateBesideCompute;
         if (ops[i].collectiveId >= 0) {
           auto [it, inserted] =
               collectiveRate.try_emplace(ops[i].collectiveId, rate[i]);

@@ -9,7 +9,9 @@
 // to each set of all_reduce measurements and writes a hardware description
 // (kind "shm", arch "cpu", the nodes and ranks per node it ran on)
 // that braid-sim and the cost model read, with the raw measurements under
-// "_measured" for later comparison with measured runs.
+// "_measured" for later comparison with measured runs. Last, it times a
+// GEMM beside a running all_reduce: how much each slows the other is what
+// the simulator's overlap of communication and computation needs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -360,6 +362,104 @@ int main(int argc, char **argv) {
         {"latency_us", netLatencyUs}, {"link_bandwidth_GBps", netGBps}};
   }
 
+  // 6. Compute beside communication, over every rank: an all_reduce
+  // started (MPI_Iallreduce), then GEMM blocks, each followed by MPI_Test
+  // as the runtime's GEMMs call braidrt_progress, then the wait. The GEMM's
+  // slowdown against the same blocks alone, and how far the all_reduce got
+  // while they ran (what it still needed after them, at its own rate, is
+  // the rest), are what the simulator's overlap needs: the cores that
+  // compute also move MPI's data, and MPI moves it only inside its calls.
+  llvm::json::Object beside;
+  double commRate = 1.0, computeSlowdown = 1.0;
+  if (ranks > 1) {
+    int count = (quick ? (256 << 10) : (4 << 20)) / 4;
+    std::vector<float> sendBeside(count, 1.0f), recvBeside(count, 0.0f);
+    // Blocks of about 40 us on a core, so the all_reduce is tested many
+    // times while they run, as between the runtime's GEMM row blocks.
+    int blockN = quick ? 64 : 128;
+    std::vector<float> bx(size_t(blockN) * blockN, 1.0f),
+        by(size_t(blockN) * blockN, 0.5f), bz(size_t(blockN) * blockN, 0.0f);
+    auto gemmBlock = [&] {
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, blockN, blockN,
+                  blockN, 1.0f, bx.data(), blockN, by.data(), blockN, 0.0f,
+                  bz.data(), blockN);
+    };
+    auto startAllReduce = [&](MPI_Request &request) {
+      MPI_Iallreduce(sendBeside.data(), recvBeside.data(), count, MPI_FLOAT,
+                     MPI_SUM, MPI_COMM_WORLD, &request);
+    };
+    double commAlone = medianAllRanks(repeats, [&] {
+      MPI_Request request;
+      startAllReduce(request);
+      MPI_Wait(&request, MPI_STATUS_IGNORE);
+    });
+    // A block's typical time with every rank computing (the median of 8
+    // in a row: a single block's best is an outlier where ranks share cores).
+    double blockTime = medianAllRanks(repeats,
+                                      [&] {
+                                        for (int i = 0; i < 8; ++i)
+                                          gemmBlock();
+                                      }) /
+                       8;
+    // Blocks for half the all_reduce's time: it outlasts them, so what it
+    // still needs after them shows how far it got beside them. Every rank
+    // has the same slowest-rank times, so the same count.
+    int blocks = int(std::clamp(commAlone / 2 / blockTime, 1.0, 4096.0));
+    auto timeBlocks = [&] {
+      return medianAllRanks(repeats, [&] {
+        for (int i = 0; i < blocks; ++i)
+          gemmBlock();
+      });
+    };
+    double computeAlone = timeBlocks();
+    // Where ranks outnumber cores, a few blocks in a row run faster than
+    // many (the others wait at the barrier meanwhile): scale to the time
+    // measured once more.
+    if (computeAlone > 0.75 * commAlone) {
+      blocks =
+          int(std::clamp(blocks * commAlone / 2 / computeAlone, 1.0, 4096.0));
+      computeAlone = timeBlocks();
+    }
+    std::vector<double> gemmEnds, commEnds;
+    for (int r = 0; r < 2 * repeats; ++r) {
+      MPI_Barrier(MPI_COMM_WORLD);
+      double start = now();
+      MPI_Request request;
+      startAllReduce(request);
+      for (int i = 0; i < blocks; ++i) {
+        gemmBlock();
+        int done = 0;
+        MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+      }
+      double ends[2] = {now() - start, 0}, slowest[2];
+      MPI_Wait(&request, MPI_STATUS_IGNORE);
+      ends[1] = now() - start;
+      MPI_Allreduce(ends, slowest, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+      gemmEnds.push_back(slowest[0]);
+      commEnds.push_back(slowest[1]);
+    }
+    std::sort(gemmEnds.begin(), gemmEnds.end());
+    std::sort(commEnds.begin(), commEnds.end());
+    double gemmEnd = gemmEnds[gemmEnds.size() / 2];
+    double commEnd = commEnds[commEnds.size() / 2];
+    computeSlowdown = std::clamp(gemmEnd / computeAlone, 1.0, 100.0);
+    // The all_reduce's work left after the GEMMs took commEnd - gemmEnd at
+    // full rate; the rest was done beside them. If it finished beside
+    // them, it ran at least commAlone / gemmEnd of its rate.
+    double after = commEnd - gemmEnd;
+    commRate = after > 0.02 * commAlone ? (commAlone - after) / gemmEnd
+                                        : commAlone / gemmEnd;
+    commRate = std::clamp(commRate, 0.01, 1.0);
+    beside = llvm::json::Object{{"all_reduce_bytes", int64_t(count) * 4},
+                                {"all_reduce_alone_us", commAlone * 1e6},
+                                {"gemm_blocks", blocks},
+                                {"gemm_block_n", blockN},
+                                {"gemm_alone_us", computeAlone * 1e6},
+                                {"gemm_end_beside_us", gemmEnd * 1e6},
+                                {"all_reduce_end_beside_us", commEnd * 1e6}};
+    measured["beside"] = std::move(beside);
+  }
+
   int status = 0;
   if (rank == 0) {
     int64_t cores = std::max<int64_t>(1, std::thread::hardware_concurrency());
@@ -398,8 +498,10 @@ int main(int argc, char **argv) {
                                           {"nic_efficiency", 1.0},
                                           {"latency_us", netLatencyUs}}},
         {"comm_channels", 1},
-        {"topology", llvm::json::Object{{"nodes", nodes},
-                                        {"ranks_per_node", perNode}}}};
+        {"comm_rate_beside_compute", commRate},
+        {"compute_slowdown_beside_comm", computeSlowdown},
+        {"topology",
+         llvm::json::Object{{"nodes", nodes}, {"ranks_per_node", perNode}}}};
     std::string text;
     llvm::raw_string_ostream os(text);
     os << llvm::formatv("{0:2}", llvm::json::Value(std::move(description)));
@@ -416,9 +518,11 @@ int main(int argc, char **argv) {
         llvm::outs() << llvm::formatv(
             "braid-calibrate: {0} ranks: triad {1:f1} GB/s, row gather {6:f1} "
             "GB/s ({7:f2} of triad), sgemm {2:f1} GFLOP/s, all_reduce step "
-            "{3:f2} us at {4:f2} GB/s per rank; wrote {5}\n",
+            "{3:f2} us at {4:f2} GB/s per rank; beside an all_reduce a GEMM "
+            "runs {8:f2}x slower and the all_reduce at {9:f2} of its rate; "
+            "wrote {5}\n",
             ranks, memoryGBps, gemmGflops, hopLatencyUs, linkGBps, outputPath,
-            gatherGBps, gatherEfficiency);
+            gatherGBps, gatherEfficiency, computeSlowdown, commRate);
       }
     } else {
       llvm::errs() << "braid-calibrate: error: the measured description is "

@@ -110,6 +110,28 @@ TEST(HardwareTest, MalformedDescriptionsNameThePath) {
   EXPECT_EQ(broken("\"nic_efficiency\": 0.9",
                    "\"nic_efficiency\": 0.9, \"post_overhead_us\": \"8us\""),
             "hw.json: inter_node.post_overhead_us: expected a number");
+  // The measured overlap constants are optional: a collective at full rate
+  // beside compute, and the modelled dilation, when absent.
+  EXPECT_EQ(parseHardware(good, "hw.json")->commRateBesideCompute, 1.0);
+  EXPECT_EQ(parseHardware(good, "hw.json")->computeSlowdownBesideComm, 0.0);
+  {
+    std::string text = good;
+    text.replace(text.find("\"comm_channels\""), 15,
+                 "\"comm_rate_beside_compute\": 0.25, "
+                 "\"compute_slowdown_beside_comm\": 1.5, \"comm_channels\"");
+    llvm::Expected<HardwareDesc> hw = parseHardware(text, "hw.json");
+    ASSERT_TRUE(static_cast<bool>(hw)) << llvm::toString(hw.takeError());
+    EXPECT_EQ(hw->commRateBesideCompute, 0.25);
+    EXPECT_EQ(hw->computeSlowdownBesideComm, 1.5);
+  }
+  EXPECT_EQ(broken("\"comm_channels\"",
+                   "\"comm_rate_beside_compute\": 1.5, \"comm_channels\""),
+            "hw.json: comm_rate_beside_compute: expected a fraction in (0, 1], "
+            "got 1.5");
+  EXPECT_EQ(broken("\"comm_channels\"",
+                   "\"compute_slowdown_beside_comm\": 0.5, \"comm_channels\""),
+            "hw.json: compute_slowdown_beside_comm: expected a slowdown of at "
+            "least 1, got 0.5");
   EXPECT_EQ(broken("\"arch\": \"hopper\"", "\"arch\": \"volta\""),
             "hw.json: device.arch: expected \"ampere\", \"hopper\" or \"cpu\", got \"volta\"");
 }

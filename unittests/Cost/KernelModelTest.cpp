@@ -140,4 +140,10 @@ TEST(KernelModelTest, OverlapIsNeverFree) {
     }
   // Memory-bound kernels suffer more from a bandwidth-hungry collective.
   EXPECT_GT(overlapDilation(hw, 1.0, 740), overlapDilation(hw, 0.0, 740));
+  // A measured slowdown (braid-calibrate's) replaces the model, whatever
+  // the kernel and the collective.
+  mlir::braid::cluster::HardwareDesc measured = hw;
+  measured.computeSlowdownBesideComm = 1.7;
+  EXPECT_DOUBLE_EQ(overlapDilation(measured, 0.0, 10), 1.7);
+  EXPECT_DOUBLE_EQ(overlapDilation(measured, 1.0, 740), 1.7);
 }

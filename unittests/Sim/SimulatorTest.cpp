@@ -81,6 +81,28 @@ TEST(SimulatorTest, OverlapHidesCommunicationAndContentionSlowsCompute) {
   EXPECT_NEAR(slowed.ranks[0].computeUs, slowed.makespanUs, 1e-9);
 }
 
+TEST(SimulatorTest, CommBesideComputeAdvancesAtTheMachinesRate) {
+  // 20 us of collective beside 10 us of compute: at 0.5 of its rate while
+  // the compute runs it covers 5 us of work by then, and the other 15 us
+  // after it.
+  std::vector<SimOp> ops = {comm("ar", 0, 20, 1), compute("mlp", 0, 10)};
+  SimResult full = *simulate(ops, 1, noContention());
+  EXPECT_DOUBLE_EQ(full.makespanUs, 20);
+  SimResult halved = *simulate(ops, 1, noContention(), 0.5);
+  EXPECT_NEAR(halved.makespanUs, 10 + 15, 1e-9);
+  EXPECT_NEAR(halved.ranks[0].exposedCommUs, 15, 1e-9);
+  // Only compute on the collective's own rank slows it.
+  std::vector<SimOp> apart = {comm("ar", 0, 20, 1), comm("ar", 1, 20, 1),
+                              compute("mlp", 1, 10)};
+  SimResult oneSide = *simulate(apart, 2, noContention(), 0.5);
+  EXPECT_NEAR(oneSide.makespanUs, 25, 1e-9); // the slowest member sets it
+  // A rate outside (0, 1] is an error, not a silent answer.
+  llvm::Expected<SimResult> bad = simulate(ops, 1, noContention(), 0);
+  ASSERT_FALSE(static_cast<bool>(bad));
+  EXPECT_NE(llvm::toString(bad.takeError()).find("must lie in (0, 1]"),
+            std::string::npos);
+}
+
 TEST(SimulatorTest, BreakdownAddsUp) {
   std::vector<SimOp> ops = {compute("a", 0, 10), comm("x", 0, 10, 3, {0}, 0),
                             compute("b", 0, 5, {1})};

@@ -102,6 +102,18 @@ struct HardwareDesc {
   /// fills over one such step per hop, which medium messages feel. The
   /// default was fitted on the calibration half of bench/collectives' corpus.
   double commChunkBytes = 128 * 1024;
+  /// The rate a collective advances at while a kernel computes on its rank
+  /// (optional `comm_rate_beside_compute`, a fraction; default 1). NCCL
+  /// runs a collective on SMs of its own, so a GPU's is 1; an MPI
+  /// collective moves data only inside MPI calls and on the cores the
+  /// kernels use, and braid-calibrate measures how far it gets.
+  double commRateBesideCompute = 1.0;
+  /// How much slower a kernel runs while a collective runs on its rank
+  /// (optional `compute_slowdown_beside_comm`, at least 1). Where it is
+  /// given (braid-calibrate measures it on CPUs) it replaces the modelled
+  /// dilation of the channels' and memory's shares (cost::overlapDilation);
+  /// 0: not given.
+  double computeSlowdownBesideComm = 0;
   int64_t nodes = 1;
   int64_t ranksPerNode = 1;
   int64_t worldSize() const { return nodes * ranksPerNode; }

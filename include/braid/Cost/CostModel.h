@@ -142,7 +142,8 @@ KernelEstimate estimatePack(const cluster::HardwareDesc &hw, double bytes);
 /// How much longer a kernel takes while a collective runs on the same
 /// device: the collective holds `commChannels` SMs and streams its bytes
 /// through memory at `commMemoryGBps`. Always > 1 when a collective runs:
-/// overlap is never free.
+/// overlap is never free. A description's measured
+/// `compute_slowdown_beside_comm` replaces this model.
 double overlapDilation(const cluster::HardwareDesc &hw,
                        double memoryBoundFraction, double commMemoryGBps);
 

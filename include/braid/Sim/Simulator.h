@@ -66,10 +66,13 @@ struct SimResult {
   std::vector<double> startUs, endUs;
 };
 
-/// Simulates `ops` on `numRanks` ranks. Fails on a dependency cycle, an
-/// out-of-range index, or a collective whose members can never all be ready.
+/// Simulates `ops` on `numRanks` ranks. A comm op advances at
+/// `commRateBesideCompute` (in (0, 1]) of its rate while a compute op runs
+/// on its rank. Fails on a dependency cycle, an out-of-range index, or a
+/// collective whose members can never all be ready.
 llvm::Expected<SimResult> simulate(llvm::ArrayRef<SimOp> ops, int64_t numRanks,
-                                   const DilationFn &dilation);
+                                   const DilationFn &dilation,
+                                   double commRateBesideCompute = 1.0);
 
 /// Writes a Chrome/Perfetto trace: one "X" event per op with pid = rank,
 /// tid = stream, cat = "compute" or "comm", times in microseconds.
