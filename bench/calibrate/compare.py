@@ -3,6 +3,9 @@
 Runs `mpirun -n R braid-calibrate` (unless --description is given), then
 predicts every measured collective with `braid-sim --hardware` the written
 description, and prints measured vs predicted with the error; writes JSON.
+A description calibrated on several nodes (scripts/two_hosts.sh's hosts,
+--description) also has every kind measured over all ranks: those are
+compared with the model's forms across nodes, scope "all ranks".
 
 usage: python3 bench/calibrate/compare.py [--ranks 2] [--build build]
                                           [--description FILE] [--json OUT]
@@ -35,22 +38,35 @@ def main():
                         str(bin_dir / "braid-calibrate"), "-o", description],
                        check=True, env=env)
     data = json.loads(pathlib.Path(description).read_text())
-    ranks = data["topology"]["ranks_per_node"]
+    per_node = data["topology"]["ranks_per_node"]
+    nodes = data["topology"]["nodes"]
+    scopes = [("one node", per_node, 1, data["_measured"]["collectives"], "{kind}_us")]
+    if nodes > 1:
+        scopes.append(("all ranks", per_node * nodes, nodes, data["_measured"]["network"],
+                       "all_ranks_{kind}_us"))
     rows = []
-    print(f"{'collective':<15} {'bytes':>10} {'measured us':>12} {'predicted us':>13} {'error':>8}")
-    for point in data["_measured"]["collectives"]:
-        for kind in KINDS:
-            size = point["bytes"]
-            out = subprocess.run([str(bin_dir / "braid-sim"), "collective", "--kind", kind,
-                                  "--bytes", str(size), "--ranks", str(ranks), "--nodes", "1",
-                                  "--hardware", description, "--json"],
-                                 check=True, capture_output=True, text=True).stdout
-            predicted = json.loads(out)["time_us"]
-            measured = point[f"{kind}_us"]
-            error = (predicted - measured) / measured
-            rows.append({"kind": kind, "bytes": size, "measured_us": measured,
-                         "predicted_us": predicted, "relative_error": error})
-            print(f"{kind:<15} {size:>10} {measured:>12.2f} {predicted:>13.2f} {error * 100:>+7.1f}%")
+    print(f"{'scope':<10} {'collective':<15} {'bytes':>10} {'measured us':>12} "
+          f"{'predicted us':>13} {'error':>8}  algorithm")
+    for scope, ranks, span, points, key in scopes:
+        for point in points:
+            for kind in KINDS:
+                size = point["bytes"]
+                measured = point.get(key.format(kind=kind))
+                if measured is None:
+                    continue
+                out = subprocess.run([str(bin_dir / "braid-sim"), "collective", "--kind", kind,
+                                      "--bytes", str(size), "--ranks", str(ranks),
+                                      "--nodes", str(span), "--hardware", description,
+                                      "--json"],
+                                     check=True, capture_output=True, text=True).stdout
+                result = json.loads(out)
+                predicted = result["time_us"]
+                error = (predicted - measured) / measured
+                rows.append({"scope": scope, "kind": kind, "bytes": size,
+                             "measured_us": measured, "predicted_us": predicted,
+                             "algorithm": result.get("algorithm"), "relative_error": error})
+                print(f"{scope:<10} {kind:<15} {size:>10} {measured:>12.2f} {predicted:>13.2f} "
+                      f"{error * 100:>+7.1f}%  {result.get('algorithm', '')}")
     pathlib.Path(args.json).write_text(json.dumps({"description": data, "points": rows}, indent=1))
     print(f"wrote {args.json}")
     return 0

@@ -5,10 +5,12 @@
 // memory bandwidth (STREAM triad), single-thread GEMM rate (OpenBLAS
 // sgemm), embedding-row gather rate, and MPI collectives over message sizes
 // inside a node (the ranks that share memory) and, on several nodes,
-// between node leaders. It fits the ring model's step latency and bandwidth
-// to each set of all_reduce measurements and writes a hardware description
-// (kind "shm", arch "cpu", the nodes and ranks per node it ran on)
-// that braid-sim and the cost model read, with the raw measurements under
+// between node leaders and over every rank, started non-blocking and
+// waited for, as compiled programs run them. It fits the ring model's step
+// latency and bandwidth to each set of all_reduce measurements and writes a
+// hardware description (kind "shm", arch "cpu", the nodes and ranks per node it
+// ran on) that braid-sim and the cost model read, with the raw measurements
+// under
 // "_measured" for later comparison with measured runs. Last, it times a
 // GEMM beside a running all_reduce: how much each slows the other is what
 // the simulator's overlap of communication and computation needs.
@@ -118,6 +120,43 @@ template <typename Body> static double medianAllRanks(int repeats, Body body) {
   std::vector<double> times = timeAllRanks(repeats, body);
   return times[times.size() / 2];
 }
+
+/// The collectives as compiled programs run them: the runtime starts every
+/// one non-blocking (Open MPI's libnbc, whose algorithms differ from the
+/// blocking calls': a reduce_scatter_block is a reduce then a scatter) and
+/// waits for it.
+namespace collective {
+static void wait(MPI_Request &request) {
+  MPI_Wait(&request, MPI_STATUS_IGNORE);
+}
+static void allReduce(const float *send, float *recv, int count,
+                      MPI_Comm comm) {
+  MPI_Request request;
+  MPI_Iallreduce(send, recv, count, MPI_FLOAT, MPI_SUM, comm, &request);
+  wait(request);
+}
+static void allGather(const float *send, float *recv, int perRank,
+                      MPI_Comm comm) {
+  MPI_Request request;
+  MPI_Iallgather(send, perRank, MPI_FLOAT, recv, perRank, MPI_FLOAT, comm,
+                 &request);
+  wait(request);
+}
+static void reduceScatter(const float *send, float *recv, int perRank,
+                          MPI_Comm comm) {
+  MPI_Request request;
+  MPI_Ireduce_scatter_block(send, recv, perRank, MPI_FLOAT, MPI_SUM, comm,
+                            &request);
+  wait(request);
+}
+static void allToAll(const float *send, float *recv, int perRank,
+                     MPI_Comm comm) {
+  MPI_Request request;
+  MPI_Ialltoall(send, perRank, MPI_FLOAT, recv, perRank, MPI_FLOAT, comm,
+                &request);
+  wait(request);
+}
+} // namespace collective
 
 static double readCacheMB(const char *index) {
   std::ifstream file(std::string("/sys/devices/system/cpu/cpu0/cache/") +
@@ -255,20 +294,16 @@ int main(int argc, char **argv) {
     int perRank = std::max(1, count / perNode);
     int iterations = quick ? 5 : (bytes < (1 << 20) ? 50 : 10);
     double ar = medianAllRanks(iterations, [&] {
-      MPI_Allreduce(send.data(), recv.data(), count, MPI_FLOAT, MPI_SUM,
-                    nodeComm);
+      collective::allReduce(send.data(), recv.data(), count, nodeComm);
     });
     double ag = medianAllRanks(iterations, [&] {
-      MPI_Allgather(send.data(), perRank, MPI_FLOAT, recv.data(), perRank,
-                    MPI_FLOAT, nodeComm);
+      collective::allGather(send.data(), recv.data(), perRank, nodeComm);
     });
     double rs = medianAllRanks(iterations, [&] {
-      MPI_Reduce_scatter_block(send.data(), recv.data(), perRank, MPI_FLOAT,
-                               MPI_SUM, nodeComm);
+      collective::reduceScatter(send.data(), recv.data(), perRank, nodeComm);
     });
     double aa = medianAllRanks(iterations, [&] {
-      MPI_Alltoall(send.data(), perRank, MPI_FLOAT, recv.data(), perRank,
-                   MPI_FLOAT, nodeComm);
+      collective::allToAll(send.data(), recv.data(), perRank, nodeComm);
     });
     sizes.push_back(bytes);
     allReduceTimes.push_back(ar);
@@ -315,43 +350,74 @@ int main(int argc, char **argv) {
     }
   }
 
-  // 5. Between nodes: an all_reduce among the node leaders over sizes,
-  // fitted like the one inside a node (the transport's latency per step
-  // from the smallest message, the link's bandwidth from the largest),
-  // and the all_reduce over every rank, kept for comparison.
+  // 5. Between nodes: the link itself, rated by each even node leader
+  // sending a message to the next one (leader i to i ^ 1), one way: the
+  // transport's latency from the smallest message, its rate per direction
+  // from the larger ones. (Both ways at once, Open MPI's TCP transport
+  // sometimes moved the two directions one after the other: the same
+  // exchange measured 17.5 and 31.2 ms for 2 MiB in consecutive runs.) A
+  // collective among the leaders would rate the link through an algorithm's
+  // assumptions: for two leaders libnbc's all_reduce is a binomial reduce then
+  // a broadcast, the message crossing one way and then the other, which a
+  // ring's fit read as half the link's rate (0.54 against 1 Gbit/s on
+  // scripts/two_hosts.sh's). Every kind over all ranks is kept for comparison
+  // with the model's forms across nodes (bench/calibrate/compare.py).
   double netLatencyUs = hopLatencyUs, netGBps = linkGBps;
   if (nodes > 1) {
     llvm::json::Array network;
     std::vector<double> leaderTimes;
+    int leader = -1, leaders = 0;
+    if (leaderComm != MPI_COMM_NULL) {
+      MPI_Comm_rank(leaderComm, &leader);
+      MPI_Comm_size(leaderComm, &leaders);
+    }
+    int partner = leader >= 0 && (leader ^ 1) < leaders ? leader ^ 1 : -1;
     for (size_t bytes = 64; bytes <= maxBytes; bytes *= 8) {
       int count = bytes / 4;
       int iterations = quick ? 5 : (bytes < (1 << 20) ? 50 : 10);
-      double leaders = medianAllRanks(iterations, [&] {
-        if (leaderComm != MPI_COMM_NULL)
-          MPI_Allreduce(send.data(), recv.data(), count, MPI_FLOAT, MPI_SUM,
-                        leaderComm);
+      int perRank = std::max(1, count / ranks);
+      double exchange = medianAllRanks(iterations, [&] {
+        if (partner < 0)
+          return;
+        if (leader % 2 == 0)
+          MPI_Send(send.data(), count, MPI_FLOAT, partner, 0, leaderComm);
+        else
+          MPI_Recv(recv.data(), count, MPI_FLOAT, partner, 0, leaderComm,
+                   MPI_STATUS_IGNORE);
       });
-      double world = medianAllRanks(iterations, [&] {
-        MPI_Allreduce(send.data(), recv.data(), count, MPI_FLOAT, MPI_SUM,
-                      MPI_COMM_WORLD);
+      double worldAr = medianAllRanks(iterations, [&] {
+        collective::allReduce(send.data(), recv.data(), count, MPI_COMM_WORLD);
       });
-      leaderTimes.push_back(leaders);
-      network.push_back(llvm::json::Object{
-          {"bytes", int64_t(bytes)},
-          {"leaders_all_reduce_us", leaders * 1e6},
-          {"all_ranks_all_reduce_us", world * 1e6}});
+      double worldAg = medianAllRanks(iterations, [&] {
+        collective::allGather(send.data(), recv.data(), perRank,
+                              MPI_COMM_WORLD);
+      });
+      double worldRs = medianAllRanks(iterations, [&] {
+        collective::reduceScatter(send.data(), recv.data(), perRank,
+                                  MPI_COMM_WORLD);
+      });
+      double worldAa = medianAllRanks(iterations, [&] {
+        collective::allToAll(send.data(), recv.data(), perRank, MPI_COMM_WORLD);
+      });
+      leaderTimes.push_back(exchange);
+      network.push_back(
+          llvm::json::Object{{"bytes", int64_t(bytes)},
+                             {"leaders_send_us", exchange * 1e6},
+                             {"all_ranks_all_reduce_us", worldAr * 1e6},
+                             {"all_ranks_all_gather_us", worldAg * 1e6},
+                             {"all_ranks_reduce_scatter_us", worldRs * 1e6},
+                             {"all_ranks_all_to_all_us", worldAa * 1e6}});
     }
-    double steps = 2.0 * (nodes - 1), factor = steps / nodes;
-    netLatencyUs = std::max(0.01, leaderTimes.front() / steps * 1e6);
+    netLatencyUs = std::max(0.01, leaderTimes.front() * 1e6);
     // The rate is the median over the messages from 256 KiB, not the
     // largest one's: over TCP the largest messages ran 30% below the
     // mid-size ones a training step exchanges (73 against 105-116 MB/s
     // on scripts/two_hosts.sh's 1 Gbit/s link).
     std::vector<double> rates;
     for (size_t i = 0; i < sizes.size(); ++i) {
-      double transferSeconds = leaderTimes[i] - steps * netLatencyUs * 1e-6;
+      double transferSeconds = leaderTimes[i] - netLatencyUs * 1e-6;
       if (sizes[i] >= (256 << 10) && transferSeconds > 0)
-        rates.push_back(factor * sizes[i] / transferSeconds / 1e9);
+        rates.push_back(sizes[i] / transferSeconds / 1e9);
     }
     if (!rates.empty()) {
       std::sort(rates.begin(), rates.end());

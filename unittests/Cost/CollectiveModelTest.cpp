@@ -301,3 +301,22 @@ TEST(CollectiveModelTest, MpiReduceScatterAcrossHostsIsReduceThenScatter) {
       hw, cost::CollectiveKind::reduce_scatter, bytes, 2, 1);
   EXPECT_EQ(oneHost.algorithm, "mpi/ring");
 }
+
+TEST(CollectiveModelTest, MpiAllGatherAcrossHostsIsLinear) {
+  cluster::HardwareDesc hw = twoCpuHosts();
+  double bytes = 1 << 20;
+  // libnbc's MPI_Iallgather sends every rank's block to every other rank:
+  // each of a host's 2 ranks sends its quarter to the other host's 2, so
+  // the whole buffer crosses the 0.1 GB/s link each way (10.5 ms), twice a
+  // hierarchical form's half.
+  cost::CollectiveEstimate gather = cost::estimateCollective(
+      hw, cost::CollectiveKind::all_gather, bytes, 4, 2);
+  EXPECT_EQ(gather.algorithm, "mpi/linear");
+  EXPECT_GT(gather.timeUs, bytes / 0.1 * 1e-3);
+  EXPECT_LT(gather.timeUs, bytes / 0.1 * 1e-3 + 200);
+  // The same bytes cross as in an all_to_all of the same buffer.
+  cost::CollectiveEstimate exchange = cost::estimateCollective(
+      hw, cost::CollectiveKind::all_to_all, bytes, 4, 2);
+  EXPECT_EQ(exchange.algorithm, "mpi/pairwise");
+  EXPECT_NEAR(gather.timeUs, exchange.timeUs, 1e-6 * exchange.timeUs);
+}
