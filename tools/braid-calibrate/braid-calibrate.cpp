@@ -48,10 +48,10 @@ namespace cl = llvm::cl;
 
 /// The tool's own options; --help lists only these (LLVM's are hidden).
 static cl::OptionCategory toolOptions("braid-calibrate options");
-static cl::opt<std::string> outputPath(
-    cl::cat(toolOptions), "o",
-    cl::desc("Output hardware description (default: this machine's "
-             "calibration, which `--cluster local-cpu` reads)"));
+static cl::opt<std::string>
+    outputPath(cl::cat(toolOptions), "o",
+               cl::desc("Output hardware description (default: this machine's "
+                        "calibration, which `--cluster local-cpu` reads)"));
 static cl::opt<std::string> name(cl::cat(toolOptions), "name",
                                  cl::init("local-cpu"),
                                  cl::desc("Name of the description"));
@@ -68,9 +68,9 @@ static constexpr size_t kGatherDim = 64;
 #if defined(__x86_64__) && defined(__GNUC__)
 __attribute__((target_clones("avx512f", "avx2", "default")))
 #endif
-static void gatherBags(const float *table, const uint32_t *indices,
-                       float *pooled, size_t bags, size_t pooling,
-                       size_t ahead) {
+static void
+gatherBags(const float *table, const uint32_t *indices, float *pooled,
+           size_t bags, size_t pooling, size_t ahead) {
   size_t total = bags * pooling;
   for (size_t bag = 0; bag < bags; ++bag) {
     float acc[kGatherDim] = {};
@@ -121,42 +121,42 @@ template <typename Body> static double medianAllRanks(int repeats, Body body) {
   return times[times.size() / 2];
 }
 
-/// The collectives as compiled programs run them: the runtime starts every
+/// The collectives measured, all_reduce first, and their names in the
+/// description.
+static constexpr int kKinds = 4;
+static constexpr const char *kKindNames[kKinds] = {
+    "all_reduce", "all_gather", "reduce_scatter", "all_to_all"};
+
+/// Starts collective `kind` (an index into kKindNames) over `comm`: an
+/// all_reduce of `count` floats, the others `count / size` floats per rank.
+static void startCollective(int kind, const float *send, float *recv, int count,
+                            MPI_Comm comm, MPI_Request *request) {
+  int size = 1;
+  MPI_Comm_size(comm, &size);
+  int perRank = std::max(1, count / size);
+  if (kind == 0)
+    MPI_Iallreduce(send, recv, count, MPI_FLOAT, MPI_SUM, comm, request);
+  else if (kind == 1)
+    MPI_Iallgather(send, perRank, MPI_FLOAT, recv, perRank, MPI_FLOAT, comm,
+                   request);
+  else if (kind == 2)
+    MPI_Ireduce_scatter_block(send, recv, perRank, MPI_FLOAT, MPI_SUM, comm,
+                              request);
+  else
+    MPI_Ialltoall(send, perRank, MPI_FLOAT, recv, perRank, MPI_FLOAT, comm,
+                  request);
+}
+
+/// Runs collective `kind` as compiled programs do: the runtime starts every
 /// one non-blocking (Open MPI's libnbc, whose algorithms differ from the
 /// blocking calls': a reduce_scatter_block is a reduce then a scatter) and
 /// waits for it.
-namespace collective {
-static void wait(MPI_Request &request) {
-  MPI_Wait(&request, MPI_STATUS_IGNORE);
-}
-static void allReduce(const float *send, float *recv, int count,
-                      MPI_Comm comm) {
-  MPI_Request request;
-  MPI_Iallreduce(send, recv, count, MPI_FLOAT, MPI_SUM, comm, &request);
-  wait(request);
-}
-static void allGather(const float *send, float *recv, int perRank,
-                      MPI_Comm comm) {
-  MPI_Request request;
-  MPI_Iallgather(send, perRank, MPI_FLOAT, recv, perRank, MPI_FLOAT, comm,
-                 &request);
-  wait(request);
-}
-static void reduceScatter(const float *send, float *recv, int perRank,
+static void runCollective(int kind, const float *send, float *recv, int count,
                           MPI_Comm comm) {
   MPI_Request request;
-  MPI_Ireduce_scatter_block(send, recv, perRank, MPI_FLOAT, MPI_SUM, comm,
-                            &request);
-  wait(request);
+  startCollective(kind, send, recv, count, comm, &request);
+  MPI_Wait(&request, MPI_STATUS_IGNORE);
 }
-static void allToAll(const float *send, float *recv, int perRank,
-                     MPI_Comm comm) {
-  MPI_Request request;
-  MPI_Ialltoall(send, perRank, MPI_FLOAT, recv, perRank, MPI_FLOAT, comm,
-                &request);
-  wait(request);
-}
-} // namespace collective
 
 static double readCacheMB(const char *index) {
   std::ifstream file(std::string("/sys/devices/system/cpu/cpu0/cache/") +
@@ -203,8 +203,8 @@ int main(int argc, char **argv) {
   // on more than one node, one leader per node: collectives inside a node
   // are measured over the node's ranks, the network between the leaders.
   MPI_Comm nodeComm, leaderComm;
-  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank,
-                      MPI_INFO_NULL, &nodeComm);
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL,
+                      &nodeComm);
   int nodeRank = 0, perNode = 1;
   MPI_Comm_rank(nodeComm, &nodeRank);
   MPI_Comm_size(nodeComm, &perNode);
@@ -252,8 +252,8 @@ int main(int argc, char **argv) {
   // a 256 MiB table, far larger than the caches, on huge pages and
   // prefetching 16 rows ahead, as braid-run and the generated kernel do.
   // Its rate against the triad's is the device's gather efficiency.
-  size_t rows = size_t(1) << 20, dim = kGatherDim,
-         bags = quick ? 8192 : 65536, pooling = 20, ahead = 16;
+  size_t rows = size_t(1) << 20, dim = kGatherDim, bags = quick ? 8192 : 65536,
+         pooling = 20, ahead = 16;
   size_t tableBytes = rows * dim * sizeof(float);
   auto *table =
       static_cast<float *>(std::aligned_alloc(size_t(2) << 20, tableBytes));
@@ -285,37 +285,23 @@ int main(int argc, char **argv) {
   llvm::json::Array collectives;
   std::vector<double> sizes, allReduceTimes;
   // Time of the largest message per kind, for the per-kind bandwidth.
-  double largest[4] = {0, 0, 0, 0};
+  double largest[kKinds] = {0, 0, 0, 0};
   size_t maxBytes = quick ? (1 << 20) : (1 << 26);
   std::vector<float> send(maxBytes / 4 + ranks, 1.0f),
       recv(maxBytes / 4 + ranks, 0.0f);
   for (size_t bytes = 64; bytes <= maxBytes; bytes *= 8) {
     int count = bytes / 4;
-    int perRank = std::max(1, count / perNode);
     int iterations = quick ? 5 : (bytes < (1 << 20) ? 50 : 10);
-    double ar = medianAllRanks(iterations, [&] {
-      collective::allReduce(send.data(), recv.data(), count, nodeComm);
-    });
-    double ag = medianAllRanks(iterations, [&] {
-      collective::allGather(send.data(), recv.data(), perRank, nodeComm);
-    });
-    double rs = medianAllRanks(iterations, [&] {
-      collective::reduceScatter(send.data(), recv.data(), perRank, nodeComm);
-    });
-    double aa = medianAllRanks(iterations, [&] {
-      collective::allToAll(send.data(), recv.data(), perRank, nodeComm);
-    });
+    llvm::json::Object point{{"bytes", int64_t(bytes)}};
+    for (int k = 0; k < kKinds; ++k) {
+      largest[k] = medianAllRanks(iterations, [&] {
+        runCollective(k, send.data(), recv.data(), count, nodeComm);
+      });
+      point[std::string(kKindNames[k]) + "_us"] = largest[k] * 1e6;
+    }
     sizes.push_back(bytes);
-    allReduceTimes.push_back(ar);
-    largest[0] = ar;
-    largest[1] = ag;
-    largest[2] = rs;
-    largest[3] = aa;
-    collectives.push_back(llvm::json::Object{{"bytes", int64_t(bytes)},
-                                             {"all_reduce_us", ar * 1e6},
-                                             {"all_gather_us", ag * 1e6},
-                                             {"reduce_scatter_us", rs * 1e6},
-                                             {"all_to_all_us", aa * 1e6}});
+    allReduceTimes.push_back(largest[0]);
+    collectives.push_back(std::move(point));
   }
   measured["collectives"] = std::move(collectives);
 
@@ -339,14 +325,12 @@ int main(int argc, char **argv) {
   // MPI implements every collective its own way.
   llvm::json::Object perKind;
   if (perNode > 1) {
-    const char *kinds[] = {"all_reduce", "all_gather", "reduce_scatter",
-                           "all_to_all"};
-    for (int k = 0; k < 4; ++k) {
+    for (int k = 0; k < kKinds; ++k) {
       double steps = k == 0 ? 2.0 * (perNode - 1) : double(perNode - 1);
       double factor = steps / perNode;
       double seconds = largest[k] - steps * hopLatencyUs * 1e-6;
       if (seconds > 0)
-        perKind[kinds[k]] = factor * sizes.back() / seconds / 1e9;
+        perKind[kKindNames[k]] = factor * sizes.back() / seconds / 1e9;
     }
   }
 
@@ -375,7 +359,6 @@ int main(int argc, char **argv) {
     for (size_t bytes = 64; bytes <= maxBytes; bytes *= 8) {
       int count = bytes / 4;
       int iterations = quick ? 5 : (bytes < (1 << 20) ? 50 : 10);
-      int perRank = std::max(1, count / ranks);
       double exchange = medianAllRanks(iterations, [&] {
         if (partner < 0)
           return;
@@ -385,28 +368,16 @@ int main(int argc, char **argv) {
           MPI_Recv(recv.data(), count, MPI_FLOAT, partner, 0, leaderComm,
                    MPI_STATUS_IGNORE);
       });
-      double worldAr = medianAllRanks(iterations, [&] {
-        collective::allReduce(send.data(), recv.data(), count, MPI_COMM_WORLD);
-      });
-      double worldAg = medianAllRanks(iterations, [&] {
-        collective::allGather(send.data(), recv.data(), perRank,
-                              MPI_COMM_WORLD);
-      });
-      double worldRs = medianAllRanks(iterations, [&] {
-        collective::reduceScatter(send.data(), recv.data(), perRank,
-                                  MPI_COMM_WORLD);
-      });
-      double worldAa = medianAllRanks(iterations, [&] {
-        collective::allToAll(send.data(), recv.data(), perRank, MPI_COMM_WORLD);
-      });
       leaderTimes.push_back(exchange);
-      network.push_back(
-          llvm::json::Object{{"bytes", int64_t(bytes)},
-                             {"leaders_send_us", exchange * 1e6},
-                             {"all_ranks_all_reduce_us", worldAr * 1e6},
-                             {"all_ranks_all_gather_us", worldAg * 1e6},
-                             {"all_ranks_reduce_scatter_us", worldRs * 1e6},
-                             {"all_ranks_all_to_all_us", worldAa * 1e6}});
+      llvm::json::Object point{{"bytes", int64_t(bytes)},
+                               {"leaders_send_us", exchange * 1e6}};
+      for (int k = 0; k < kKinds; ++k) {
+        double time = medianAllRanks(iterations, [&] {
+          runCollective(k, send.data(), recv.data(), count, MPI_COMM_WORLD);
+        });
+        point["all_ranks_" + std::string(kKindNames[k]) + "_us"] = time * 1e6;
+      }
+      network.push_back(std::move(point));
     }
     netLatencyUs = std::max(0.01, leaderTimes.front() * 1e6);
     // The rate is the median over the messages from 256 KiB, not the
@@ -435,11 +406,10 @@ int main(int argc, char **argv) {
   // while they ran (what it still needed after them, at its own rate, is
   // the rest), are what the simulator's overlap needs: the cores that
   // compute also move MPI's data, and MPI moves it only inside its calls.
-  llvm::json::Object beside;
   double commRate = 1.0, computeSlowdown = 1.0;
   if (ranks > 1) {
+    // The collectives' buffers hold at least this many floats.
     int count = (quick ? (256 << 10) : (4 << 20)) / 4;
-    std::vector<float> sendBeside(count, 1.0f), recvBeside(count, 0.0f);
     // Blocks of about 40 us on a core, so the all_reduce is tested many
     // times while they run, as between the runtime's GEMM row blocks.
     int blockN = quick ? 64 : 128;
@@ -450,17 +420,9 @@ int main(int argc, char **argv) {
                   blockN, 1.0f, bx.data(), blockN, by.data(), blockN, 0.0f,
                   bz.data(), blockN);
     };
-    auto startAllReduce = [&](MPI_Request &request) {
-      MPI_Iallreduce(sendBeside.data(), recvBeside.data(), count, MPI_FLOAT,
-                     MPI_SUM, MPI_COMM_WORLD, &request);
-    };
     double commAlone = medianAllRanks(repeats, [&] {
-      MPI_Request request;
-      startAllReduce(request);
-      MPI_Wait(&request, MPI_STATUS_IGNORE);
+      runCollective(0, send.data(), recv.data(), count, MPI_COMM_WORLD);
     });
-    // A block's typical time with every rank computing (the median of 8
-    // in a row: a single block's best is an outlier where ranks share cores).
     double blockTime = medianAllRanks(repeats,
                                       [&] {
                                         for (int i = 0; i < 8; ++i)
@@ -491,7 +453,8 @@ int main(int argc, char **argv) {
       MPI_Barrier(MPI_COMM_WORLD);
       double start = now();
       MPI_Request request;
-      startAllReduce(request);
+      startCollective(0, send.data(), recv.data(), count, MPI_COMM_WORLD,
+                      &request);
       for (int i = 0; i < blocks; ++i) {
         gemmBlock();
         int done = 0;
@@ -516,14 +479,14 @@ int main(int argc, char **argv) {
     commRate = after > 0.02 * commAlone ? (commAlone - after) / gemmEnd
                                         : commAlone / gemmEnd;
     commRate = std::clamp(commRate, 0.01, 1.0);
-    beside = llvm::json::Object{{"all_reduce_bytes", int64_t(count) * 4},
-                                {"all_reduce_alone_us", commAlone * 1e6},
-                                {"gemm_blocks", blocks},
-                                {"gemm_block_n", blockN},
-                                {"gemm_alone_us", computeAlone * 1e6},
-                                {"gemm_end_beside_us", gemmEnd * 1e6},
-                                {"all_reduce_end_beside_us", commEnd * 1e6}};
-    measured["beside"] = std::move(beside);
+    measured["beside"] =
+        llvm::json::Object{{"all_reduce_bytes", int64_t(count) * 4},
+                           {"all_reduce_alone_us", commAlone * 1e6},
+                           {"gemm_blocks", blocks},
+                           {"gemm_block_n", blockN},
+                           {"gemm_alone_us", computeAlone * 1e6},
+                           {"gemm_end_beside_us", gemmEnd * 1e6},
+                           {"all_reduce_end_beside_us", commEnd * 1e6}};
   }
 
   int status = 0;
