@@ -47,8 +47,8 @@ import tempfile
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
-def run(cmd):
-    proc = subprocess.run([str(c) for c in cmd], capture_output=True, text=True)
+def run(cmd, env=None):
+    proc = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, env=env)
     if proc.returncode != 0:
         sys.exit(f"{' '.join(map(str, cmd))} failed:\n{proc.stderr[-3000:]}")
     return proc.stdout
@@ -92,12 +92,9 @@ def measure_overlap(bin_dir, tmp, preset, ranks, repeats, steps):
     measured = {0: [], 2: []}
     for _ in range(repeats):
         for level in (0, 2):
-            proc = subprocess.run(["mpirun", "-n", str(ranks), str(bin_dir / "braid-run"),
-                                   str(programs[level]), "--steps", str(steps), "--json"],
-                                  capture_output=True, text=True, env=env)
-            if proc.returncode != 0:
-                sys.exit(f"mpirun braid-run {programs[level]} failed:\n{proc.stderr[-3000:]}")
-            measured[level].append(json.loads(proc.stdout.strip().splitlines()[-1])["step_ms"])
+            out = run(["mpirun", "-n", ranks, bin_dir / "braid-run", programs[level],
+                       "--steps", steps, "--json"], env=env)
+            measured[level].append(json.loads(out.strip().splitlines()[-1])["step_ms"])
     o0, default = statistics.median(measured[0]), statistics.median(measured[2])
     return {"measured": True, "model": "examples/dlrm_small.json", "ranks": ranks,
             "o0_step_ms": o0, "default_step_ms": default,
