@@ -141,18 +141,20 @@ struct AssembleCudaKernelsPass
 
 private:
   /// Assembles one binary's objects in `workDir`, adding its kernels.json
-  /// entries to `listed`.
+  /// entries to `listed` and its chips, where new, to `chipNames`.
   LogicalResult assemble(gpu::BinaryOp binary, StringRef workDir,
-                         llvm::json::Array &listed);
+                         llvm::json::Array &listed,
+                         SmallVectorImpl<std::string> &chipNames);
 
   std::string ptxas, fatbinary;
 };
 
 } // namespace
 
-LogicalResult AssembleCudaKernelsPass::assemble(gpu::BinaryOp binary,
-                                                StringRef workDir,
-                                                llvm::json::Array &listed) {
+LogicalResult
+AssembleCudaKernelsPass::assemble(gpu::BinaryOp binary, StringRef workDir,
+                                  llvm::json::Array &listed,
+                                  SmallVectorImpl<std::string> &chipNames) {
   SmallVector<ChipObject> chips;
   for (auto object : binary.getObjects().getAsRange<gpu::ObjectAttr>()) {
     auto target = dyn_cast<NVVM::NVVMTargetAttr>(object.getTarget());
@@ -247,7 +249,9 @@ LogicalResult AssembleCudaKernelsPass::assemble(gpu::BinaryOp binary,
   binary.setObjectsAttr(builder.getArrayAttr({object}));
   ++numKernels;
 
-  for (const ChipObject &chip : chips)
+  for (const ChipObject &chip : chips) {
+    if (!llvm::is_contained(chipNames, chip.chip))
+      chipNames.push_back(chip.chip);
     listed.push_back(llvm::json::Object{
         {"name", binary.getName().str()},
         {"chip", chip.chip},
@@ -258,6 +262,7 @@ LogicalResult AssembleCudaKernelsPass::assemble(gpu::BinaryOp binary,
         {"stack_bytes", chip.resources.stackBytes},
         {"spill_store_bytes", chip.resources.spillStoreBytes},
         {"spill_load_bytes", chip.resources.spillLoadBytes}});
+  }
   return success();
 }
 
@@ -298,9 +303,10 @@ void AssembleCudaKernelsPass::runOnOperation() {
     return signalPassFailure();
   }
   llvm::json::Array listed;
+  SmallVector<std::string> chipNames;
   bool failed = false;
-  for (auto binary : llvm::make_early_inc_range(module.getOps<gpu::BinaryOp>()))
-    if (mlir::failed(assemble(binary, workDir, listed))) {
+  for (auto binary : module.getOps<gpu::BinaryOp>())
+    if (mlir::failed(assemble(binary, workDir, listed, chipNames))) {
       failed = true;
       break;
     }
@@ -311,12 +317,6 @@ void AssembleCudaKernelsPass::runOnOperation() {
   if (temporary)
     return;
 
-  SmallVector<std::string> chipNames;
-  for (const llvm::json::Value &entry : listed) {
-    std::string chip = entry.getAsObject()->getString("chip")->str();
-    if (!llvm::is_contained(chipNames, chip))
-      chipNames.push_back(chip);
-  }
   llvm::json::Object manifest{{"chips", llvm::json::Array(chipNames)},
                               {"kernels", std::move(listed)}};
   if (llvm::Error error = writeFileAtomically(
