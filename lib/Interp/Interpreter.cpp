@@ -450,16 +450,29 @@ LogicalResult LockstepInterpreter::execute(Operation &op) {
 
 LogicalResult LockstepInterpreter::runReshape(Operation &op, Value source,
                                               RankedTensorType type) {
-  if (!type.hasStaticShape())
-    return op.emitError() << "the reference semantics reshapes to static "
-                             "shapes only, not "
+  // One dynamic size at most: the elements left by the static ones.
+  if (llvm::count_if(type.getShape(), ShapedType::isDynamic) > 1)
+    return op.emitError() << "the reference semantics reshapes to at most "
+                             "one dynamic size, not "
                           << type;
+  int64_t staticElements = 1;
+  for (int64_t size : type.getShape())
+    if (!ShapedType::isDynamic(size))
+      staticElements *= size;
   return perRank(op, [&](int64_t rank) -> FailureOr<HostTensor> {
     HostTensor result = lookup(source)[rank];
-    if (result.getNumElements() != type.getNumElements())
+    int64_t elements = result.getNumElements();
+    bool fits = type.hasStaticShape()
+                    ? elements == staticElements
+                    : (staticElements > 0 && elements % staticElements == 0) ||
+                          (staticElements == 0 && elements == 0);
+    if (!fits)
       return op.emitError() << "reshapes " << result.describeType() << " to "
                             << type;
     result.shape.assign(type.getShape().begin(), type.getShape().end());
+    for (int64_t &size : result.shape)
+      if (ShapedType::isDynamic(size))
+        size = staticElements ? elements / staticElements : 0;
     return result;
   });
 }

@@ -17,6 +17,8 @@
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/STLExtras.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::braid;
 using namespace mlir::braid::sim;
@@ -82,6 +84,8 @@ std::optional<double> ProgramShapes::indexValueOf(Value value) const {
     return *lhs - *rhs;
   if (isa<arith::MulIOp>(def))
     return *lhs * *rhs;
+  if (isa<arith::DivUIOp>(def) && *rhs > 0)
+    return std::floor(*lhs / *rhs);
   return std::nullopt;
 }
 
@@ -297,6 +301,24 @@ LogicalResult ProgramShapes::bindOp(Operation &op) {
         setRows(slice.getResult(), *bound);
         return success();
       }
+  }
+  // A reshape keeps the elements: rows times the static rest of a row.
+  if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(op)) {
+    auto rowElements = [](RankedTensorType type) {
+      double elements = 1;
+      for (int64_t d = 1; d < type.getRank(); ++d)
+        elements *= type.getDimSize(d);
+      return elements;
+    };
+    auto source = cast<RankedTensorType>(op.getOperand(0).getType());
+    auto result = cast<RankedTensorType>(op.getResult(0).getType());
+    if (result.getRank() && result.isDynamicDim(0) &&
+        llvm::none_of(result.getShape().drop_front(), ShapedType::isDynamic) &&
+        llvm::none_of(source.getShape().drop_front(), ShapedType::isDynamic)) {
+      setRows(op.getResult(0), rows(op.getOperand(0)) * rowElements(source) /
+                                   rowElements(result));
+      return success();
+    }
   }
   // A cast to a dynamic first dimension keeps the source's rows (a rank's
   // rows of a tensor-parallel layer's output).

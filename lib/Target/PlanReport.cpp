@@ -48,10 +48,22 @@ static CoOptSummary summarizeCoOpt(func::FuncOp func) {
     Value input = op->getOperand(0);
     if (auto reshape = input.getDefiningOp<tensor::ExpandShapeOp>())
       input = reshape.getSrc();
-    if (auto concat = input.getDefiningOp<tensor::ConcatOp>()) {
-      ++summary.buckets;
-      summary.bucketedMembers += concat.getInputs().size();
+    auto concat = input.getDefiningOp<tensor::ConcatOp>();
+    if (!concat)
+      return;
+    // A fused exchange concatenates each member's rows for each of the G
+    // destinations.
+    if (isa<AllToAllOp, AllToAllStartOp>(op)) {
+      auto sizes = op->getAttrOfType<DenseI64ArrayAttr>("split_sizes");
+      auto group = static_cast<int64_t>(
+          std::lround(std::sqrt(sizes ? double(sizes.size()) : 1.0)));
+      ++summary.fusedExchanges;
+      summary.fusedMembers +=
+          int64_t(concat.getInputs().size()) / std::max<int64_t>(1, group);
+      return;
     }
+    ++summary.buckets;
+    summary.bucketedMembers += concat.getInputs().size();
   });
   return summary;
 }
@@ -143,6 +155,8 @@ static llvm::json::Object breakdownOf(const sim::ProgramPrediction &p,
 static llvm::json::Value coOptToJson(const CoOptSummary &summary) {
   return llvm::json::Object{{"buckets", summary.buckets},
                             {"bucketed_collectives", summary.bucketedMembers},
+                            {"fused_exchanges", summary.fusedExchanges},
+                            {"fused_all_to_alls", summary.fusedMembers},
                             {"started_collectives", summary.started},
                             {"sharded_optimizer_steps", summary.shardedSteps}};
 }
@@ -394,13 +408,13 @@ void mlir::braid::printPlanReport(llvm::raw_ostream &os,
     const sim::RankBreakdown &critical = p.result.ranks[p.criticalRank];
     os << llvm::formatv(
         "co-optimized {0}: {1} optimizer step(s) on shards, {2} bucket(s) "
-        "of {3} collectives, {4} collectives started early; {5:f3} of "
-        "{6:f3} ms of communication hidden behind computation on the "
-        "slowest rank\n",
+        "of {3} collectives, {7} fused exchange(s) of {8} all_to_alls, {4} "
+        "collectives started early; {5:f3} of {6:f3} ms of communication "
+        "hidden behind computation on the slowest rank\n",
         name, summary.shardedSteps, summary.buckets, summary.bucketedMembers,
         summary.started,
         std::max(0.0, critical.commUs - critical.exposedCommUs) * 1e-3,
-        critical.commUs * 1e-3);
+        critical.commUs * 1e-3, summary.fusedExchanges, summary.fusedMembers);
   };
   if (p)
     describeCoOpt(report.trainPrediction ? "@forward" : "program",

@@ -17,6 +17,7 @@
 
 #include "braid/Dialect/Braid/IR/Braid.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/MapVector.h"
@@ -32,9 +33,9 @@ using namespace mlir;
 using namespace mlir::braid;
 
 namespace {
-/// The collectives a bucket combines: all_reduce, and reduce_scatter and
-/// all_gather along dimension 0.
-enum class BucketKind { allReduce, reduceScatter, allGather };
+/// The collectives a bucket combines: all_reduce, reduce_scatter and
+/// all_gather along dimension 0, and uniform exchanges (uniformSenderRows).
+enum class BucketKind { allReduce, reduceScatter, allGather, exchange };
 
 /// The collectives of one bucket, all of one kind, and where it goes.
 struct Bucket {
@@ -54,6 +55,71 @@ struct Bucket {
 struct BucketCounts {
   int64_t buckets = 0, combined = 0;
 };
+
+/// The group size of a collective with `groups` (absent: the world).
+int64_t groupSizeOf(Operation *op, int64_t worldSize) {
+  auto groups = op->getAttrOfType<ReplicaGroupsAttr>("replica_groups");
+  return groups ? groups.getGroupSize() : worldSize;
+}
+
+/// What an all_to_all gives: its result, or, started, that of its only
+/// user, a braid.wait in its block (null for anything else).
+Value exchangeResult(Operation *op) {
+  if (auto exchange = dyn_cast<AllToAllOp>(op))
+    return exchange.getResult();
+  if (!isa<AllToAllStartOp>(op) || !op->hasOneUse())
+    return nullptr;
+  auto wait = dyn_cast<WaitOp>(*op->getUsers().begin());
+  if (!wait || wait->getBlock() != op->getBlock())
+    return nullptr;
+  return wait.getResult();
+}
+
+/// For an all_to_all (or a started one) whose member at group position `i`
+/// sends `rows[i]` slices along dimension 0 to every position (each row of its
+/// split_sizes constant, some non-zero; static sizes past dimension 0 in
+/// and out): `rows`. Such an exchange needs no rank to pack or unpack:
+/// a sender's slices for destination `j` are its input's `j`-th G-th, and
+/// what a receiver gets from each sender is known statically.
+std::optional<SmallVector<int64_t>> uniformSenderRows(Operation *op,
+                                                      int64_t worldSize) {
+  Value result = exchangeResult(op);
+  auto split = op->getAttrOfType<IntegerAttr>("split_dim");
+  auto concat = op->getAttrOfType<IntegerAttr>("concat_dim");
+  auto splitSizes = op->getAttrOfType<DenseI64ArrayAttr>("split_sizes");
+  if (!result || !split || !concat || !splitSizes || split.getInt() != 0 ||
+      concat.getInt() != 0)
+    return std::nullopt;
+  auto in = cast<RankedTensorType>(op->getOperand(0).getType());
+  auto out = cast<RankedTensorType>(result.getType());
+  if (in.getRank() < 1 || out.getRank() != in.getRank())
+    return std::nullopt;
+  for (int64_t d = 1; d < in.getRank(); ++d)
+    if (in.isDynamicDim(d) || out.getDimSize(d) != in.getDimSize(d))
+      return std::nullopt;
+  int64_t size = groupSizeOf(op, worldSize);
+  ArrayRef<int64_t> sizes = splitSizes.asArrayRef();
+  if (size < 1 || int64_t(sizes.size()) != size * size)
+    return std::nullopt;
+  SmallVector<int64_t> rows;
+  for (int64_t i = 0; i < size; ++i) {
+    ArrayRef<int64_t> row = sizes.slice(i * size, size);
+    if (!llvm::all_equal(row))
+      return std::nullopt;
+    rows.push_back(row.front());
+  }
+  if (llvm::all_of(rows, [](int64_t r) { return r == 0; }))
+    return std::nullopt;
+  return rows;
+}
+
+/// The elements of one slice along dimension 0 of `type` (static past it).
+int64_t elementsPerRow(RankedTensorType type) {
+  int64_t elements = 1;
+  for (int64_t d = 1; d < type.getRank(); ++d)
+    elements *= type.getDimSize(d);
+  return elements;
+}
 
 /// The positions of a block's ops, and of the first use of each value.
 class BlockOrder {
@@ -231,19 +297,218 @@ void emitBucket(Block &block, const Bucket &bucket) {
     member->erase();
 }
 
+/// `value` flattened to 1-D, its first size dynamic or not.
+Value flattenRows(OpBuilder &b, Location loc, Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (type.getRank() == 1)
+    return value;
+  int64_t size =
+      type.isDynamicDim(0) ? ShapedType::kDynamic : type.getNumElements();
+  auto all = llvm::to_vector<2>(llvm::seq<int64_t>(0, type.getRank()));
+  return tensor::CollapseShapeOp::create(
+      b, loc, RankedTensorType::get({size}, type.getElementType()), value,
+      ArrayRef<ReassociationIndices>{all});
+}
+
+/// The position of the first op of `block` that uses a result of `op`
+/// (null: none does).
+Operation *firstUserInBlock(Operation *op, Block &block) {
+  Operation *first = nullptr;
+  for (Operation *user : op->getUsers())
+    if (Operation *inBlock = block.findAncestorOpInBlock(*user))
+      if (!first || inBlock->isBeforeInBlock(first))
+        first = inBlock;
+  return first;
+}
+
+/// Replaces the uniform exchanges of `bucket` with one all_to_all of a
+/// flat buffer, started at the bucket's place and waited for just before
+/// the first use of any member's result. A sender's buffer holds, for each
+/// destination in group order, each member's rows for it (the `j`-th G-th
+/// of the member's input, flattened); so a receiver's holds, for each
+/// sender in group order, each member's rows from it, at offsets known
+/// statically: a member's result is its runs, reshaped and concatenated.
+void emitExchangeBucket(Block &block, const Bucket &bucket, int64_t worldSize) {
+  Operation *first = bucket.members.front();
+  Location loc = first->getLoc();
+  OpBuilder b(first->getContext());
+  if (!bucket.anchor)
+    b.setInsertionPointToStart(&block);
+  else
+    b.setInsertionPointAfter(bucket.anchor);
+  int64_t size = bucket.groupSize;
+  struct Member {
+    Operation *op;
+    Value input, result;
+    SmallVector<int64_t> rows;
+    int64_t rowElements;
+  };
+  SmallVector<Member> members;
+  for (Operation *op : bucket.members) {
+    Value input = op->getOperand(0);
+    members.push_back(
+        {op, input, exchangeResult(op), *uniformSenderRows(op, worldSize),
+         elementsPerRow(cast<RankedTensorType>(input.getType()))});
+  }
+  // Each member's rows per destination: its input's rows over G.
+  SmallVector<Value> perDestination;
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value groupSize = arith::ConstantIndexOp::create(b, loc, size);
+  for (Member &member : members) {
+    Value rows = tensor::DimOp::create(b, loc, member.input, zero);
+    perDestination.push_back(arith::DivUIOp::create(b, loc, rows, groupSize));
+  }
+  SmallVector<Value> pieces;
+  for (int64_t j = 0; j < size; ++j)
+    for (auto [member, count] : llvm::zip(members, perDestination)) {
+      Value input = member.input;
+      auto type = cast<RankedTensorType>(input.getType());
+      SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
+      SmallVector<OpFoldResult> sizes = {count};
+      SmallVector<OpFoldResult> strides(type.getRank(), b.getIndexAttr(1));
+      for (int64_t d = 1; d < type.getRank(); ++d)
+        sizes.push_back(b.getIndexAttr(type.getDimSize(d)));
+      if (j == 1)
+        offsets[0] = count;
+      else if (j > 1)
+        offsets[0] =
+            arith::MulIOp::create(b, loc, count,
+                                  arith::ConstantIndexOp::create(b, loc, j))
+                .getResult();
+      Value slice = tensor::ExtractSliceOp::create(b, loc, input, offsets,
+                                                   sizes, strides);
+      pieces.push_back(flattenRows(b, loc, slice));
+    }
+  Value packed = tensor::ConcatOp::create(b, loc, /*dim=*/0, pieces);
+  // The fused matrix counts elements; every receiver gets the same.
+  SmallVector<int64_t> matrix;
+  int64_t received = 0;
+  for (int64_t i = 0; i < size; ++i) {
+    int64_t fromI = 0;
+    for (Member &member : members)
+      fromI += member.rows[i] * member.rowElements;
+    matrix.append(size, fromI);
+    received += fromI;
+  }
+  Type element = cast<RankedTensorType>(packed.getType()).getElementType();
+  auto exchange = AllToAllOp::create(
+      b, loc, RankedTensorType::get({received}, element), packed,
+      /*split_dim=*/0, /*concat_dim=*/0, b.getDenseI64ArrayAttr(matrix),
+      first->getAttrOfType<ReplicaGroupsAttr>("replica_groups"));
+  // Unpacked where the first member's result is first read.
+  Operation *firstUse = nullptr;
+  for (Member &member : members)
+    if (Operation *use = firstUserInBlock(member.result.getDefiningOp(), block))
+      if (!firstUse || use->isBeforeInBlock(firstUse))
+        firstUse = use;
+  WaitOp wait = startCollective(exchange, *getStartFormName(exchange));
+  if (firstUse)
+    wait->moveBefore(firstUse);
+  b.setInsertionPointAfter(wait);
+  SmallVector<SmallVector<Value>> runs(members.size());
+  int64_t offset = 0;
+  for (int64_t i = 0; i < size; ++i)
+    for (auto [member, parts] : llvm::zip(members, runs)) {
+      int64_t rows = member.rows[i];
+      if (rows == 0)
+        continue;
+      int64_t length = rows * member.rowElements;
+      Value run = tensor::ExtractSliceOp::create(
+          b, loc, wait.getResult(),
+          ArrayRef<OpFoldResult>{b.getIndexAttr(offset)},
+          ArrayRef<OpFoldResult>{b.getIndexAttr(length)},
+          ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+      auto resultType = cast<RankedTensorType>(member.result.getType());
+      SmallVector<int64_t> shape(resultType.getShape());
+      shape[0] = rows;
+      parts.push_back(
+          unflatten(b, loc, run, RankedTensorType::get(shape, element)));
+      offset += length;
+    }
+  for (auto [member, parts] : llvm::zip(members, runs)) {
+    Value result = parts.size() == 1
+                       ? parts.front()
+                       : tensor::ConcatOp::create(b, loc, /*dim=*/0, parts);
+    if (result.getType() != member.result.getType())
+      result = tensor::CastOp::create(b, loc, member.result.getType(), result);
+    member.result.replaceAllUsesWith(result);
+    // A started member: its wait, then its start.
+    if (Operation *wait = member.result.getDefiningOp(); wait != member.op)
+      wait->erase();
+    member.op->erase();
+  }
+}
+
+/// Moves the ops that only unpack `op`'s result (braid.combine_shards,
+/// casts, reshapes, slices, arith conversions), and theirs, down to just
+/// before their own first use, so that the result is read as late as the
+/// computation allows (what braid-async-exchanges does for its combine).
+void sinkUnpacking(Operation *op) {
+  Block *block = op->getBlock();
+  SmallVector<Operation *> users;
+  for (Operation *user : op->getResult(0).getUsers())
+    if (user->getBlock() == block && !llvm::is_contained(users, user) &&
+        isa<CombineShardsOp, tensor::CastOp, tensor::CollapseShapeOp,
+            tensor::ExpandShapeOp, tensor::ExtractSliceOp, arith::ExtFOp,
+            arith::TruncFOp>(user))
+      users.push_back(user);
+  for (Operation *user : users) {
+    sinkUnpacking(user);
+    if (Operation *first = firstUserInBlock(user, *block))
+      user->moveBefore(first);
+  }
+}
+
+/// Starts each uniform exchange of `func` where it is and waits for it
+/// just before its result's first use.
+void startEach(func::FuncOp func, int64_t worldSize) {
+  SmallVector<Operation *> exchanges;
+  for (Operation &op : func.getBody().getOps())
+    if (isa<AllToAllOp>(op) && uniformSenderRows(&op, worldSize))
+      exchanges.push_back(&op);
+  for (Operation *op : exchanges) {
+    sinkUnpacking(op);
+    Block *block = op->getBlock();
+    WaitOp wait = startCollective(op, *getStartFormName(op));
+    if (Operation *firstUse = firstUserInBlock(wait, *block))
+      wait->moveBefore(firstUse);
+  }
+}
+
 /// Buckets the all_reduces, reduce_scatters and all_gathers of `func`;
 /// false when there is nothing to combine. `worldSize` is the group of a
 /// collective without groups (0: unknown).
 bool bucketCollectives(func::FuncOp func, int64_t capBytes, int64_t worldSize,
-                       BucketCounts &counts) {
+                       bool exchanges, BucketCounts &counts) {
   if (func.isExternal() || !llvm::hasSingleElement(func.getBody()))
     return false;
   Block &block = func.getBody().front();
+  // An exchange's result is read as late as it can be, so that exchanges
+  // ready one after another can still share a bucket.
+  if (exchanges) {
+    SmallVector<Operation *> uniform;
+    for (Operation &op : block)
+      if (uniformSenderRows(&op, worldSize))
+        uniform.push_back(&op);
+    // A started one's wait too.
+    for (Operation *op : uniform) {
+      Operation *last = exchangeResult(op).getDefiningOp();
+      sinkUnpacking(last);
+      if (last != op)
+        if (Operation *firstUse = firstUserInBlock(last, block))
+          last->moveBefore(firstUse);
+    }
+  }
   BlockOrder order(block);
   SmallVector<Operation *> candidates;
   // A collective of another's result stays as it is: its bucket would go
   // after an op that bucketing erases.
   for (Operation &op : block) {
+    if (exchanges) {
+      if (uniformSenderRows(&op, worldSize))
+        candidates.push_back(&op);
+      continue;
+    }
     if (!bucketKindOf(&op))
       continue;
     auto type = cast<RankedTensorType>(op.getOperand(0).getType());
@@ -260,12 +525,12 @@ bool bucketCollectives(func::FuncOp func, int64_t capBytes, int64_t worldSize,
   llvm::MapVector<Key, Bucket> open;
   SmallVector<Bucket> closed;
   for (Operation *op : candidates) {
-    BucketKind kind = *bucketKindOf(op);
+    BucketKind kind = exchanges ? BucketKind::exchange : *bucketKindOf(op);
     Value input = op->getOperand(0);
     auto groups = op->getAttrOfType<ReplicaGroupsAttr>("replica_groups");
-    int64_t groupSize = groups ? groups.getGroupSize() : worldSize;
+    int64_t groupSize = groupSizeOf(op, worldSize);
     // A scattered or gathered member splits into whole chunks per rank.
-    if (kind != BucketKind::allReduce &&
+    if (kind != BucketKind::allReduce && kind != BucketKind::exchange &&
         (groupSize < 1 ||
          cast<RankedTensorType>(kind == BucketKind::allGather
                                     ? op->getResult(0).getType()
@@ -276,7 +541,17 @@ bool bucketCollectives(func::FuncOp func, int64_t capBytes, int64_t worldSize,
       continue;
     Key key{static_cast<int64_t>(kind), reductionOf(op), groups,
             cast<RankedTensorType>(input.getType()).getElementType()};
-    int64_t bytes = bytesOf(cast<RankedTensorType>(input.getType()));
+    // An exchange's size is what a rank receives (the same on every rank).
+    int64_t bytes = 0;
+    if (kind == BucketKind::exchange) {
+      auto type = cast<RankedTensorType>(input.getType());
+      SmallVector<int64_t> senderRows = *uniformSenderRows(op, worldSize);
+      for (int64_t rows : senderRows)
+        bytes += rows * elementsPerRow(type) *
+                 std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+    } else {
+      bytes = bytesOf(cast<RankedTensorType>(input.getType()));
+    }
     int64_t ready = order.readyAt(input);
     Bucket &bucket = open[key];
     // Joining moves the bucket after this input: every member's result
@@ -313,7 +588,10 @@ bool bucketCollectives(func::FuncOp func, int64_t capBytes, int64_t worldSize,
   for (const Bucket &bucket : closed) {
     if (bucket.members.size() < 2)
       continue;
-    emitBucket(block, bucket);
+    if (bucket.kind == BucketKind::exchange)
+      emitExchangeBucket(block, bucket, worldSize);
+    else
+      emitBucket(block, bucket);
     ++counts.buckets;
     counts.combined += bucket.members.size();
     changed = true;
@@ -342,12 +620,13 @@ struct BraidBucketCollectivesPass
             BraidDialect::kClusterAttrName))
       worldSize = cluster.getWorldSize();
     SmallVector<func::FuncOp> funcs(getOperation().getOps<func::FuncOp>());
-    for (func::FuncOp func : funcs) {
+    for (func::FuncOp func : gradients ? funcs : SmallVector<func::FuncOp>()) {
       BucketCounts counts;
       FailureOr<RewriteOutcome> outcome = applyIfFaster(
           func, *predictor, force, [&](func::FuncOp copy) -> FailureOr<bool> {
             counts = BucketCounts();
-            return bucketCollectives(copy, capBytes, worldSize, counts);
+            return bucketCollectives(copy, capBytes, worldSize,
+                                     /*exchanges=*/false, counts);
           });
       if (failed(outcome))
         return signalPassFailure();
@@ -357,6 +636,42 @@ struct BraidBucketCollectivesPass
         continue;
       numBuckets += counts.buckets;
       numCombined += counts.combined;
+    }
+    // The exchanges apart: what bucketing them competes with is each started
+    // on its own where its input is ready (braid-async-exchanges' form),
+    // not the synchronous program.
+    for (func::FuncOp func : exchanges ? funcs : SmallVector<func::FuncOp>()) {
+      if (func.isExternal() ||
+          llvm::count_if(func.getBody().getOps(), [&](Operation &op) {
+            return uniformSenderRows(&op, worldSize).has_value();
+          }) < 2)
+        continue;
+      std::optional<double> startedUs;
+      if (!force && predictor->hasCluster()) {
+        FailureOr<double> us =
+            predictVariantUs(func, *predictor, [&](func::FuncOp copy) {
+              startEach(copy, worldSize);
+            });
+        if (failed(us))
+          return signalPassFailure();
+        startedUs = *us;
+      }
+      BucketCounts counts;
+      FailureOr<RewriteOutcome> outcome = applyFastestOf(
+          func, *predictor, force, {[&](func::FuncOp copy) -> FailureOr<bool> {
+            counts = BucketCounts();
+            return bucketCollectives(copy, capBytes, worldSize,
+                                     /*exchanges=*/true, counts);
+          }},
+          &startedUs);
+      if (failed(outcome))
+        return signalPassFailure();
+      if (*outcome == RewriteOutcome::rejected)
+        ++numExchangesRejected;
+      if (*outcome != RewriteOutcome::applied)
+        continue;
+      numExchangeBuckets += counts.buckets;
+      numExchangesCombined += counts.combined;
     }
   }
 };

@@ -45,6 +45,26 @@ FailureOr<double> ProgramPredictor::predictUs(func::FuncOp func) const {
   return prediction->result.makespanUs;
 }
 
+/// A copy of `func` beside it, so that the simulator finds the module's
+/// tables and batch split; the caller erases it.
+static func::FuncOp copyBeside(func::FuncOp func) {
+  auto copy = cast<func::FuncOp>(func->clone());
+  OpBuilder(func).insert(copy);
+  copy.setPrivate();
+  SymbolTable::setSymbolName(copy, (func.getSymName() + ".coopt").str());
+  return copy;
+}
+
+FailureOr<double>
+mlir::braid::predictVariantUs(func::FuncOp func,
+                              const ProgramPredictor &predictor,
+                              llvm::function_ref<void(func::FuncOp)> variant) {
+  func::FuncOp copy = copyBeside(func);
+  llvm::scope_exit erase([&] { copy.erase(); });
+  variant(copy);
+  return predictor.predictUs(copy);
+}
+
 FailureOr<RewriteOutcome>
 mlir::braid::applyIfFaster(func::FuncOp func, const ProgramPredictor &predictor,
                            bool force, const FunctionRewrite &rewrite) {
@@ -68,12 +88,8 @@ mlir::braid::applyFastestOf(func::FuncOp func,
   };
   llvm::scope_exit dropOnExit(dropBest);
   for (const FunctionRewrite &rewrite : rewrites) {
-    // The copy lives beside the original, so that the simulator finds the
-    // module's tables and batch split; it never outlives this function.
-    auto copy = cast<func::FuncOp>(func->clone());
-    OpBuilder(func).insert(copy);
-    copy.setPrivate();
-    SymbolTable::setSymbolName(copy, (func.getSymName() + ".coopt").str());
+    // The copy never outlives this function.
+    func::FuncOp copy = copyBeside(func);
     FailureOr<bool> changed = rewrite(copy);
     if (failed(changed) || !*changed) {
       copy.erase();

@@ -76,6 +76,13 @@ applyFastestOf(func::FuncOp func, const ProgramPredictor &predictor,
                bool force, ArrayRef<FunctionRewrite> rewrites,
                std::optional<double> *knownUs = nullptr);
 
+/// The predicted time of `func` as `variant` rewrites it, simulated on a
+/// copy that is dropped after: a baseline other than the function as it is
+/// (for applyFastestOf's `knownUs`).
+FailureOr<double>
+predictVariantUs(func::FuncOp func, const ProgramPredictor &predictor,
+                 llvm::function_ref<void(func::FuncOp)> variant);
+
 /// Rewrites the candidates of `func` one at a time, in program order, each
 /// against the program as the ones before it left it. `candidates` lists
 /// the positions in the body where a rewrite could apply;

@@ -66,6 +66,7 @@ void mlir::braid::buildCoOptimizePipeline(
     // where the simulator predicts a gain...
     BraidBucketCollectivesPassOptions bucket;
     bucket.force = force;
+    bucket.exchanges = false;
     pm.addPass(createBraidBucketCollectivesPass(bucket));
     // ...split all_reduces into reduce_scatter and all_gather, hierarchically
     // across nodes, where that is predicted faster...
@@ -80,6 +81,12 @@ void mlir::braid::buildCoOptimizePipeline(
     BraidOverlapPassOptions overlap;
     overlap.force = force;
     pm.addPass(createBraidOverlapPass(overlap));
+    // ...then fuse the pooled-row exchanges, started as they now are, into
+    // one where that beats starting them one by one...
+    BraidBucketCollectivesPassOptions fuseExchanges;
+    fuseExchanges.force = force;
+    fuseExchanges.gradients = false;
+    pm.addPass(createBraidBucketCollectivesPass(fuseExchanges));
     // ...and pipeline a gathered batch's tensor-parallel work in chunks
     // whose collectives run beside each other's computation.
     BraidChunkPipelinePassOptions chunk;

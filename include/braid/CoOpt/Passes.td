@@ -51,7 +51,8 @@ def BraidAsyncExchangesPass
 def BraidBucketCollectivesPass
     : Pass<"braid-bucket-collectives", "::mlir::ModuleOp"> {
   let summary = "combines all_reduces, reduce_scatters and all_gathers of "
-                "one group into size-capped buckets";
+                "one group into size-capped buckets, and fuses pooled-row "
+                "all_to_alls";
   let description = [{
     Gathers the synchronous `braid.all_reduce`s of static shape in each
     function of a per-rank program and combines those of the same
@@ -110,12 +111,61 @@ def BraidBucketCollectivesPass
     with `force`. Summation is elementwise, so the bucketed reduction is
     the members' reductions (lit tests check programs before and after it
     through the reference semantics).
+
+    With `exchanges`, the uniform `braid.all_to_all`s along dimension 0 of
+    one element type and replica groups, synchronous or started (a
+    `braid.all_to_all_start` whose only user is its `braid.wait`), are
+    fused the same way: those in which every rank sends each destination
+    the same number of rows, the pooled rows that a sharded lookup's owners
+    send to every rank's bags. Rank `i` sends `s_i` rows of each member to
+    every destination, so a member's input holds G runs of `s_i` rows and
+    its run for destination `j` starts at `j * dim / G`, whatever the rank.
+    The fused input is, for each destination in group order, each member's
+    run flattened; what a rank receives from sender `i` is each member's
+    `s_i` rows, at offsets known statically, which are sliced out,
+    reshaped and (from several senders) concatenated back into each
+    member's result. The ops that only unpack a member's result
+    (`braid.combine_shards`, casts, reshapes) first move down to just
+    before their own first use, so the pooled rows of consecutive lookups
+    can share a bucket. The fused exchange is started after its last
+    member's input and waited for before the first read of any member's
+    result.
+
+    ```mlir
+    // 2 ranks; rank 0 owns %a's rows, rank 1 %b's (both 2 wide)
+    %xa = braid.all_to_all %a split_dim = 0 concat_dim = 0 split_sizes = [1, 1, 0, 0] groups [[0, 1]] : tensor<?x2xf32> -> tensor<1x2xf32>
+    %xb = braid.all_to_all %b split_dim = 0 concat_dim = 0 split_sizes = [0, 0, 1, 1] groups [[0, 1]] : tensor<?x2xf32> -> tensor<1x2xf32>
+    // becomes (%pa, %pb: each input's rows over 2)
+    %a0 = tensor.extract_slice %a[0, 0] [%pa, 2] [1, 1] ... // and flattened
+    ... // %b0, then %a1 and %b1 at offsets %pa and %pb
+    %cat = tensor.concat dim(0) %fa0, %fb0, %fa1, %fb1 : ... -> tensor<?xf32>
+    %t = braid.all_to_all_start %cat split_dim = 0 concat_dim = 0 split_sizes = [2, 2, 2, 2] groups [[0, 1]] : tensor<?xf32> -> !braid.token<tensor<4xf32>>
+    %r = braid.wait %t : !braid.token<tensor<4xf32>>
+    ... // %xa is elements [0, 2) of %r as 1 x 2, %xb elements [2, 4)
+    ```
+
+    Fusing saves a latency per member and costs a pack copy and, above
+    all, the members' separate starts: an exchange whose input is ready
+    early can no longer run behind the lookups after it. So the simulator
+    compares the fused program with the members each started where its
+    input is ready and waited for at its first use (what
+    `braid-async-exchanges` and `braid-overlap` make of them), and
+    `braid-co-optimize` runs this part after `braid-overlap`
+    (`gradients=false`), where the exchanges are already started. Members
+    whose results are read before a later member's input is ready (the
+    training step's gradient exchanges, each followed by its table's
+    update) stay apart; so do non-uniform exchanges (the routed indices'
+    lengths, each rank sending to the owner only).
   }];
   let options = [
     Option<"bucketMiB", "bucket-mib", "double", "25.0",
            "The largest bucket in MiB (PyTorch DDP's default bucket_cap_mb)">,
     Option<"force", "force", "bool", "false",
            "Bucket without asking the simulator (for tests)">,
+    Option<"gradients", "gradients", "bool", "true",
+           "Bucket the all_reduces, reduce_scatters and all_gathers">,
+    Option<"exchanges", "exchanges", "bool", "true",
+           "Fuse the uniform all_to_alls (pooled rows), started or not">,
   ];
   let statistics = [
     Statistic<"numBuckets", "buckets", "Buckets of two or more collectives">,
@@ -123,8 +173,16 @@ def BraidBucketCollectivesPass
               "Collectives combined into buckets">,
     Statistic<"numRejected", "rejected-by-simulator",
               "Functions whose bucketing the simulator predicted no faster">,
+    Statistic<"numExchangeBuckets", "exchange-buckets",
+              "Fused exchanges of two or more uniform all_to_alls">,
+    Statistic<"numExchangesCombined", "exchanges-combined",
+              "Uniform all_to_alls combined into fused exchanges">,
+    Statistic<"numExchangesRejected", "exchanges-rejected-by-simulator",
+              "Functions whose fused exchanges the simulator predicted no "
+              "faster than their members started one by one">,
   ];
-  let dependentDialects = ["::mlir::braid::BraidDialect",
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::braid::BraidDialect",
                            "::mlir::tensor::TensorDialect"];
 }
 

@@ -21,12 +21,14 @@
 
 namespace mlir::braid {
 
-/// The report of one per-rank program.
 /// What braid-co-optimize left in one function of the per-rank program.
 struct CoOptSummary {
   /// Collectives of concatenations (an all_reduce's, reduce_scatter's or
   /// all_gather's bucket), and the members they carry.
   int64_t buckets = 0, bucketedMembers = 0;
+  /// All_to_alls of concatenations (fused pooled-row exchanges), and the
+  /// exchanges they carry.
+  int64_t fusedExchanges = 0, fusedMembers = 0;
   /// Collectives in their `_start` form.
   int64_t started = 0;
   /// Dense optimizer steps on this rank's rows of their parameter.
