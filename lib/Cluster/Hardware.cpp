@@ -258,6 +258,24 @@ Expected<HardwareDesc> mlir::braid::cluster::parseHardware(StringRef text,
     hw.intraNode.nvlsEfficiency = intra.fraction("nvls_efficiency");
     hw.intraNode.nvlsChannels = intra.integer("nvls_channels");
   }
+  // A field the model would not read is refused, not ignored: a GPU
+  // node's per-hop latencies are NCCL's tuner constants, and NVLS
+  // constants mean nothing without NVLS.
+  if (intra.ok() && hw.intraNode.kind != IntraNodeKind::shm)
+    for (StringRef key : {"hop_latency_us", "collective_bandwidth_GBps"})
+      if (intra.has(key)) {
+        intra.fail(key, "only an \"shm\" node (MPI on a host) reads it; a \"" +
+                            kind +
+                            "\" node's latencies are NCCL's tuner "
+                            "constants");
+        break;
+      }
+  if (intra.ok() && !hw.intraNode.nvls)
+    for (StringRef key : {"nvls_efficiency", "nvls_channels"})
+      if (intra.has(key)) {
+        intra.fail(key, "only read when \"nvls\" is true");
+        break;
+      }
   top.adopt(intra);
 
   FieldReader inter(name, top.childPath("inter_node"), top.child("inter_node"));

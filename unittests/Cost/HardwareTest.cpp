@@ -81,6 +81,21 @@ TEST(HardwareTest, MalformedDescriptionsNameThePath) {
                    "\"kind\": \"shm\", \"hop_latency_us\": 1, "
                    "\"collective_bandwidth_GBps\": {\"all_shuffle\": 1}"),
             "hw.json: intra_node.collective_bandwidth_GBps.all_shuffle: unknown field");
+  // Fields the model would not read for this kind of node are refused.
+  EXPECT_EQ(
+      broken("\"nvls\": false", "\"nvls\": false, \"hop_latency_us\": 5"),
+      "hw.json: intra_node.hop_latency_us: only an \"shm\" node (MPI on a "
+      "host) reads it; a \"nvlink\" node's latencies are NCCL's tuner "
+      "constants");
+  EXPECT_EQ(
+      broken("\"kind\": \"nvlink\"",
+             "\"kind\": \"pcie\", \"collective_bandwidth_GBps\": {}"),
+      "hw.json: intra_node.collective_bandwidth_GBps: only an \"shm\" node "
+      "(MPI on a host) reads it; a \"pcie\" node's latencies are NCCL's "
+      "tuner constants");
+  EXPECT_EQ(
+      broken("\"nvls\": false", "\"nvls\": false, \"nvls_channels\": 16"),
+      "hw.json: intra_node.nvls_channels: only read when \"nvls\" is true");
   // gather_efficiency is optional (1 when absent) and a fraction.
   EXPECT_EQ(parseHardware(good, "hw.json")->device.gatherEfficiency, 1.0);
   {
