@@ -72,6 +72,23 @@ std::optional<double> ProgramShapes::indexValueOf(Value value) const {
       return rows(dim.getSource());
     return std::nullopt;
   }
+  // The rank, and a choice by it (a fused exchange's rows for this rank).
+  if (isa_and_present<RankOp>(def))
+    return double(rank);
+  if (auto select = dyn_cast_if_present<arith::SelectOp>(def)) {
+    auto compare = select.getCondition().getDefiningOp<arith::CmpIOp>();
+    if (!compare || (compare.getPredicate() != arith::CmpIPredicate::eq &&
+                     compare.getPredicate() != arith::CmpIPredicate::ne))
+      return std::nullopt;
+    std::optional<double> a = indexValueOf(compare.getLhs());
+    std::optional<double> b = indexValueOf(compare.getRhs());
+    if (!a || !b)
+      return std::nullopt;
+    bool equal = *a == *b;
+    bool taken =
+        compare.getPredicate() == arith::CmpIPredicate::eq ? equal : !equal;
+    return indexValueOf(taken ? select.getTrueValue() : select.getFalseValue());
+  }
   if (!def || def->getNumOperands() != 2)
     return std::nullopt;
   std::optional<double> lhs = indexValueOf(def->getOperand(0));
@@ -86,6 +103,8 @@ std::optional<double> ProgramShapes::indexValueOf(Value value) const {
     return *lhs * *rhs;
   if (isa<arith::DivUIOp>(def) && *rhs > 0)
     return std::floor(*lhs / *rhs);
+  if (isa<arith::RemUIOp>(def) && *rhs > 0)
+    return std::fmod(*lhs, *rhs);
   return std::nullopt;
 }
 
@@ -302,6 +321,24 @@ LogicalResult ProgramShapes::bindOp(Operation &op) {
         return success();
       }
   }
+  // A concatenation along dimension 0 has its operands' rows.
+  if (auto concat = dyn_cast<tensor::ConcatOp>(op);
+      concat && concat.getDim() == 0) {
+    double total = 0;
+    for (Value input : concat.getInputs())
+      total += rows(input);
+    setRows(concat.getResult(), total);
+    return success();
+  }
+  // An expand_shape whose first size is an index value has that many rows.
+  if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op))
+    if (!expand.getOutputShape().empty() &&
+        expand.getResultType().isDynamicDim(0))
+      if (std::optional<double> bound =
+              indexValueOf(expand.getOutputShape().front())) {
+        setRows(expand.getResult(), *bound);
+        return success();
+      }
   // A reshape keeps the elements: rows times the static rest of a row.
   if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(op)) {
     auto rowElements = [](RankedTensorType type) {

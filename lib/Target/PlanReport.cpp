@@ -13,9 +13,8 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Support/FormatVariadic.h"
-
-#include <cmath>
 
 using namespace mlir;
 using namespace mlir::braid;
@@ -51,15 +50,19 @@ static CoOptSummary summarizeCoOpt(func::FuncOp func) {
     auto concat = input.getDefiningOp<tensor::ConcatOp>();
     if (!concat)
       return;
-    // A fused exchange concatenates each member's rows for each of the G
-    // destinations.
+    // A fused exchange concatenates slices of its members' inputs (each
+    // flattened), one per destination the member sends to.
     if (isa<AllToAllOp, AllToAllStartOp>(op)) {
-      auto sizes = op->getAttrOfType<DenseI64ArrayAttr>("split_sizes");
-      auto group = static_cast<int64_t>(
-          std::lround(std::sqrt(sizes ? double(sizes.size()) : 1.0)));
+      llvm::SmallPtrSet<void *, 8> members;
+      for (Value piece : concat.getInputs()) {
+        if (auto flat = piece.getDefiningOp<tensor::CollapseShapeOp>())
+          piece = flat.getSrc();
+        if (auto slice = piece.getDefiningOp<tensor::ExtractSliceOp>())
+          piece = slice.getSource();
+        members.insert(piece.getAsOpaquePointer());
+      }
       ++summary.fusedExchanges;
-      summary.fusedMembers +=
-          int64_t(concat.getInputs().size()) / std::max<int64_t>(1, group);
+      summary.fusedMembers += members.size();
       return;
     }
     ++summary.buckets;

@@ -34,7 +34,7 @@ using namespace mlir::braid;
 
 namespace {
 /// The collectives a bucket combines: all_reduce, reduce_scatter and
-/// all_gather along dimension 0, and uniform exchanges (uniformSenderRows).
+/// all_gather along dimension 0, and uniform exchanges (exchangeLayout).
 enum class BucketKind { allReduce, reduceScatter, allGather, exchange };
 
 /// The collectives of one bucket, all of one kind, and where it goes.
@@ -75,14 +75,25 @@ Value exchangeResult(Operation *op) {
   return wait.getResult();
 }
 
-/// For an all_to_all (or a started one) whose member at group position `i`
-/// sends `rows[i]` slices along dimension 0 to every position (each row of its
-/// split_sizes constant, some non-zero; static sizes past dimension 0 in
-/// and out): `rows`. Such an exchange needs no rank to pack or unpack:
-/// a sender's slices for destination `j` are its input's `j`-th G-th, and
-/// what a receiver gets from each sender is known statically.
-std::optional<SmallVector<int64_t>> uniformSenderRows(Operation *op,
-                                                      int64_t worldSize) {
+/// How a uniform exchange's rows go: either every sender sends each
+/// destination the same rows as it sends the others (`bySender`: sender
+/// `i` sends `counts[i]` rows to each; the pooled rows that a lookup's
+/// owners send to every rank's bags), or every sender sends destination
+/// `j` the same rows as the other senders do (`counts[j]` rows from each;
+/// the routed indices' lengths and the pooled rows' gradients, which every
+/// rank sends to the owners only).
+struct ExchangeLayout {
+  bool bySender = true;
+  SmallVector<int64_t> counts;
+};
+
+/// The layout of an all_to_all (or a started one) along dimension 0 with
+/// static sizes past it, whose split_sizes rows (or, failing that, columns)
+/// are each constant and not all zero. Only such an exchange can be packed
+/// and unpacked at offsets that need the rank at most once per member. A
+/// layout by destination needs the rank's position in its group, so its
+/// groups must tile the world in consecutive blocks.
+std::optional<ExchangeLayout> exchangeLayout(Operation *op, int64_t worldSize) {
   Value result = exchangeResult(op);
   auto split = op->getAttrOfType<IntegerAttr>("split_dim");
   auto concat = op->getAttrOfType<IntegerAttr>("concat_dim");
@@ -99,18 +110,32 @@ std::optional<SmallVector<int64_t>> uniformSenderRows(Operation *op,
       return std::nullopt;
   int64_t size = groupSizeOf(op, worldSize);
   ArrayRef<int64_t> sizes = splitSizes.asArrayRef();
-  if (size < 1 || int64_t(sizes.size()) != size * size)
+  if (size < 1 || int64_t(sizes.size()) != size * size ||
+      llvm::all_of(sizes, [](int64_t n) { return n == 0; }))
     return std::nullopt;
-  SmallVector<int64_t> rows;
+  auto at = [&](int64_t i, int64_t j) { return sizes[i * size + j]; };
+  ExchangeLayout layout;
   for (int64_t i = 0; i < size; ++i) {
-    ArrayRef<int64_t> row = sizes.slice(i * size, size);
-    if (!llvm::all_equal(row))
-      return std::nullopt;
-    rows.push_back(row.front());
+    if (!llvm::all_of(llvm::seq<int64_t>(0, size),
+                      [&](int64_t j) { return at(i, j) == at(i, 0); }))
+      break;
+    layout.counts.push_back(at(i, 0));
   }
-  if (llvm::all_of(rows, [](int64_t r) { return r == 0; }))
+  if (int64_t(layout.counts.size()) == size)
+    return layout;
+  layout.bySender = false;
+  layout.counts.clear();
+  for (int64_t j = 0; j < size; ++j) {
+    if (!llvm::all_of(llvm::seq<int64_t>(0, size),
+                      [&](int64_t i) { return at(i, j) == at(0, j); }))
+      return std::nullopt;
+    layout.counts.push_back(at(0, j));
+  }
+  if (!areConsecutiveBlocks(
+          op->getAttrOfType<ReplicaGroupsAttr>("replica_groups"), size,
+          worldSize))
     return std::nullopt;
-  return rows;
+  return layout;
 }
 
 /// The elements of one slice along dimension 0 of `type` (static past it).
@@ -321,13 +346,17 @@ Operation *firstUserInBlock(Operation *op, Block &block) {
   return first;
 }
 
-/// Replaces the uniform exchanges of `bucket` with one all_to_all of a
-/// flat buffer, started at the bucket's place and waited for just before
-/// the first use of any member's result. A sender's buffer holds, for each
-/// destination in group order, each member's rows for it (the `j`-th G-th
-/// of the member's input, flattened); so a receiver's holds, for each
-/// sender in group order, each member's rows from it, at offsets known
-/// statically: a member's result is its runs, reshaped and concatenated.
+/// Replaces the uniform exchanges of `bucket` (of one layout) with one
+/// all_to_all of a flat buffer, started at the bucket's place and waited
+/// for just before the first use of any member's result. A sender's buffer
+/// holds, for each destination in group order, each member's rows for it,
+/// flattened; so a receiver's holds, for each sender in group order, each
+/// member's rows from it: a member's result is its runs, reshaped and
+/// concatenated. By sender, a member's run for destination `j` is the
+/// `j`-th G-th of its input, and what a receiver gets is static; by
+/// destination, the sender's runs are static, and a receiver's runs are
+/// as long as its own column of the member's split_sizes says, which it
+/// selects by its position in the group.
 void emitExchangeBucket(Block &block, const Bucket &bucket, int64_t worldSize) {
   Operation *first = bucket.members.front();
   Location loc = first->getLoc();
@@ -340,56 +369,94 @@ void emitExchangeBucket(Block &block, const Bucket &bucket, int64_t worldSize) {
   struct Member {
     Operation *op;
     Value input, result;
-    SmallVector<int64_t> rows;
+    ExchangeLayout layout;
     int64_t rowElements;
   };
   SmallVector<Member> members;
   for (Operation *op : bucket.members) {
     Value input = op->getOperand(0);
     members.push_back(
-        {op, input, exchangeResult(op), *uniformSenderRows(op, worldSize),
+        {op, input, exchangeResult(op), *exchangeLayout(op, worldSize),
          elementsPerRow(cast<RankedTensorType>(input.getType()))});
   }
-  // Each member's rows per destination: its input's rows over G.
-  SmallVector<Value> perDestination;
-  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  Value groupSize = arith::ConstantIndexOp::create(b, loc, size);
-  for (Member &member : members) {
-    Value rows = tensor::DimOp::create(b, loc, member.input, zero);
-    perDestination.push_back(arith::DivUIOp::create(b, loc, rows, groupSize));
-  }
+  bool bySender = members.front().layout.bySender;
+  // Index constants, each made once where it is first needed (before the
+  // exchange, or after its wait), and arithmetic that folds the trivial.
+  llvm::SmallDenseMap<int64_t, Value> constants;
+  auto index = [&](int64_t value) -> Value {
+    Value &constant = constants[value];
+    if (!constant)
+      constant = arith::ConstantIndexOp::create(b, loc, value);
+    return constant;
+  };
+  auto times = [&](Value value, int64_t factor) -> Value {
+    if (factor == 1)
+      return value;
+    return arith::MulIOp::create(b, loc, value, index(factor));
+  };
+  auto plus = [&](Value lhs, Value rhs) -> Value {
+    if (lhs == index(0))
+      return rhs;
+    if (rhs == index(0))
+      return lhs;
+    return arith::AddIOp::create(b, loc, lhs, rhs);
+  };
+  // The rows `member` sends to destination `j`, from offset `offset`.
+  auto run = [&](const Member &member, OpFoldResult offset, OpFoldResult rows) {
+    auto type = cast<RankedTensorType>(member.input.getType());
+    SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
+    SmallVector<OpFoldResult> sizes = {rows};
+    SmallVector<OpFoldResult> strides(type.getRank(), b.getIndexAttr(1));
+    offsets[0] = offset;
+    for (int64_t d = 1; d < type.getRank(); ++d)
+      sizes.push_back(b.getIndexAttr(type.getDimSize(d)));
+    return flattenRows(b, loc,
+                       tensor::ExtractSliceOp::create(b, loc, member.input,
+                                                      offsets, sizes, strides));
+  };
   SmallVector<Value> pieces;
-  for (int64_t j = 0; j < size; ++j)
-    for (auto [member, count] : llvm::zip(members, perDestination)) {
-      Value input = member.input;
-      auto type = cast<RankedTensorType>(input.getType());
-      SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
-      SmallVector<OpFoldResult> sizes = {count};
-      SmallVector<OpFoldResult> strides(type.getRank(), b.getIndexAttr(1));
-      for (int64_t d = 1; d < type.getRank(); ++d)
-        sizes.push_back(b.getIndexAttr(type.getDimSize(d)));
-      if (j == 1)
-        offsets[0] = count;
-      else if (j > 1)
-        offsets[0] =
-            arith::MulIOp::create(b, loc, count,
-                                  arith::ConstantIndexOp::create(b, loc, j))
-                .getResult();
-      Value slice = tensor::ExtractSliceOp::create(b, loc, input, offsets,
-                                                   sizes, strides);
-      pieces.push_back(flattenRows(b, loc, slice));
-    }
-  Value packed = tensor::ConcatOp::create(b, loc, /*dim=*/0, pieces);
-  // The fused matrix counts elements; every receiver gets the same.
-  SmallVector<int64_t> matrix;
-  int64_t received = 0;
-  for (int64_t i = 0; i < size; ++i) {
-    int64_t fromI = 0;
+  if (bySender) {
+    // Each member's rows per destination: its input's rows over G.
+    Value zero = index(0), groupSize = index(size);
+    SmallVector<Value> perDestination;
     for (Member &member : members)
-      fromI += member.rows[i] * member.rowElements;
-    matrix.append(size, fromI);
-    received += fromI;
+      perDestination.push_back(arith::DivUIOp::create(
+          b, loc, tensor::DimOp::create(b, loc, member.input, zero),
+          groupSize));
+    for (int64_t j = 0; j < size; ++j)
+      for (auto [member, count] : llvm::zip(members, perDestination)) {
+        OpFoldResult offset = b.getIndexAttr(0);
+        if (j > 0)
+          offset = times(count, j);
+        pieces.push_back(run(member, offset, count));
+      }
+  } else {
+    SmallVector<int64_t> offsets(members.size(), 0);
+    for (int64_t j = 0; j < size; ++j)
+      for (auto [member, offset] : llvm::zip(members, offsets)) {
+        int64_t rows = member.layout.counts[j];
+        if (rows == 0)
+          continue;
+        pieces.push_back(
+            run(member, b.getIndexAttr(offset), b.getIndexAttr(rows)));
+        offset += rows;
+      }
   }
+  Value packed = tensor::ConcatOp::create(b, loc, /*dim=*/0, pieces);
+  // The fused matrix counts elements.
+  SmallVector<int64_t> matrix(size * size, 0);
+  for (int64_t i = 0; i < size; ++i)
+    for (int64_t j = 0; j < size; ++j)
+      for (Member &member : members)
+        matrix[i * size + j] +=
+            member.layout.counts[bySender ? i : j] * member.rowElements;
+  // What each position receives: the same everywhere by sender.
+  SmallVector<int64_t> receivedBy(size, 0);
+  for (int64_t j = 0; j < size; ++j)
+    for (int64_t i = 0; i < size; ++i)
+      receivedBy[j] += matrix[i * size + j];
+  int64_t received =
+      llvm::all_equal(receivedBy) ? receivedBy.front() : ShapedType::kDynamic;
   Type element = cast<RankedTensorType>(packed.getType()).getElementType();
   auto exchange = AllToAllOp::create(
       b, loc, RankedTensorType::get({received}, element), packed,
@@ -405,26 +472,74 @@ void emitExchangeBucket(Block &block, const Bucket &bucket, int64_t worldSize) {
   if (firstUse)
     wait->moveBefore(firstUse);
   b.setInsertionPointAfter(wait);
+  constants.clear();
+  // A member's run of `rows` (static or not) at `offset` of the receive
+  // buffer, in the member's row shape.
+  auto unpack = [&](const Member &member, OpFoldResult offset,
+                    OpFoldResult rows) -> Value {
+    auto resultType = cast<RankedTensorType>(member.result.getType());
+    OpFoldResult length = b.getIndexAttr(0);
+    std::optional<int64_t> staticRows = getConstantIntValue(rows);
+    if (staticRows)
+      length = b.getIndexAttr(*staticRows * member.rowElements);
+    else
+      length = times(cast<Value>(rows), member.rowElements);
+    Value flat = tensor::ExtractSliceOp::create(
+        b, loc, wait.getResult(), ArrayRef<OpFoldResult>{offset},
+        ArrayRef<OpFoldResult>{length},
+        ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+    if (resultType.getRank() == 1)
+      return flat;
+    SmallVector<int64_t> shape(resultType.getShape());
+    shape[0] = staticRows ? *staticRows : ShapedType::kDynamic;
+    SmallVector<OpFoldResult> outputShape = {rows};
+    for (int64_t d = 1; d < resultType.getRank(); ++d)
+      outputShape.push_back(b.getIndexAttr(shape[d]));
+    auto all = llvm::to_vector<2>(llvm::seq<int64_t>(0, shape.size()));
+    return tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get(shape, element), flat,
+        ArrayRef<ReassociationIndices>{all}, outputShape);
+  };
   SmallVector<SmallVector<Value>> runs(members.size());
-  int64_t offset = 0;
-  for (int64_t i = 0; i < size; ++i)
-    for (auto [member, parts] : llvm::zip(members, runs)) {
-      int64_t rows = member.rows[i];
-      if (rows == 0)
-        continue;
-      int64_t length = rows * member.rowElements;
-      Value run = tensor::ExtractSliceOp::create(
-          b, loc, wait.getResult(),
-          ArrayRef<OpFoldResult>{b.getIndexAttr(offset)},
-          ArrayRef<OpFoldResult>{b.getIndexAttr(length)},
-          ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
-      auto resultType = cast<RankedTensorType>(member.result.getType());
-      SmallVector<int64_t> shape(resultType.getShape());
-      shape[0] = rows;
-      parts.push_back(
-          unflatten(b, loc, run, RankedTensorType::get(shape, element)));
-      offset += length;
+  if (bySender) {
+    int64_t offset = 0;
+    for (int64_t i = 0; i < size; ++i)
+      for (auto [member, parts] : llvm::zip(members, runs)) {
+        int64_t rows = member.layout.counts[i];
+        if (rows == 0)
+          continue;
+        parts.push_back(
+            unpack(member, b.getIndexAttr(offset), b.getIndexAttr(rows)));
+        offset += rows * member.rowElements;
+      }
+  } else {
+    // This rank's column: its rows from each sender, per member.
+    Value position = RankOp::create(b, loc);
+    if (size != worldSize)
+      position = arith::RemUIOp::create(b, loc, position, index(size));
+    SmallVector<Value> mine;
+    Value zero = index(0), width = zero;
+    SmallVector<Value> before;
+    for (Member &member : members) {
+      Value rows = zero;
+      for (auto [j, count] : llvm::enumerate(member.layout.counts))
+        if (count != 0)
+          rows = arith::SelectOp::create(
+              b, loc,
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, position,
+                                    index(j)),
+              index(count), rows);
+      mine.push_back(rows);
+      before.push_back(width);
+      width = plus(width, times(rows, member.rowElements));
     }
+    for (int64_t i = 0; i < size; ++i) {
+      Value start = i == 0 ? zero : times(width, i);
+      for (auto [member, parts, rows, at] :
+           llvm::zip(members, runs, mine, before))
+        parts.push_back(unpack(member, plus(start, at), rows));
+    }
+  }
   for (auto [member, parts] : llvm::zip(members, runs)) {
     Value result = parts.size() == 1
                        ? parts.front()
@@ -464,7 +579,7 @@ void sinkUnpacking(Operation *op) {
 void startEach(func::FuncOp func, int64_t worldSize) {
   SmallVector<Operation *> exchanges;
   for (Operation &op : func.getBody().getOps())
-    if (isa<AllToAllOp>(op) && uniformSenderRows(&op, worldSize))
+    if (isa<AllToAllOp>(op) && exchangeLayout(&op, worldSize))
       exchanges.push_back(&op);
   for (Operation *op : exchanges) {
     sinkUnpacking(op);
@@ -488,7 +603,7 @@ bool bucketCollectives(func::FuncOp func, int64_t capBytes, int64_t worldSize,
   if (exchanges) {
     SmallVector<Operation *> uniform;
     for (Operation &op : block)
-      if (uniformSenderRows(&op, worldSize))
+      if (exchangeLayout(&op, worldSize))
         uniform.push_back(&op);
     // A started one's wait too.
     for (Operation *op : uniform) {
@@ -505,7 +620,7 @@ bool bucketCollectives(func::FuncOp func, int64_t capBytes, int64_t worldSize,
   // after an op that bucketing erases.
   for (Operation &op : block) {
     if (exchanges) {
-      if (uniformSenderRows(&op, worldSize))
+      if (exchangeLayout(&op, worldSize))
         candidates.push_back(&op);
       continue;
     }
@@ -539,16 +654,24 @@ bool bucketCollectives(func::FuncOp func, int64_t capBytes, int64_t worldSize,
                  groupSize !=
              0))
       continue;
-    Key key{static_cast<int64_t>(kind), reductionOf(op), groups,
+    // Exchanges of one layout only share a bucket.
+    int64_t reduction = reductionOf(op);
+    if (kind == BucketKind::exchange)
+      reduction = exchangeLayout(op, worldSize)->bySender ? -1 : -2;
+    Key key{static_cast<int64_t>(kind), reduction, groups,
             cast<RankedTensorType>(input.getType()).getElementType()};
     // An exchange's size is what a rank receives (the same on every rank).
     int64_t bytes = 0;
     if (kind == BucketKind::exchange) {
       auto type = cast<RankedTensorType>(input.getType());
-      SmallVector<int64_t> senderRows = *uniformSenderRows(op, worldSize);
-      for (int64_t rows : senderRows)
-        bytes += rows * elementsPerRow(type) *
-                 std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+      // By destination, the most any rank receives.
+      ExchangeLayout layout = *exchangeLayout(op, worldSize);
+      int64_t rows = 0;
+      for (int64_t count : layout.counts)
+        rows =
+            layout.bySender ? rows + count : std::max(rows, count * groupSize);
+      bytes += rows * elementsPerRow(type) *
+               std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
     } else {
       bytes = bytesOf(cast<RankedTensorType>(input.getType()));
     }
@@ -643,7 +766,7 @@ struct BraidBucketCollectivesPass
     for (func::FuncOp func : exchanges ? funcs : SmallVector<func::FuncOp>()) {
       if (func.isExternal() ||
           llvm::count_if(func.getBody().getOps(), [&](Operation &op) {
-            return uniformSenderRows(&op, worldSize).has_value();
+            return exchangeLayout(&op, worldSize).has_value();
           }) < 2)
         continue;
       std::optional<double> startedUs;

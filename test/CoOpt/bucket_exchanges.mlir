@@ -25,11 +25,18 @@
 // Rank 0 owns %a's rows (one per destination), rank 1 owns %b's (two per
 // destination, 2 wide); %c is sent by both ranks alike. The rows a rank
 // sends are a slice whose size depends on the rank, as a sharded lookup's
-// are. %d's exchange is not uniform (each rank sends its row to rank 1
-// only) and keeps its own all_to_all.
+// are: these three go by sender.
 
 // CHECK-LABEL: func.func @pooled
-// CHECK-SAME:   (%[[AIN:[a-z0-9]+]]: tensor<2x4xf32>, %[[BIN:[a-z0-9]+]]: tensor<4x2xf32>, %[[C:[a-z0-9]+]]: tensor<2x3xf32>
+// CHECK-SAME:   (%[[AIN:[a-z0-9]+]]: tensor<2x4xf32>, %[[BIN:[a-z0-9]+]]: tensor<4x2xf32>, %[[C:[a-z0-9]+]]: tensor<2x3xf32>, %[[D:[a-z0-9]+]]: tensor<1xf32>, %[[E:[a-z0-9]+]]: tensor<2x2xf32>)
+// %d and %e go by destination: every rank sends %d's row to rank 1 and
+// %e's two rows to rank 0. A sender's runs are static (destination 0's
+// first); they are ready at the start, and so is their fused exchange.
+// CHECK-NEXT: %[[E0:.*]] = tensor.extract_slice %[[E]][0, 0] [2, 2] [1, 1] : tensor<2x2xf32> to tensor<2x2xf32>
+// CHECK-NEXT: %[[FE0:.*]] = tensor.collapse_shape %[[E0]] {{\[\[}}0, 1]] : tensor<2x2xf32> into tensor<4xf32>
+// CHECK-NEXT: %[[D1:.*]] = tensor.extract_slice %[[D]][0] [1] [1] : tensor<1xf32> to tensor<1xf32>
+// CHECK-NEXT: %[[DCAT:.*]] = tensor.concat dim(0) %[[FE0]], %[[D1]] : (tensor<4xf32>, tensor<1xf32>) -> tensor<5xf32>
+// CHECK-NEXT: %[[DT:.*]] = braid.all_to_all_start %[[DCAT]] split_dim = 0 concat_dim = 0 split_sizes = [4, 1, 4, 1] groups {{\[\[}}0, 1]] : tensor<5xf32> -> !braid.token<tensor<?xf32>>
 // CHECK:      %[[A:.*]] = tensor.extract_slice %[[AIN]]
 // CHECK:      %[[B:.*]] = tensor.extract_slice %[[BIN]]
 // Members in the order their inputs are ready: %c (an argument), %a, %b;
@@ -59,8 +66,29 @@
 // Rank 0 sends 1 x 3 + 1 x 4 elements to each rank, rank 1 1 x 3 + 2 x 2;
 // every rank receives 7 + 7.
 // CHECK-NEXT: %[[T:.*]] = braid.all_to_all_start %[[CAT]] split_dim = 0 concat_dim = 0 split_sizes = [7, 7, 7, 7] groups {{\[\[}}0, 1]] : tensor<?xf32> -> !braid.token<tensor<14xf32>>
-// The non-uniform exchange is untouched.
-// CHECK-NEXT: %[[XD:.*]] = braid.all_to_all %{{.*}} split_dim = 0 concat_dim = 0 split_sizes = [0, 1, 0, 1]
+// A receiver's runs are its column of each member's split_sizes, chosen by
+// its rank: %d's row from each sender on rank 1, %e's two rows on rank 0.
+// CHECK-NEXT: %[[DR:.*]] = braid.wait %[[DT]] : !braid.token<tensor<?xf32>>
+// CHECK-NEXT: %[[RANK:.*]] = braid.rank : index
+// CHECK-NEXT: %[[Z:.*]] = arith.constant 0 : index
+// CHECK-NEXT: %[[ONE:.*]] = arith.constant 1 : index
+// CHECK-NEXT: %[[IS1:.*]] = arith.cmpi eq, %[[RANK]], %[[ONE]] : index
+// CHECK-NEXT: %[[ND:.*]] = arith.select %[[IS1]], %[[ONE]], %[[Z]] : index
+// CHECK-NEXT: %[[TWO:.*]] = arith.constant 2 : index
+// CHECK-NEXT: %[[IS0:.*]] = arith.cmpi eq, %[[RANK]], %[[Z]] : index
+// CHECK-NEXT: %[[NE:.*]] = arith.select %[[IS0]], %[[TWO]], %[[Z]] : index
+// CHECK-NEXT: %[[LE:.*]] = arith.muli %[[NE]], %[[TWO]] : index
+// CHECK-NEXT: %[[W:.*]] = arith.addi %[[ND]], %[[LE]] : index
+// From sender 0, then sender 1 (at %[[W]]): %d's run, then %e's.
+// CHECK-NEXT: %[[SD0:.*]] = tensor.extract_slice %[[DR]][%[[Z]]] [%[[ND]]] [1] : tensor<?xf32> to tensor<?xf32>
+// CHECK:      %[[SE0:.*]] = tensor.extract_slice %[[DR]][%[[ND]]] [%{{.*}}] [1] : tensor<?xf32> to tensor<?xf32>
+// CHECK-NEXT: %[[XE0:.*]] = tensor.expand_shape %[[SE0]] {{\[\[}}0, 1]] output_shape [%[[NE]], 2] : tensor<?xf32> into tensor<?x2xf32>
+// CHECK-NEXT: %[[SD1:.*]] = tensor.extract_slice %[[DR]][%[[W]]] [%[[ND]]] [1]
+// CHECK-NEXT: %[[AT:.*]] = arith.addi %[[W]], %[[ND]] : index
+// CHECK:      %[[SE1:.*]] = tensor.extract_slice %[[DR]][%[[AT]]]
+// CHECK-NEXT: %[[XE1:.*]] = tensor.expand_shape %[[SE1]]
+// CHECK-NEXT: %[[XD:.*]] = tensor.concat dim(0) %[[SD0]], %[[SD1]] : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
+// CHECK-NEXT: %[[XE:.*]] = tensor.concat dim(0) %[[XE0]], %[[XE1]] : (tensor<?x2xf32>, tensor<?x2xf32>) -> tensor<?x2xf32>
 // CHECK-NEXT: %[[R:.*]] = braid.wait %[[T]] : !braid.token<tensor<14xf32>>
 // From rank 0: its row of %c, then %a's row; from rank 1: its row of %c,
 // then %b's rows.
@@ -74,10 +102,10 @@
 // CHECK-NEXT: %[[XB:.*]] = tensor.expand_shape %[[SB]] {{.*}} output_shape [2, 2]
 // CHECK-NEXT: %[[XC:.*]] = tensor.concat dim(0) %[[XC0]], %[[XC1]] : (tensor<1x3xf32>, tensor<1x3xf32>) -> tensor<2x3xf32>
 // CHECK-NEXT: %[[CA:.*]] = tensor.cast %[[XA]] : tensor<1x4xf32> to tensor<?x4xf32>
-// CHECK-NEXT: return %[[CA]], %[[XB]], %[[XC]], %[[XD]] :
+// CHECK-NEXT: return %[[CA]], %[[XB]], %[[XC]], %[[XD]], %[[XE]] :
 
 // GRADIENTS-LABEL: func.func @pooled
-// GRADIENTS-COUNT-4: braid.all_to_all %
+// GRADIENTS-COUNT-5: braid.all_to_all %
 // GRADIENTS-NOT: tensor.concat
 
 // CHECK-LABEL: func.func private @started
@@ -91,11 +119,12 @@
 
 // SMALL-LABEL: func.func @pooled
 // SMALL-NOT: tensor.concat
-// SMALL-COUNT-4: braid.all_to_all %
+// SMALL-COUNT-5: braid.all_to_all %
 module attributes {braid.cluster = #braid.cluster<hardware = "dgx-h100", nodes = 1, ranks_per_node = 2>} {
   func.func @pooled(%a_all: tensor<2x4xf32>, %b_all: tensor<4x2xf32>,
-                    %c: tensor<2x3xf32>, %d: tensor<1xf32>)
-      -> (tensor<?x4xf32>, tensor<2x2xf32>, tensor<2x3xf32>, tensor<?xf32>) {
+                    %c: tensor<2x3xf32>, %d: tensor<1xf32>, %e: tensor<2x2xf32>)
+      -> (tensor<?x4xf32>, tensor<2x2xf32>, tensor<2x3xf32>, tensor<?xf32>,
+          tensor<?x2xf32>) {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %c2 = arith.constant 2 : index
@@ -112,7 +141,8 @@ module attributes {braid.cluster = #braid.cluster<hardware = "dgx-h100", nodes =
     %xb = braid.all_to_all %b split_dim = 0 concat_dim = 0 split_sizes = [0, 0, 2, 2] groups [[0, 1]] : tensor<?x2xf32> -> tensor<2x2xf32>
     %xc = braid.all_to_all %c split_dim = 0 concat_dim = 0 split_sizes = [1, 1, 1, 1] groups [[0, 1]] : tensor<2x3xf32> -> tensor<2x3xf32>
     %xd = braid.all_to_all %d split_dim = 0 concat_dim = 0 split_sizes = [0, 1, 0, 1] groups [[0, 1]] : tensor<1xf32> -> tensor<?xf32>
-    return %xa, %xb, %xc, %xd : tensor<?x4xf32>, tensor<2x2xf32>, tensor<2x3xf32>, tensor<?xf32>
+    %xe = braid.all_to_all %e split_dim = 0 concat_dim = 0 split_sizes = [2, 0, 2, 0] groups [[0, 1]] : tensor<2x2xf32> -> tensor<?x2xf32>
+    return %xa, %xb, %xc, %xd, %xe : tensor<?x4xf32>, tensor<2x2xf32>, tensor<2x3xf32>, tensor<?xf32>, tensor<?x2xf32>
   }
 
   // Started exchanges (braid-overlap's form, in which the pipeline meets

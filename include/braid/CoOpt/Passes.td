@@ -115,21 +115,30 @@ def BraidBucketCollectivesPass
     With `exchanges`, the uniform `braid.all_to_all`s along dimension 0 of
     one element type and replica groups, synchronous or started (a
     `braid.all_to_all_start` whose only user is its `braid.wait`), are
-    fused the same way: those in which every rank sends each destination
-    the same number of rows, the pooled rows that a sharded lookup's owners
-    send to every rank's bags. Rank `i` sends `s_i` rows of each member to
-    every destination, so a member's input holds G runs of `s_i` rows and
-    its run for destination `j` starts at `j * dim / G`, whatever the rank.
+    fused the same way. An exchange is uniform by sender when each rank
+    sends every destination the same number of rows (each row of its
+    `split_sizes` constant: the pooled rows that a sharded lookup's owners
+    send to every rank's bags), and by destination when every rank sends a
+    destination the same number of rows (each column constant: the routed
+    indices' lengths and the pooled rows' gradients, which every rank sends
+    to the owners). Exchanges of one layout share a bucket.
+
     The fused input is, for each destination in group order, each member's
-    run flattened; what a rank receives from sender `i` is each member's
-    `s_i` rows, at offsets known statically, which are sliced out,
-    reshaped and (from several senders) concatenated back into each
-    member's result. The ops that only unpack a member's result
-    (`braid.combine_shards`, casts, reshapes) first move down to just
-    before their own first use, so the pooled rows of consecutive lookups
-    can share a bucket. The fused exchange is started after its last
-    member's input and waited for before the first read of any member's
-    result.
+    rows for it, flattened; what a rank receives from each sender is each
+    member's rows from it, which are sliced out, reshaped and concatenated
+    back into each member's result. By sender, rank `i` sends `s_i` rows of
+    a member to every destination, so the member's run for destination `j`
+    starts at `j * dim / G` whatever the rank, and a receiver's offsets are
+    static. By destination, a sender's runs are static, and a receiver
+    reads its own column of each member's `split_sizes`, selected by its
+    position in the group (`braid.rank`, so the groups must tile the world
+    in consecutive blocks).
+
+    The ops that only unpack a member's result (`braid.combine_shards`,
+    casts, reshapes) and a started member's wait first move down to just
+    before their own first use, so the exchanges of consecutive lookups can
+    share a bucket. The fused exchange is started after its last member's
+    input and waited for before the first read of any member's result.
 
     ```mlir
     // 2 ranks; rank 0 owns %a's rows, rank 1 %b's (both 2 wide)
@@ -146,16 +155,15 @@ def BraidBucketCollectivesPass
 
     Fusing saves a latency per member and costs a pack copy and, above
     all, the members' separate starts: an exchange whose input is ready
-    early can no longer run behind the lookups after it. So the simulator
+    early can no longer run behind the work after it. So the simulator
     compares the fused program with the members each started where its
     input is ready and waited for at its first use (what
     `braid-async-exchanges` and `braid-overlap` make of them), and
     `braid-co-optimize` runs this part after `braid-overlap`
     (`gradients=false`), where the exchanges are already started. Members
-    whose results are read before a later member's input is ready (the
-    training step's gradient exchanges, each followed by its table's
-    update) stay apart; so do non-uniform exchanges (the routed indices'
-    lengths, each rank sending to the owner only).
+    whose results are read before a later member's input is ready stay
+    apart; so do exchanges uniform neither way (table-row-wise shards
+    across nodes, sent between node pairs).
   }];
   let options = [
     Option<"bucketMiB", "bucket-mib", "double", "25.0",
