@@ -86,7 +86,7 @@ def main():
                 unmeasured.pop(key, None)
             unmeasured_path = tmp / "two_hosts_unmeasured_overlap.json"
             unmeasured_path.write_text(json.dumps(unmeasured))
-            programs, predicted, predicted_unmeasured = {}, {}, {}
+            programs, predicted, predicted_unmeasured, coopt = {}, {}, {}, {}
             models = [("", MODEL), ("tp ", TP_MODEL)]
             for prefix, model in models:
                 for level in (0, 2):
@@ -95,6 +95,8 @@ def main():
                          "--nodes", "2", "--ranks-per-node", "2", "--train", "--target",
                          "cpu", "--opt-level", str(level), "-o", out])
                     programs[(prefix, level)] = out
+                    coopt[(prefix, level)] = json.loads(
+                        (out / "plan.json").read_text())["co_optimization"]["train_step"]
                     sim = json.loads(run([bin_dir / "braid-sim", out, "--function",
                                           "train_step", "--json"]))
                     predicted[(prefix, level)] = sim["iteration_ms"]
@@ -136,7 +138,8 @@ def main():
         rows.append({"program": name, "model": str((TP_MODEL if prefix else MODEL).relative_to(ROOT)),
                      "opt_level": level, "predicted_step_ms": pred,
                      "predicted_step_ms_with_channel_model": before,
-                     "measured_step_ms": median[name], "runs_ms": measured[name]})
+                     "measured_step_ms": median[name], "runs_ms": measured[name],
+                     "co_optimization": coopt[(prefix, level)]})
     predicted_ratio = predicted[("", 2)] / predicted[("", 0)]
     measured_ratio = median["default"] / median["O0"]
     no_progress_ratio = median["default, no runtime progress"] / median["O0"]
@@ -144,14 +147,19 @@ def main():
     tp_predicted_ratio = predicted[("tp ", 2)] / predicted[("tp ", 0)]
     tp_before_ratio = predicted_unmeasured[("tp ", 2)] / predicted_unmeasured[("tp ", 0)]
     tp_measured_ratio = median["tp default"] / median["tp O0"]
+    for prefix, name in (("", "default"), ("tp ", "tp default")):
+        c = coopt[(prefix, 2)]
+        print(f"{name}: {c['started_collectives']} collectives started, {c['buckets']} "
+              f"bucket(s), {c['fused_exchanges']} fused exchange(s) of "
+              f"{c['fused_all_to_alls']} all_to_alls, {c['sharded_optimizer_steps']} "
+              "optimizer step(s) on shards")
     print(f"default / O0: predicted {predicted_ratio:.3f}x (before {before_ratio:.3f}x), "
           f"measured {measured_ratio:.3f}x "
           f"(without the runtime's progress calls {no_progress_ratio:.3f}x)")
     print(f"tp default / tp O0: predicted {tp_predicted_ratio:.3f}x (before "
           f"{tp_before_ratio:.3f}x), measured {tp_measured_ratio:.3f}x")
     pathlib.Path(args.json).write_text(json.dumps({
-        "hardware": {k: hw[k] for k in ("name", "inter_node", "intra_node", "topology")
-                     + OVERLAP_KEYS if k in hw},
+        "hardware": hw,
         "model": str(MODEL.relative_to(ROOT)), "steps": args.steps, "repeats": args.repeats,
         "programs": rows, "predicted_ratio": predicted_ratio,
         "predicted_ratio_with_channel_model": before_ratio, "measured_ratio": measured_ratio,
