@@ -9,6 +9,14 @@
 // bucket is its chunks of the members. The simulator decides whether a
 // function keeps its buckets.
 //
+// The uneven all_to_alls in which each rank sends every destination the
+// same number of rows (the pooled rows of sharded lookups, which each owner
+// sends to every rank's bags), or every rank sends each destination the
+// same number (the routed lengths and the pooled rows' gradients, sent to
+// the owners), are fused the same way into one exchange of a flat buffer,
+// started where the last member's input is ready and, synchronous or
+// started, compared by the simulator with the members started one by one.
+//
 //===----------------------------------------------------------------------===//
 
 #include "braid/CoOpt/Passes.h"
@@ -180,13 +188,15 @@ int64_t bytesOf(RankedTensorType type) {
          std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
 }
 
-/// `value` as a flat 1-D tensor.
+/// `value` as a flat 1-D tensor (of dynamic size when its first size is;
+/// the others are static).
 Value flatten(OpBuilder &b, Location loc, Value value) {
   auto type = cast<RankedTensorType>(value.getType());
   if (type.getRank() == 1)
     return value;
-  auto flat =
-      RankedTensorType::get({type.getNumElements()}, type.getElementType());
+  int64_t size = type.getRank() && type.isDynamicDim(0) ? ShapedType::kDynamic
+                                                        : type.getNumElements();
+  auto flat = RankedTensorType::get({size}, type.getElementType());
   if (type.getRank() == 0)
     return tensor::ExpandShapeOp::create(b, loc, flat, value,
                                          ArrayRef<ReassociationIndices>{});
@@ -322,19 +332,6 @@ void emitBucket(Block &block, const Bucket &bucket) {
     member->erase();
 }
 
-/// `value` flattened to 1-D, its first size dynamic or not.
-Value flattenRows(OpBuilder &b, Location loc, Value value) {
-  auto type = cast<RankedTensorType>(value.getType());
-  if (type.getRank() == 1)
-    return value;
-  int64_t size =
-      type.isDynamicDim(0) ? ShapedType::kDynamic : type.getNumElements();
-  auto all = llvm::to_vector<2>(llvm::seq<int64_t>(0, type.getRank()));
-  return tensor::CollapseShapeOp::create(
-      b, loc, RankedTensorType::get({size}, type.getElementType()), value,
-      ArrayRef<ReassociationIndices>{all});
-}
-
 /// The position of the first op of `block` that uses a result of `op`
 /// (null: none does).
 Operation *firstUserInBlock(Operation *op, Block &block) {
@@ -410,9 +407,9 @@ void emitExchangeBucket(Block &block, const Bucket &bucket, int64_t worldSize) {
     offsets[0] = offset;
     for (int64_t d = 1; d < type.getRank(); ++d)
       sizes.push_back(b.getIndexAttr(type.getDimSize(d)));
-    return flattenRows(b, loc,
-                       tensor::ExtractSliceOp::create(b, loc, member.input,
-                                                      offsets, sizes, strides));
+    return flatten(b, loc,
+                   tensor::ExtractSliceOp::create(b, loc, member.input, offsets,
+                                                  sizes, strides));
   };
   SmallVector<Value> pieces;
   if (bySender) {
@@ -478,12 +475,11 @@ void emitExchangeBucket(Block &block, const Bucket &bucket, int64_t worldSize) {
   auto unpack = [&](const Member &member, OpFoldResult offset,
                     OpFoldResult rows) -> Value {
     auto resultType = cast<RankedTensorType>(member.result.getType());
-    OpFoldResult length = b.getIndexAttr(0);
     std::optional<int64_t> staticRows = getConstantIntValue(rows);
-    if (staticRows)
-      length = b.getIndexAttr(*staticRows * member.rowElements);
-    else
-      length = times(cast<Value>(rows), member.rowElements);
+    OpFoldResult length =
+        staticRows
+            ? OpFoldResult(b.getIndexAttr(*staticRows * member.rowElements))
+            : OpFoldResult(times(cast<Value>(rows), member.rowElements));
     Value flat = tensor::ExtractSliceOp::create(
         b, loc, wait.getResult(), ArrayRef<OpFoldResult>{offset},
         ArrayRef<OpFoldResult>{length},
