@@ -302,6 +302,8 @@ void emitBucket(Block &block, const Bucket &bucket) {
                                  b.getI64IntegerAttr(0), groups);
     break;
   }
+  case BucketKind::exchange:
+    llvm_unreachable("exchanges are fused by emitExchangeBucket");
   }
   // Each member's part: a run of the flat result, or, for an all_gather,
   // a band of columns of every row.
