@@ -46,12 +46,8 @@ struct BraidAsyncExchangesPass
       ++numStarted;
       // Complete the exchange just before the embedding's first use; with
       // no use (a dead lookup), leave it where it is.
-      Operation *firstUse = nullptr;
-      for (Operation *user : combine->getUsers()) {
-        Operation *inBlock = combine->getBlock()->findAncestorOpInBlock(*user);
-        if (inBlock && (!firstUse || inBlock->isBeforeInBlock(firstUse)))
-          firstUse = inBlock;
-      }
+      Operation *firstUse =
+          firstUserInBlock(combine.getOperation(), *combine->getBlock());
       if (!firstUse)
         continue;
       wait->moveBefore(firstUse);

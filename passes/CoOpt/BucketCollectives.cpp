@@ -64,12 +64,6 @@ struct BucketCounts {
   int64_t buckets = 0, combined = 0;
 };
 
-/// The group size of a collective with `groups` (absent: the world).
-int64_t groupSizeOf(Operation *op, int64_t worldSize) {
-  auto groups = op->getAttrOfType<ReplicaGroupsAttr>("replica_groups");
-  return groups ? groups.getGroupSize() : worldSize;
-}
-
 /// What an all_to_all gives: its result, or, started, that of its only
 /// user, a braid.wait in its block (null for anything else).
 Value exchangeResult(Operation *op) {
@@ -116,7 +110,8 @@ std::optional<ExchangeLayout> exchangeLayout(Operation *op, int64_t worldSize) {
   for (int64_t d = 1; d < in.getRank(); ++d)
     if (in.isDynamicDim(d) || out.getDimSize(d) != in.getDimSize(d))
       return std::nullopt;
-  int64_t size = groupSizeOf(op, worldSize);
+  int64_t size =
+      cast<CollectiveOpInterface>(op).getStaticGroupSize().value_or(worldSize);
   ArrayRef<int64_t> sizes = splitSizes.asArrayRef();
   if (size < 1 || int64_t(sizes.size()) != size * size ||
       llvm::all_of(sizes, [](int64_t n) { return n == 0; }))
@@ -244,6 +239,17 @@ int64_t reductionOf(Operation *op) {
   return -1;
 }
 
+/// A builder at `bucket`'s place in `block`: after its anchor, or at the
+/// block's start.
+OpBuilder builderAt(Block &block, const Bucket &bucket) {
+  OpBuilder b(block.getParentOp()->getContext());
+  if (!bucket.anchor)
+    b.setInsertionPointToStart(&block);
+  else
+    b.setInsertionPointAfter(bucket.anchor);
+  return b;
+}
+
 /// Replaces the members of `bucket` with one collective of their packed
 /// inputs. An all_reduce's bucket is the members flattened and
 /// concatenated. A reduce_scatter's (or all_gather's) is a G x K matrix
@@ -254,11 +260,7 @@ int64_t reductionOf(Operation *op) {
 void emitBucket(Block &block, const Bucket &bucket) {
   Operation *first = bucket.members.front();
   Location loc = first->getLoc();
-  OpBuilder b(first->getContext());
-  if (!bucket.anchor)
-    b.setInsertionPointToStart(&block);
-  else
-    b.setInsertionPointAfter(bucket.anchor);
+  OpBuilder b = builderAt(block, bucket);
   int64_t rows = bucket.groupSize;
   bool scatters = bucket.kind == BucketKind::reduceScatter;
   SmallVector<Value> packed;
@@ -334,17 +336,6 @@ void emitBucket(Block &block, const Bucket &bucket) {
     member->erase();
 }
 
-/// The position of the first op of `block` that uses a result of `op`
-/// (null: none does).
-Operation *firstUserInBlock(Operation *op, Block &block) {
-  Operation *first = nullptr;
-  for (Operation *user : op->getUsers())
-    if (Operation *inBlock = block.findAncestorOpInBlock(*user))
-      if (!first || inBlock->isBeforeInBlock(first))
-        first = inBlock;
-  return first;
-}
-
 /// Replaces the uniform exchanges of `bucket` (of one layout) with one
 /// all_to_all of a flat buffer, started at the bucket's place and waited
 /// for just before the first use of any member's result. A sender's buffer
@@ -359,11 +350,7 @@ Operation *firstUserInBlock(Operation *op, Block &block) {
 void emitExchangeBucket(Block &block, const Bucket &bucket, int64_t worldSize) {
   Operation *first = bucket.members.front();
   Location loc = first->getLoc();
-  OpBuilder b(first->getContext());
-  if (!bucket.anchor)
-    b.setInsertionPointToStart(&block);
-  else
-    b.setInsertionPointAfter(bucket.anchor);
+  OpBuilder b = builderAt(block, bucket);
   int64_t size = bucket.groupSize;
   struct Member {
     Operation *op;
@@ -380,7 +367,8 @@ void emitExchangeBucket(Block &block, const Bucket &bucket, int64_t worldSize) {
   }
   bool bySender = members.front().layout.bySender;
   // Index constants, each made once where it is first needed (before the
-  // exchange, or after its wait), and arithmetic that folds the trivial.
+  // exchange, so it dominates the unpacking too), and arithmetic that
+  // folds the trivial.
   llvm::SmallDenseMap<int64_t, Value> constants;
   auto index = [&](int64_t value) -> Value {
     Value &constant = constants[value];
@@ -462,16 +450,14 @@ void emitExchangeBucket(Block &block, const Bucket &bucket, int64_t worldSize) {
       /*split_dim=*/0, /*concat_dim=*/0, b.getDenseI64ArrayAttr(matrix),
       first->getAttrOfType<ReplicaGroupsAttr>("replica_groups"));
   // Unpacked where the first member's result is first read.
-  Operation *firstUse = nullptr;
+  SmallVector<Operation *> results;
   for (Member &member : members)
-    if (Operation *use = firstUserInBlock(member.result.getDefiningOp(), block))
-      if (!firstUse || use->isBeforeInBlock(firstUse))
-        firstUse = use;
+    results.push_back(member.result.getDefiningOp());
+  Operation *firstUse = firstUserInBlock(results, block);
   WaitOp wait = startCollective(exchange, *getStartFormName(exchange));
   if (firstUse)
     wait->moveBefore(firstUse);
   b.setInsertionPointAfter(wait);
-  constants.clear();
   // A member's run of `rows` (static or not) at `offset` of the receive
   // buffer, in the member's row shape.
   auto unpack = [&](const Member &member, OpFoldResult offset,
@@ -583,7 +569,7 @@ void startEach(func::FuncOp func, int64_t worldSize) {
     sinkUnpacking(op);
     Block *block = op->getBlock();
     WaitOp wait = startCollective(op, *getStartFormName(op));
-    if (Operation *firstUse = firstUserInBlock(wait, *block))
+    if (Operation *firstUse = firstUserInBlock(wait.getOperation(), *block))
       wait->moveBefore(firstUse);
   }
 }
@@ -641,7 +627,9 @@ bool bucketCollectives(func::FuncOp func, int64_t capBytes, int64_t worldSize,
     BucketKind kind = exchanges ? BucketKind::exchange : *bucketKindOf(op);
     Value input = op->getOperand(0);
     auto groups = op->getAttrOfType<ReplicaGroupsAttr>("replica_groups");
-    int64_t groupSize = groupSizeOf(op, worldSize);
+    int64_t groupSize =
+        cast<CollectiveOpInterface>(op).getStaticGroupSize().value_or(
+            worldSize);
     // A scattered or gathered member splits into whole chunks per rank.
     if (kind != BucketKind::allReduce && kind != BucketKind::exchange &&
         (groupSize < 1 ||

@@ -190,6 +190,17 @@ bool mlir::braid::areConsecutiveBlocks(ReplicaGroupsAttr groups,
          groups.getTilingStride(worldSize) == 1;
 }
 
+Operation *mlir::braid::firstUserInBlock(ArrayRef<Operation *> ops,
+                                         Block &block) {
+  Operation *first = nullptr;
+  for (Operation *op : ops)
+    for (Operation *user : op->getUsers())
+      if (Operation *inBlock = block.findAncestorOpInBlock(*user))
+        if (!first || inBlock->isBeforeInBlock(first))
+          first = inBlock;
+  return first;
+}
+
 Operation *mlir::braid::opAt(func::FuncOp func, int64_t position) {
   return &*std::next(func.getBody().front().begin(), position);
 }

@@ -102,6 +102,10 @@ LogicalResult rewriteEachCandidate(
 bool areConsecutiveBlocks(ReplicaGroupsAttr groups, int64_t size,
                           int64_t worldSize);
 
+/// The first op of `block` that uses a result of any of `ops`, itself or
+/// in a region (null: none does).
+Operation *firstUserInBlock(ArrayRef<Operation *> ops, Block &block);
+
 /// The op at `position` in the body of `func`.
 Operation *opAt(func::FuncOp func, int64_t position);
 

@@ -154,13 +154,8 @@ void startEarly(Operation *op, bool hoistProducers) {
   // Sunk in program order, so they keep their order at the end.
   for (Operation *sink : sinkableUsers(wait))
     sink->moveBefore(block->getTerminator());
-  Operation *firstUse = nullptr;
-  for (Operation *user : wait->getUsers())
-    if (Operation *inBlock = block->findAncestorOpInBlock(*user))
-      if (!firstUse || inBlock->isBeforeInBlock(firstUse))
-        firstUse = inBlock;
   // A result nobody reads is waited for where it was started.
-  if (firstUse)
+  if (Operation *firstUse = firstUserInBlock(wait.getOperation(), *block))
     wait->moveBefore(firstUse);
 }
 
