@@ -168,3 +168,43 @@ TEST_F(ProgramShapesTest, AGlobalProgramHasOnlyIndicesDynamic) {
   });
   EXPECT_TRUE(failed(ProgramShapes::bind(func, 0, 1, {}, routing)));
 }
+
+TEST_F(ProgramShapesTest, FusedExchangeShapesFollowReshapesConcatsAndTheRank) {
+  // What braid-bucket-collectives' fused exchanges are made of: dim-0
+  // concatenations, reshapes of dynamic rows, expand_shape's output size
+  // and a size selected by the rank.
+  module = parseSourceString<ModuleOp>(R"mlir(
+    func.func @forward(%x: tensor<?x4xf32> {braid.input = "dense"}) -> (tensor<?x4xf32>, tensor<?xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>) {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c2 = arith.constant 2 : index
+      %cat = tensor.concat dim(0) %x, %x : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
+      %flat = tensor.collapse_shape %x [[0, 1]] : tensor<?x4xf32> into tensor<?xf32>
+      %rows = tensor.dim %x, %c0 : tensor<?x4xf32>
+      %back = tensor.expand_shape %flat [[0, 1]] output_shape [%rows, 4] : tensor<?xf32> into tensor<?x4xf32>
+      %half = arith.divui %rows, %c2 : index
+      %halves = tensor.extract_slice %x[0, 0] [%half, 4] [1, 1] : tensor<?x4xf32> to tensor<?x4xf32>
+      %rank = braid.rank : index
+      %is1 = arith.cmpi eq, %rank, %c1 : index
+      %mine = arith.select %is1, %c2, %c0 : index
+      %chosen = tensor.extract_slice %x[0, 0] [%mine, 4] [1, 1] : tensor<?x4xf32> to tensor<?x4xf32>
+      return %cat, %flat, %back, %halves, %chosen : tensor<?x4xf32>, tensor<?xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>
+    })mlir",
+                                       &context);
+  ASSERT_TRUE(module);
+  auto func = module->lookupSymbol<func::FuncOp>("forward");
+  Operation *ret = func.getBody().front().getTerminator();
+  RoutingTable routing(2);
+  SmallVector<int64_t> split = {6, 10};
+  for (int64_t rank : {0, 1}) {
+    FailureOr<ProgramShapes> shapes =
+        ProgramShapes::bind(func, rank, 2, split, routing);
+    ASSERT_TRUE(succeeded(shapes));
+    double rows = split[rank];
+    EXPECT_DOUBLE_EQ(shapes->rows(ret->getOperand(0)), 2 * rows);
+    EXPECT_DOUBLE_EQ(shapes->rows(ret->getOperand(1)), 4 * rows);
+    EXPECT_DOUBLE_EQ(shapes->rows(ret->getOperand(2)), rows);
+    EXPECT_DOUBLE_EQ(shapes->rows(ret->getOperand(3)), rows / 2);
+    EXPECT_DOUBLE_EQ(shapes->rows(ret->getOperand(4)), rank == 1 ? 2.0 : 0.0);
+  }
+}
