@@ -280,7 +280,7 @@ Expected<HardwareDesc> mlir::braid::cluster::parseHardware(StringRef text,
 
   FieldReader inter(name, top.childPath("inter_node"), top.child("inter_node"));
   inter.checkKeys({"nics_per_node", "nic_bandwidth_GBps", "nic_efficiency",
-                   "latency_us", "post_overhead_us"});
+                   "latency_us", "post_overhead_us", "duplex_efficiency"});
   hw.interNode.nicsPerNode = inter.integer("nics_per_node");
   hw.interNode.nicBandwidthGBps = inter.number("nic_bandwidth_GBps");
   hw.interNode.nicEfficiency = inter.fraction("nic_efficiency");
@@ -289,6 +289,8 @@ Expected<HardwareDesc> mlir::braid::cluster::parseHardware(StringRef text,
   if (inter.has("post_overhead_us"))
     hw.interNode.postOverheadUs =
         inter.number("post_overhead_us", /*allowZero=*/true);
+  if (inter.has("duplex_efficiency"))
+    hw.interNode.duplexEfficiency = inter.fraction("duplex_efficiency");
   top.adopt(inter);
 
   FieldReader topology(name, top.childPath("topology"), top.child("topology"));
@@ -322,4 +324,14 @@ Expected<HardwareDesc> mlir::braid::cluster::loadHardware(StringRef presetOrPath
   if (!buffer)
     return buffer.takeError();
   return parseHardware((*buffer)->getBuffer(), presetOrPath);
+}
+
+double mlir::braid::cluster::InterNodeDesc::transferUs(double outBytes,
+                                                       double inBytes,
+                                                       double GBps) const {
+  if (!(GBps > 0))
+    return 0;
+  double bothWays = std::min(outBytes, inBytes);
+  double oneWay = std::max(outBytes, inBytes) - bothWays;
+  return (bothWays / duplexEfficiency + oneWay) / GBps * 1e-3;
 }

@@ -260,7 +260,9 @@ CollectiveEstimate cost::estimateCollective(const HardwareDesc &hw,
       double interBytesPerNode =
           perNode * bytes * double(ranks - perNode) / ranks;
       double intraUs = bytes * double(perNode - 1) / ranks / bw * 1e-3;
-      double interUs = netGBps > 0 ? interBytesPerNode / netGBps * 1e-3 : 0;
+      // Every node sends as much as it receives: both ways at once.
+      double interUs = hw.interNode.transferUs(interBytesPerNode,
+                                               interBytesPerNode, netGBps);
       best.consider(double(perNode - 1) * stepUs +
                         double(ranks - perNode) *
                             std::max(stepUs, hw.interNode.latencyUs) +
@@ -323,9 +325,11 @@ CollectiveEstimate cost::estimateCollective(const HardwareDesc &hw,
     double interBytesPerNode = perNode * bytes * (ranks - perNode) / ranks;
     double time = intraBytes / hw.intraNode.bandwidthGBps();
     if (nodes > 1)
-      time = std::max(time, interBytesPerNode /
-                                (hw.interNode.nicsPerNode *
-                                 hw.interNode.effectiveNicGBps()));
+      time = std::max(
+          time, hw.interNode.transferUs(interBytesPerNode, interBytesPerNode,
+                                        hw.interNode.nicsPerNode *
+                                            hw.interNode.effectiveNicGBps()) *
+                    1e3);
     Protocol protocol = Simple;
     double total = allToAllUs(hw, ranks, perNode, time * 1e-3, &protocol);
     best.consider(total, std::string("p2p/") + kProtocolNames[protocol]);
@@ -529,23 +533,26 @@ double cost::estimateAllToAllvUs(const HardwareDesc &hw,
   int64_t ranks = links.rankOut.size(), nodes = links.nodeOut.size();
   if (ranks <= 1)
     return 0;
-  double worstLink = 0;
+  double worstLinkUs = 0;
   for (int64_t i = 0; i < ranks; ++i)
-    worstLink = std::max(worstLink, std::max(links.rankOut[i], links.rankIn[i]) /
-                                        hw.intraNode.bandwidthGBps());
+    worstLinkUs =
+        std::max(worstLinkUs, std::max(links.rankOut[i], links.rankIn[i]) /
+                                  hw.intraNode.bandwidthGBps() * 1e-3);
+  // A node's link carries what it sends and what it receives, both ways at
+  // once where both are there.
   double nicBw = hw.interNode.nicsPerNode * hw.interNode.effectiveNicGBps();
   for (int64_t node = 0; node < nodes; ++node)
-    worstLink = std::max(worstLink,
-                         std::max(links.nodeOut[node], links.nodeIn[node]) / nicBw);
+    worstLinkUs = std::max(worstLinkUs,
+                           hw.interNode.transferUs(links.nodeOut[node],
+                                                   links.nodeIn[node], nicBw));
   if (hw.intraNode.kind == IntraNodeKind::shm) {
     // The steps to other nodes' ranks wait for the network's latency.
     int64_t perNode = (ranks + nodes - 1) / nodes;
     double hopUs = hw.intraNode.hopLatencyUs;
     double netHopUs = std::max(hopUs, hw.interNode.latencyUs);
-    return (perNode - 1) * hopUs + (ranks - perNode) * netHopUs +
-           worstLink * 1e-3;
+    return (perNode - 1) * hopUs + (ranks - perNode) * netHopUs + worstLinkUs;
   }
-  return allToAllUs(hw, ranks, (ranks + nodes - 1) / nodes, worstLink * 1e-3);
+  return allToAllUs(hw, ranks, (ranks + nodes - 1) / nodes, worstLinkUs);
 }
 
 llvm::Expected<CollectiveEstimate>

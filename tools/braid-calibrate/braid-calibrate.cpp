@@ -337,19 +337,22 @@ int main(int argc, char **argv) {
   // 5. Between nodes: the link itself, rated by each even node leader
   // sending a message to the next one (leader i to i ^ 1), one way: the
   // transport's latency from the smallest message, its rate per direction
-  // from the larger ones. (Both ways at once, Open MPI's TCP transport
-  // sometimes moved the two directions one after the other: the same
-  // exchange measured 17.5 and 31.2 ms for 2 MiB in consecutive runs.) A
+  // from the larger ones. Then the same pairs exchange the message both ways
+  // at once: each direction's rate beside the other, as a fraction of the
+  // one-way rate, is the link's duplex efficiency (over TCP through a deep
+  // queue one direction's acknowledgements wait behind the other's data;
+  // the same exchange measured 17.5 and 31.2 ms for 2 MiB in consecutive
+  // runs on scripts/two_hosts.sh's hosts, against 17.4 one way). A
   // collective among the leaders would rate the link through an algorithm's
   // assumptions: for two leaders libnbc's all_reduce is a binomial reduce then
   // a broadcast, the message crossing one way and then the other, which a
   // ring's fit read as half the link's rate (0.54 against 1 Gbit/s on
   // scripts/two_hosts.sh's). Every kind over all ranks is kept for comparison
   // with the model's forms across nodes (bench/calibrate/compare.py).
-  double netLatencyUs = hopLatencyUs, netGBps = linkGBps;
+  double netLatencyUs = hopLatencyUs, netGBps = linkGBps, netDuplex = 1.0;
   if (nodes > 1) {
     llvm::json::Array network;
-    std::vector<double> leaderTimes;
+    std::vector<double> leaderTimes, bothWaysTimes;
     int leader = -1, leaders = 0;
     if (leaderComm != MPI_COMM_NULL) {
       MPI_Comm_rank(leaderComm, &leader);
@@ -369,8 +372,20 @@ int main(int argc, char **argv) {
                    MPI_STATUS_IGNORE);
       });
       leaderTimes.push_back(exchange);
+      double bothWays = medianAllRanks(iterations, [&] {
+        if (partner < 0)
+          return;
+        MPI_Request requests[2];
+        MPI_Irecv(recv.data(), count, MPI_FLOAT, partner, 1, leaderComm,
+                  &requests[0]);
+        MPI_Isend(send.data(), count, MPI_FLOAT, partner, 1, leaderComm,
+                  &requests[1]);
+        MPI_Waitall(2, requests, MPI_STATUSES_IGNORE);
+      });
+      bothWaysTimes.push_back(bothWays);
       llvm::json::Object point{{"bytes", int64_t(bytes)},
-                               {"leaders_send_us", exchange * 1e6}};
+                               {"leaders_send_us", exchange * 1e6},
+                               {"leaders_both_ways_us", bothWays * 1e6}};
       for (int k = 0; k < kKinds; ++k) {
         double time = medianAllRanks(iterations, [&] {
           runCollective(k, send.data(), recv.data(), count, MPI_COMM_WORLD);
@@ -384,19 +399,31 @@ int main(int argc, char **argv) {
     // largest one's: over TCP the largest messages ran 30% below the
     // mid-size ones a training step exchanges (73 against 105-116 MB/s
     // on scripts/two_hosts.sh's 1 Gbit/s link).
-    std::vector<double> rates;
+    // The duplex efficiency likewise: the median over the same messages of
+    // the one-way transfer's time over the both-ways transfer's.
+    std::vector<double> rates, duplexes;
     for (size_t i = 0; i < sizes.size(); ++i) {
       double transferSeconds = leaderTimes[i] - netLatencyUs * 1e-6;
-      if (sizes[i] >= (256 << 10) && transferSeconds > 0)
-        rates.push_back(sizes[i] / transferSeconds / 1e9);
+      double bothWaysSeconds = bothWaysTimes[i] - netLatencyUs * 1e-6;
+      if (sizes[i] < (256 << 10) || transferSeconds <= 0)
+        continue;
+      rates.push_back(sizes[i] / transferSeconds / 1e9);
+      if (bothWaysSeconds > 0)
+        duplexes.push_back(std::min(1.0, transferSeconds / bothWaysSeconds));
     }
-    if (!rates.empty()) {
-      std::sort(rates.begin(), rates.end());
-      netGBps = rates[rates.size() / 2];
-    }
+    auto median = [](std::vector<double> &values) {
+      std::sort(values.begin(), values.end());
+      return values[values.size() / 2];
+    };
+    if (!rates.empty())
+      netGBps = median(rates);
+    if (!duplexes.empty())
+      netDuplex = std::max(0.05, median(duplexes));
     measured["network"] = std::move(network);
-    measured["network_fit"] = llvm::json::Object{
-        {"latency_us", netLatencyUs}, {"link_bandwidth_GBps", netGBps}};
+    measured["network_fit"] =
+        llvm::json::Object{{"latency_us", netLatencyUs},
+                           {"link_bandwidth_GBps", netGBps},
+                           {"duplex_efficiency", netDuplex}};
   }
 
   // 6. Compute beside communication, over every rank: an all_reduce
@@ -525,7 +552,8 @@ int main(int argc, char **argv) {
         {"inter_node", llvm::json::Object{{"nics_per_node", 1},
                                           {"nic_bandwidth_GBps", netGBps},
                                           {"nic_efficiency", 1.0},
-                                          {"latency_us", netLatencyUs}}},
+                                          {"latency_us", netLatencyUs},
+                                          {"duplex_efficiency", netDuplex}}},
         {"comm_channels", 1},
         {"comm_rate_beside_compute", commRate},
         {"compute_slowdown_beside_comm", computeSlowdown},

@@ -302,6 +302,49 @@ TEST(CollectiveModelTest, MpiReduceScatterAcrossHostsIsReduceThenScatter) {
   EXPECT_EQ(oneHost.algorithm, "mpi/ring");
 }
 
+// A link rated one way carries both directions at once at its duplex
+// efficiency each way: what crosses both ways pays for it, what crosses one
+// way does not.
+TEST(CollectiveModelTest, BothWaysAtOnceTakeTheLinksDuplexEfficiency) {
+  cluster::HardwareDesc full = twoCpuHosts(), half = full;
+  half.interNode.duplexEfficiency = 0.5;
+  double mib = 1 << 20;
+  // 1 MiB one way at 0.1 GB/s; 1 MiB each way; 1 MiB out and 3 MiB in.
+  EXPECT_NEAR(half.interNode.transferUs(mib, 0, 0.1), mib / 0.1 * 1e-3, 1e-6);
+  EXPECT_NEAR(full.interNode.transferUs(mib, mib, 0.1), mib / 0.1 * 1e-3, 1e-6);
+  EXPECT_NEAR(half.interNode.transferUs(mib, mib, 0.1), 2 * mib / 0.1 * 1e-3,
+              1e-6);
+  EXPECT_NEAR(half.interNode.transferUs(mib, 3 * mib, 0.1),
+              4 * mib / 0.1 * 1e-3, 1e-6);
+
+  // An exchange where one host's ranks send to the other's and nothing comes
+  // back costs the same either way; the same bytes sent both ways cost more
+  // on the half-duplex link by the time of one direction.
+  const int64_t n = 4;
+  std::vector<double> oneWay(n * n, 0), bothWays(n * n, 0);
+  for (int64_t from = 0; from < 2; ++from)
+    for (int64_t to = 2; to < 4; ++to) {
+      oneWay[from * n + to] = mib / 4;
+      bothWays[from * n + to] = bothWays[to * n + from] = mib / 4;
+    }
+  EXPECT_DOUBLE_EQ(estimateAllToAllvUs(half, oneWay, n, 2),
+                   estimateAllToAllvUs(full, oneWay, n, 2));
+  EXPECT_NEAR(estimateAllToAllvUs(half, bothWays, n, 2) -
+                  estimateAllToAllvUs(full, bothWays, n, 2),
+              mib / 0.1 * 1e-3, 1e-3);
+  // An all_to_all and an all_gather across the hosts send as much as they
+  // receive; an all_reduce between the hosts moves its halves one way and
+  // then the other (Open MPI's), which the duplex does not touch.
+  for (CollectiveKind kind :
+       {CollectiveKind::all_to_all, CollectiveKind::all_gather})
+    EXPECT_GT(estimateCollective(half, kind, mib, 4, 2).timeUs,
+              1.8 * estimateCollective(full, kind, mib, 4, 2).timeUs)
+        << stringifyCollectiveKind(kind).str();
+  EXPECT_DOUBLE_EQ(
+      estimateCollective(half, CollectiveKind::all_reduce, mib, 4, 2).timeUs,
+      estimateCollective(full, CollectiveKind::all_reduce, mib, 4, 2).timeUs);
+}
+
 TEST(CollectiveModelTest, MpiAllGatherAcrossHostsIsLinear) {
   cluster::HardwareDesc hw = twoCpuHosts();
   double bytes = 1 << 20;

@@ -125,6 +125,25 @@ TEST(HardwareTest, MalformedDescriptionsNameThePath) {
   EXPECT_EQ(broken("\"nic_efficiency\": 0.9",
                    "\"nic_efficiency\": 0.9, \"post_overhead_us\": \"8us\""),
             "hw.json: inter_node.post_overhead_us: expected a number");
+  // A link's rate each way while both carry data, as a fraction of one way.
+  EXPECT_EQ(broken("\"nic_efficiency\": 0.9",
+                   "\"nic_efficiency\": 0.9, \"duplex_efficiency\": 1.5"),
+            "hw.json: inter_node.duplex_efficiency: expected a fraction in (0, "
+            "1], got 1.5");
+  EXPECT_EQ(broken("\"nic_efficiency\": 0.9",
+                   "\"nic_efficiency\": 0.9, \"duplex_efficiency\": 0"),
+            "hw.json: inter_node.duplex_efficiency: expected a positive "
+            "number, got 0");
+  {
+    std::string text = good;
+    text.replace(text.find("\"nic_efficiency\": 0.9"), 21,
+                 "\"nic_efficiency\": 0.9, \"duplex_efficiency\": 0.5");
+    llvm::Expected<HardwareDesc> half = parseHardware(text, "hw.json");
+    ASSERT_TRUE(static_cast<bool>(half));
+    EXPECT_EQ(half->interNode.duplexEfficiency, 0.5);
+    // Full duplex unless a description says otherwise.
+    EXPECT_EQ(parseHardware(good, "hw.json")->interNode.duplexEfficiency, 1.0);
+  }
   // The measured overlap constants are optional: a collective at full rate
   // beside compute, and the modelled dilation, when absent.
   EXPECT_EQ(parseHardware(good, "hw.json")->commRateBesideCompute, 1.0);

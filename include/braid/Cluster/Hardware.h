@@ -87,7 +87,17 @@ struct InterNodeDesc {
   /// libfabric transport pays several microseconds per post.
   static constexpr double kDefaultPostOverheadUs = 1.0;
   double postOverheadUs = kDefaultPostOverheadUs;
+  /// Each direction's rate while both directions carry data, as a fraction
+  /// of the one-way rate (optional `duplex_efficiency`, default 1: a
+  /// full-duplex link, as InfiniBand and Ethernet NICs are). braid-calibrate
+  /// measures it between MPI hosts, where TCP through a deep queue delays
+  /// one direction's acknowledgements behind the other direction's data.
+  double duplexEfficiency = 1.0;
   double effectiveNicGBps() const { return nicBandwidthGBps * nicEfficiency; }
+  /// Microseconds to move `outBytes` out of a node and `inBytes` into it at
+  /// `GBps` each way: the bytes that cross while both directions carry data
+  /// move at `duplexEfficiency` of the rate, the rest at the full rate.
+  double transferUs(double outBytes, double inBytes, double GBps) const;
 };
 
 struct HardwareDesc {
