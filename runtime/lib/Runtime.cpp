@@ -113,8 +113,20 @@ void requireInitialized(const char *what) {
 }
 
 /// Completes `request`, aborting after the timeout.
+/// Milliseconds this rank has spent in waitFor: blocked on its
+/// communication, waiting for its data to move and for its peers to come.
+double waitedMs = 0;
+
 void waitFor(MPI_Request &request, const char *what) {
   auto start = std::chrono::steady_clock::now();
+  struct AddWaited {
+    std::chrono::steady_clock::time_point start;
+    ~AddWaited() {
+      waitedMs += std::chrono::duration<double, std::milli>(
+                      std::chrono::steady_clock::now() - start)
+                      .count();
+    }
+  } addWaited{start};
   auto deadline = start + std::chrono::duration<double>(timeoutSeconds);
   // Poll, yielding the core (to another rank, when there are more ranks
   // than cores) between tests; only a wait past 10 ms, a rank far behind or
@@ -336,6 +348,8 @@ void braidrt_weights_error(int64_t weights, int64_t indices) {
                "indices",
                static_cast<long long>(weights), static_cast<long long>(indices));
 }
+
+double braidrt_comm_wait_ms(void) { return waitedMs; }
 
 double braidrt_time_ms(void) {
   return std::chrono::duration<double, std::milli>(

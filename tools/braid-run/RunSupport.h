@@ -32,6 +32,18 @@ inline double minorPageFaults() {
   return double(usage.ru_minflt);
 }
 
+/// Milliseconds of CPU this process has used so far, in all its threads:
+/// beside a call's wall time, what it computed and what it only waited.
+inline double cpuMs() {
+  struct rusage usage;
+  if (getrusage(RUSAGE_SELF, &usage) != 0)
+    return 0;
+  auto ms = [](const struct timeval &time) {
+    return double(time.tv_sec) * 1e3 + double(time.tv_usec) * 1e-3;
+  };
+  return ms(usage.ru_utime) + ms(usage.ru_stime);
+}
+
 /// Reports `message` as one line written at once, so that lines of ranks
 /// that fail together never interleave; returns the exit code 1.
 inline int failRun(const llvm::Twine &message) {

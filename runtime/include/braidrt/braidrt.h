@@ -115,6 +115,11 @@ void braidrt_step_error(int64_t step);
  * differ in length: aborts the job naming the rank and both lengths. */
 void braidrt_weights_error(int64_t weights, int64_t indices);
 
+/* Milliseconds this rank has spent blocked on its communication since
+ * braidrt_init: inside synchronous collectives and waits on started ones,
+ * for its data to move and for its peers to arrive. */
+double braidrt_comm_wait_ms(void);
+
 /* Milliseconds on a monotonic clock. */
 double braidrt_time_ms(void);
 
