@@ -168,6 +168,9 @@ static void addBufferizePasses(OpPassManager &pm) {
 
 void mlir::braid::addLowerCpuBackendPasses(OpPassManager &pm) {
   addBufferizePasses(pm);
+  // Copies memcpy cannot do, as loops rather than memrefCopy's element at a
+  // time (the CUDA target's copies stay runtime calls on device memory).
+  pm.addNestedPass<func::FuncOp>(createBraidStridedCopiesToLoopsPass());
   pm.addNestedPass<func::FuncOp>(createGpuMapParallelLoopsPass());
   addHostToLLVMPasses(pm, /*cuda=*/false);
 }
