@@ -16,15 +16,20 @@ each (Open MPI over TCP between them, shared memory inside). The steps:
    longer drives started exchanges from inside its GEMMs, and MPI moves
    their data only inside MPI calls.
 
-The table gives each program's predicted and measured (median) step, and
-the default level's ratio to O0, predicted and measured.
+The table gives each program's predicted and measured (median) step, the
+time a rank waits on its communication, predicted (the simulator's exposed
+communication plus idle time, mean per rank) and measured (braidrt's time
+blocked in waits, mean over ranks, median over steps), and the default
+level's ratio to O0, predicted and measured; then how many of the
+alternating runs the default program won, with a sign test's p-value.
 
 usage: python3 bench/coopt/two_hosts.py [--build build] [--repeats 5]
-           [--steps 30] [--json OUT.json]
+           [--steps 30] [--rate 1gbit] [--json OUT.json]
 Needs root (network namespaces); prints why and writes nothing otherwise.
 """
 import argparse
 import json
+import math
 import os
 import pathlib
 import statistics
@@ -48,11 +53,23 @@ def run(cmd, env=None, timeout=900):
     return done.stdout
 
 
+def sign_test(fast, slow):
+    """How many of the alternating runs `fast` won against the `slow` run
+    beside it, and the chance of winning at least that often if neither
+    program were faster (a one-sided sign test)."""
+    wins = sum(f < s for f, s in zip(fast, slow))
+    n = len(fast)
+    p = sum(math.comb(n, k) for k in range(wins, n + 1)) / 2 ** n
+    return wins, p
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build", default=str(ROOT / "build"))
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--steps", type=int, default=30)
+    parser.add_argument("--rate", default="1gbit",
+                        help="the link's rate, as tc's tbf takes it (default 1gbit)")
     parser.add_argument("--json", default=str(ROOT / "bench" / "coopt" / "two_hosts_results.json"))
     args = parser.parse_args()
     bin_dir = pathlib.Path(args.build) / "bin"
@@ -71,7 +88,7 @@ def main():
                    env=dict(env, **{n: "1" for n in extra_env}))
 
     run(["bash", HOSTS, "down"], env=env)
-    run(["bash", HOSTS, "up"], env=env)
+    run(["bash", HOSTS, "up", args.rate], env=env)
     try:
         with tempfile.TemporaryDirectory() as tmp:
             tmp = pathlib.Path(tmp)
@@ -87,6 +104,7 @@ def main():
             unmeasured_path = tmp / "two_hosts_unmeasured_overlap.json"
             unmeasured_path.write_text(json.dumps(unmeasured))
             programs, predicted, predicted_unmeasured, coopt = {}, {}, {}, {}
+            predicted_wait = {}
             models = [("", MODEL), ("tp ", TP_MODEL)]
             for prefix, model in models:
                 for level in (0, 2):
@@ -100,6 +118,11 @@ def main():
                     sim = json.loads(run([bin_dir / "braid-sim", out, "--function",
                                           "train_step", "--json"]))
                     predicted[(prefix, level)] = sim["iteration_ms"]
+                    # What a rank waits on its communication: the exposed
+                    # part, and the time it idles for its peers.
+                    breakdown = sim["breakdown"]
+                    predicted_wait[(prefix, level)] = (breakdown["exposed_comm_ms"]
+                                                       + breakdown["idle_ms"])
                     sim = json.loads(run([bin_dir / "braid-sim", out, "--function",
                                           "train_step", "--hardware", unmeasured_path,
                                           "--json"]))
@@ -108,15 +131,19 @@ def main():
                         ("default, no runtime progress", "", 2, ("BRAIDRT_NO_PROGRESS",)),
                         ("tp O0", "tp ", 0, ()), ("tp default", "tp ", 2, ())]
             measured = {name: [] for name, _, _, _ in variants}
+            waited = {name: [] for name, _, _, _ in variants}
             for _ in range(args.repeats):
                 for name, prefix, level, extra in variants:
                     line = mpirun(bin_dir / "braid-run", programs[(prefix, level)], "--steps",
                                   str(args.steps), "--json", extra_env=extra).strip().splitlines()[-1]
-                    measured[name].append(json.loads(line)["step_ms"])
+                    report = json.loads(line)
+                    measured[name].append(report["step_ms"])
+                    waited[name].append(report["comm_wait_ms"])
     finally:
         subprocess.run(["bash", HOSTS, "down"], env=env)
 
     median = {name: statistics.median(times) for name, times in measured.items()}
+    median_wait = {name: statistics.median(times) for name, times in waited.items()}
     rows = []
     print(f"two hosts x 2 ranks, link {hw['inter_node']['nic_bandwidth_GBps'] * 8:.2f} Gbit/s "
           f"and {hw['inter_node'].get('latency_us', 0):.0f} us as calibrated; "
@@ -126,19 +153,24 @@ def main():
           "rate, as calibrated ('before': the same programs predicted with the channel "
           "model instead)")
     header = (f"{'program':<32}{'predicted ms':>14}{'before':>10}{'measured ms':>13}"
-              f"{'runs (ms)':>40}")
+              f"{'wait pred':>11}{'wait meas':>11}  {'runs (ms)'}")
     print(header)
     print("-" * len(header))
     for name, prefix, level, extra in variants:
         pred = predicted[(prefix, level)] if not extra else None
         before = predicted_unmeasured[(prefix, level)] if not extra else None
+        wait = predicted_wait[(prefix, level)] if not extra else None
         runs = ", ".join(f"{t:.1f}" for t in measured[name])
         print(f"{name:<32}{(f'{pred:.3f}' if pred else '-'):>14}"
-              f"{(f'{before:.3f}' if before else '-'):>10}{median[name]:>13.3f}{runs:>40}")
+              f"{(f'{before:.3f}' if before else '-'):>10}{median[name]:>13.3f}"
+              f"{(f'{wait:.3f}' if wait else '-'):>11}{median_wait[name]:>11.3f}  {runs}")
         rows.append({"program": name, "model": str((TP_MODEL if prefix else MODEL).relative_to(ROOT)),
                      "opt_level": level, "predicted_step_ms": pred,
                      "predicted_step_ms_with_channel_model": before,
+                     "predicted_comm_wait_ms": wait,
                      "measured_step_ms": median[name], "runs_ms": measured[name],
+                     "measured_comm_wait_ms": median_wait[name],
+                     "comm_wait_runs_ms": waited[name],
                      "co_optimization": coopt[(prefix, level)]})
     predicted_ratio = predicted[("", 2)] / predicted[("", 0)]
     measured_ratio = median["default"] / median["O0"]
@@ -158,16 +190,24 @@ def main():
           f"(without the runtime's progress calls {no_progress_ratio:.3f}x)")
     print(f"tp default / tp O0: predicted {tp_predicted_ratio:.3f}x (before "
           f"{tp_before_ratio:.3f}x), measured {tp_measured_ratio:.3f}x")
+    paired = {}
+    for label, fast, slow in (("dlrm", "default", "O0"), ("tp", "tp default", "tp O0")):
+        wins, p = sign_test(measured[fast], measured[slow])
+        paired[label] = {"faster_runs": wins, "runs": len(measured[fast]), "sign_test_p": p}
+        print(f"{fast} faster than {slow} in {wins} of {len(measured[fast])} alternating "
+              f"runs (one-sided sign test p = {p:.4f})")
     pathlib.Path(args.json).write_text(json.dumps({
         "hardware": hw,
         "model": str(MODEL.relative_to(ROOT)), "steps": args.steps, "repeats": args.repeats,
+        "rate": args.rate,
         "programs": rows, "predicted_ratio": predicted_ratio,
         "predicted_ratio_with_channel_model": before_ratio, "measured_ratio": measured_ratio,
         "measured_ratio_without_progress": no_progress_ratio,
         "tensor_parallel": {"model": str(TP_MODEL.relative_to(ROOT)),
                             "predicted_ratio": tp_predicted_ratio,
                             "predicted_ratio_with_channel_model": tp_before_ratio,
-                            "measured_ratio": tp_measured_ratio}}, indent=2) + "\n")
+                            "measured_ratio": tp_measured_ratio},
+        "paired_runs": paired}, indent=2) + "\n")
     print(f"wrote {args.json}")
     return 0
 
