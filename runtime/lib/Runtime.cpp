@@ -26,6 +26,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -114,19 +115,32 @@ void requireInitialized(const char *what) {
 
 /// Completes `request`, aborting after the timeout.
 /// Milliseconds this rank has spent in waitFor: blocked on its
-/// communication, waiting for its data to move and for its peers to come.
+/// communication, waiting for its data to move and for its peers to come;
+/// in all, and by what it waited for (the few kinds the runtime names).
 double waitedMs = 0;
+std::vector<std::pair<std::string, double>> waitedMsByKind;
+
+void addWaited(const char *what, double ms) {
+  waitedMs += ms;
+  for (auto &[kind, total] : waitedMsByKind)
+    if (kind == what) {
+      total += ms;
+      return;
+    }
+  waitedMsByKind.emplace_back(what, ms);
+}
 
 void waitFor(MPI_Request &request, const char *what) {
   auto start = std::chrono::steady_clock::now();
   struct AddWaited {
     std::chrono::steady_clock::time_point start;
+    const char *what;
     ~AddWaited() {
-      waitedMs += std::chrono::duration<double, std::milli>(
-                      std::chrono::steady_clock::now() - start)
-                      .count();
+      addWaited(what, std::chrono::duration<double, std::milli>(
+                          std::chrono::steady_clock::now() - start)
+                          .count());
     }
-  } addWaited{start};
+  } waited{start, what};
   auto deadline = start + std::chrono::duration<double>(timeoutSeconds);
   // Poll, yielding the core (to another rank, when there are more ranks
   // than cores) between tests; only a wait past 10 ms, a rank far behind or
@@ -350,6 +364,13 @@ void braidrt_weights_error(int64_t weights, int64_t indices) {
 }
 
 double braidrt_comm_wait_ms(void) { return waitedMs; }
+
+double braidrt_comm_wait_ms_of(const char *what) {
+  for (const auto &[kind, total] : waitedMsByKind)
+    if (what && kind == what)
+      return total;
+  return 0;
+}
 
 double braidrt_time_ms(void) {
   return std::chrono::duration<double, std::milli>(

@@ -211,6 +211,18 @@ int mlir::braid::runCompiledTraining(NativeProgram &program,
     return abortOnError(llvm::createStringError(
         llvm::inconvertibleErrorCode(), "the training step returns no loss"));
 
+  // What each rank waited on, by kind, over the steps after the first.
+  static const char *const kWaitKinds[] = {
+      "all_reduce",     "all_to_all", "all_to_all_v", "all_to_all_v (counts)",
+      "reduce_scatter", "all_gather"};
+  static const char *const kWaitKeys[] = {
+      "all_reduce",          "all_to_all",     "all_to_all_v",
+      "all_to_all_v_counts", "reduce_scatter", "all_gather"};
+  std::vector<double> waitedByKind(std::size(kWaitKinds));
+  auto addWaitedByKind = [&](double sign) {
+    for (auto [k, kind] : llvm::enumerate(kWaitKinds))
+      waitedByKind[k] += sign * braidrt_comm_wait_ms_of(kind);
+  };
   TrainedModel model;
   // Each step's time, the part of it this rank spent blocked on its
   // communication (braidrt_comm_wait_ms) and the CPU time it used.
@@ -246,6 +258,8 @@ int mlir::braid::runCompiledTraining(NativeProgram &program,
       braidrt_barrier();
     double ms = 0;
     double faultsBefore = minorPageFaults();
+    if (step == 2)
+      addWaitedByKind(-1);
     double waitedBefore = braidrt_comm_wait_ms(), cpuBefore = cpuMs();
     llvm::Expected<std::vector<HostTensor>> results = program.run(ms);
     waitMs.push_back(braidrt_comm_wait_ms() - waitedBefore);
@@ -265,6 +279,11 @@ int mlir::braid::runCompiledTraining(NativeProgram &program,
                                    static_cast<long long>(step),
                                    model.losses.back());
   }
+  if (options.steps > 1) {
+    addWaitedByKind(1);
+    for (double &ms : waitedByKind)
+      ms /= double(options.steps - 1);
+  }
   // A step takes as long as its slowest rank.
   if (mpi && ranks > 1) {
     std::vector<double> slowest(stepMs.size());
@@ -272,7 +291,7 @@ int mlir::braid::runCompiledTraining(NativeProgram &program,
                        BRAIDRT_F64, BRAIDRT_MAX);
     stepMs = std::move(slowest);
     // The simulator reports its exposed communication as a mean per rank.
-    for (std::vector<double> *perStep : {&waitMs, &cpuStepMs}) {
+    for (std::vector<double> *perStep : {&waitMs, &cpuStepMs, &waitedByKind}) {
       std::vector<double> total(perStep->size());
       braidrt_all_reduce(perStep->data(), total.data(), total.size(),
                          BRAIDRT_F64, BRAIDRT_SUM);
@@ -288,6 +307,10 @@ int mlir::braid::runCompiledTraining(NativeProgram &program,
   double medianMs = median(stepMs);
   model.metrics["comm_wait_ms"] = median(waitMs);
   model.metrics["cpu_ms"] = median(cpuStepMs);
+  // By kind, the mean over the steps after the first.
+  for (auto [k, key] : llvm::enumerate(kWaitKeys))
+    if (options.steps > 1 && waitedByKind[k] > 0)
+      model.metrics["comm_wait_ms_" + std::string(key)] = waitedByKind[k];
   // Memory, the largest rank's: its peak resident set beside the tables and
   // their optimizer state it holds (no dense table gradient exists), and
   // the page faults of a step after the first.

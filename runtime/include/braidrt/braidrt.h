@@ -120,6 +120,11 @@ void braidrt_weights_error(int64_t weights, int64_t indices);
  * for its data to move and for its peers to arrive. */
 double braidrt_comm_wait_ms(void);
 
+/* The part of braidrt_comm_wait_ms spent on one kind of communication:
+ * "all_reduce", "all_to_all", "all_to_all_v", "all_to_all_v (counts)",
+ * "reduce_scatter", "all_gather" or "barrier"; 0 for a kind never waited on. */
+double braidrt_comm_wait_ms_of(const char *what);
+
 /* Milliseconds on a monotonic clock. */
 double braidrt_time_ms(void);
 
