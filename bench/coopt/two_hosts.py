@@ -20,11 +20,13 @@ The table gives each program's predicted and measured (median) step, the
 time a rank waits on its communication, predicted (the simulator's exposed
 communication plus idle time, mean per rank) and measured (braidrt's time
 blocked in waits, mean over ranks, median over steps), and the default
-level's ratio to O0, predicted and measured; then how many of the
+level's ratio to O0, predicted and measured; then, for the O0 programs
+(every collective synchronous), the simulator's time per collective kind
+beside the runtime's measured wait on it; then how many of the
 alternating runs the default program won, with a sign test's p-value.
 
 usage: python3 bench/coopt/two_hosts.py [--build build] [--repeats 5]
-           [--steps 30] [--rate 1gbit] [--json OUT.json]
+           [--steps 30] [--rate 1gbit] [--burst 256kb] [--json OUT.json]
 Needs root (network namespaces); prints why and writes nothing otherwise.
 """
 import argparse
@@ -53,6 +55,29 @@ def run(cmd, env=None, timeout=900):
     return done.stdout
 
 
+# The runtime's wait keys (braid-run --json's comm_wait_ms_KEY) for each of
+# the simulator's collective kinds.
+KINDS = {"all_reduce": ("all_reduce",), "all_to_all": ("all_to_all",),
+         "all_to_all_v": ("all_to_all_v", "all_to_all_v_counts"),
+         "reduce_scatter": ("reduce_scatter",), "all_gather": ("all_gather",)}
+
+
+def comm_by_kind(trace):
+    """Milliseconds of communication per collective kind in a simulated
+    trace, the mean over ranks."""
+    events = json.loads(pathlib.Path(trace).read_text())
+    events = events["traceEvents"] if isinstance(events, dict) else events
+    ranks, total = set(), {}
+    for event in events:
+        if event.get("ph") != "X":
+            continue
+        ranks.add(event.get("pid"))
+        if event.get("cat") == "comm":
+            kind = event["name"].split(" ")[0]
+            total[kind] = total.get(kind, 0) + event["dur"] / 1000
+    return {kind: ms / max(1, len(ranks)) for kind, ms in total.items()}
+
+
 def sign_test(fast, slow):
     """How many of the alternating runs `fast` won against the `slow` run
     beside it, and the chance of winning at least that often if neither
@@ -70,10 +95,14 @@ def main():
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--rate", default="1gbit",
                         help="the link's rate, as tc's tbf takes it (default 1gbit)")
+    parser.add_argument("--burst", default="256kb",
+                        help="the token bucket's burst, as tc's tbf takes it (default 256kb): "
+                             "what crosses at the veth's own speed after the link idled")
     parser.add_argument("--json", default=str(ROOT / "bench" / "coopt" / "two_hosts_results.json"))
     args = parser.parse_args()
     bin_dir = pathlib.Path(args.build) / "bin"
-    env = dict(os.environ, BRAID_HOSTS="braidbench", OMPI_ALLOW_RUN_AS_ROOT="1",
+    env = dict(os.environ, BRAID_HOSTS="braidbench", BRAID_HOSTS_BURST=args.burst,
+               OMPI_ALLOW_RUN_AS_ROOT="1",
                OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", OMPI_MCA_rmaps_base_oversubscribe="1")
     check = subprocess.run(["bash", HOSTS, "check"], capture_output=True, text=True, env=env)
     if check.returncode != 0:
@@ -104,7 +133,7 @@ def main():
             unmeasured_path = tmp / "two_hosts_unmeasured_overlap.json"
             unmeasured_path.write_text(json.dumps(unmeasured))
             programs, predicted, predicted_unmeasured, coopt = {}, {}, {}, {}
-            predicted_wait = {}
+            predicted_wait, predicted_by_kind = {}, {}
             models = [("", MODEL), ("tp ", TP_MODEL)]
             for prefix, model in models:
                 for level in (0, 2):
@@ -115,9 +144,12 @@ def main():
                     programs[(prefix, level)] = out
                     coopt[(prefix, level)] = json.loads(
                         (out / "plan.json").read_text())["co_optimization"]["train_step"]
+                    trace = tmp / f"{out.name}.trace.json"
                     sim = json.loads(run([bin_dir / "braid-sim", out, "--function",
-                                          "train_step", "--json"]))
+                                          "train_step", "--json", "--trace", trace]))
                     predicted[(prefix, level)] = sim["iteration_ms"]
+                    if level == 0:
+                        predicted_by_kind[prefix] = comm_by_kind(trace)
                     # What a rank waits on its communication: the exposed
                     # part, and the time it idles for its peers.
                     breakdown = sim["breakdown"]
@@ -132,6 +164,7 @@ def main():
                         ("tp O0", "tp ", 0, ()), ("tp default", "tp ", 2, ())]
             measured = {name: [] for name, _, _, _ in variants}
             waited = {name: [] for name, _, _, _ in variants}
+            waited_by_kind = {}
             for _ in range(args.repeats):
                 for name, prefix, level, extra in variants:
                     line = mpirun(bin_dir / "braid-run", programs[(prefix, level)], "--steps",
@@ -139,6 +172,9 @@ def main():
                     report = json.loads(line)
                     measured[name].append(report["step_ms"])
                     waited[name].append(report["comm_wait_ms"])
+                    for kind in KINDS:
+                        waited_by_kind.setdefault((name, kind), []).append(
+                            sum(report.get(f"comm_wait_ms_{key}", 0) for key in KINDS[kind]))
     finally:
         subprocess.run(["bash", HOSTS, "down"], env=env)
 
@@ -190,6 +226,18 @@ def main():
           f"(without the runtime's progress calls {no_progress_ratio:.3f}x)")
     print(f"tp default / tp O0: predicted {tp_predicted_ratio:.3f}x (before "
           f"{tp_before_ratio:.3f}x), measured {tp_measured_ratio:.3f}x")
+    # At O0 every collective is synchronous: the simulator's time for each
+    # kind is what a rank waits on it, beside the runtime's measured wait.
+    by_kind = {}
+    for prefix, name in (("", "O0"), ("tp ", "tp O0")):
+        parts = []
+        for kind in KINDS:
+            pred = predicted_by_kind[prefix].get(kind, 0)
+            meas = statistics.median(waited_by_kind[(name, kind)])
+            if pred or meas:
+                parts.append(f"{kind} {pred:.1f} / {meas:.1f}")
+                by_kind.setdefault(name, {})[kind] = {"predicted_ms": pred, "measured_ms": meas}
+        print(f"{name} waits by kind, predicted / measured ms: " + ", ".join(parts))
     paired = {}
     for label, fast, slow in (("dlrm", "default", "O0"), ("tp", "tp default", "tp O0")):
         wins, p = sign_test(measured[fast], measured[slow])
@@ -199,7 +247,7 @@ def main():
     pathlib.Path(args.json).write_text(json.dumps({
         "hardware": hw,
         "model": str(MODEL.relative_to(ROOT)), "steps": args.steps, "repeats": args.repeats,
-        "rate": args.rate,
+        "rate": args.rate, "burst": args.burst,
         "programs": rows, "predicted_ratio": predicted_ratio,
         "predicted_ratio_with_channel_model": before_ratio, "measured_ratio": measured_ratio,
         "measured_ratio_without_progress": no_progress_ratio,
@@ -207,7 +255,7 @@ def main():
                             "predicted_ratio": tp_predicted_ratio,
                             "predicted_ratio_with_channel_model": tp_before_ratio,
                             "measured_ratio": tp_measured_ratio},
-        "paired_runs": paired}, indent=2) + "\n")
+        "paired_runs": paired, "o0_comm_wait_by_kind": by_kind}, indent=2) + "\n")
     print(f"wrote {args.json}")
     return 0
 
