@@ -113,7 +113,6 @@ void requireInitialized(const char *what) {
   }
 }
 
-/// Completes `request`, aborting after the timeout.
 /// Milliseconds this rank has spent in waitFor: blocked on its
 /// communication, waiting for its data to move and for its peers to come;
 /// in all, and by what it waited for (the few kinds the runtime names).
@@ -130,6 +129,7 @@ void addWaited(const char *what, double ms) {
   waitedMsByKind.emplace_back(what, ms);
 }
 
+/// Completes `request`, aborting after the timeout.
 void waitFor(MPI_Request &request, const char *what) {
   auto start = std::chrono::steady_clock::now();
   struct AddWaited {
