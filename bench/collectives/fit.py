@@ -11,6 +11,14 @@ Free constants, per fabric class (the network transport NCCL runs over):
 and one for all descriptions:
   comm_chunk_KiB            the bytes a channel moves per pipeline step
 
+Free constants per intra-node class (the fabric inside a node; only PCIe has
+any, NVLink's link figures being what NCCL reaches), fitted after the
+fabric classes on a grid of their own (--classes pcie):
+  intra_node.link_efficiency  the share of NCCL's nominal PCIe rate a ring
+                              reaches
+  collective_floor_us         the least time a collective takes (back-to-back
+                              calls go no faster than the host issues them)
+
 Each class is fitted on the calibration sweeps of its own descriptions
 (grid search, minimizing the geomean error of bench/collectives/run.py:
 latency x efficiency, then latency x post overhead, alternately until
@@ -49,6 +57,13 @@ CLASSES = {
     "slingshot": ["bench/collectives/systems/alcf-polaris.json",
                   "bench/collectives/systems/nersc-perlmutter.json"],
 }
+# Intra-node class -> its descriptions, as above (the first has the
+# calibration sweeps).
+INTRA_CLASSES = {
+    "pcie": ["bench/collectives/systems/sheffield-bessemer-v100.json", "pcie-a100x4"],
+}
+LINK_EFFICIENCIES = [0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1.0]
+FLOORS_US = [0, 4, 6, 8, 10, 11, 12, 13, 14, 15, 16, 18]
 LATENCIES = [0, 2, 5, 10, 15, 20, 30, 45, 60, 80, 100]
 EFFICIENCIES = [0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.94, 0.96]
 POSTS = [1, 2, 3, 4, 6, 8, 10, 12, 14, 16, 20]
@@ -66,33 +81,48 @@ class Variants:
         self.tmp = pathlib.Path(tmp)
         self.count = 0
 
-    def make(self, name, chunk_kib, inter=None):
+    def make(self, name, chunk_kib, inter=None, intra=None):
         desc = json.loads(description_path(name).read_text())
         desc["comm_chunk_KiB"] = chunk_kib
         if inter:
             desc["inter_node"].update(inter)
+        if intra:
+            apply_intra(desc, intra)
         self.count += 1
         path = self.tmp / f"v{self.count}.json"
         path.write_text(json.dumps(desc))
         return str(path)
 
 
-def error(braid_sim, variants, chunk_kib, params, only=None):
+def apply_intra(desc, intra):
+    """Writes an intra-node class's constants into a description."""
+    desc["intra_node"]["link_efficiency"] = intra["link_efficiency"]
+    desc["collective_floor_us"] = intra["collective_floor_us"]
+
+
+def error(braid_sim, variants, chunk_kib, params, only=None, intra_params=None,
+          sizes=(0, 1 << 62)):
     """Geomean error of the calibration half; `params` maps a class to its
-    inter_node constants; `only` restricts to one class's sweeps."""
+    inter_node constants, `intra_params` an intra-node class to its own;
+    `only` restricts to one (fabric or intra-node) class's sweeps, `sizes`
+    to the messages in [low, high) bytes."""
     owner = {name: cls for cls, names in CLASSES.items() for name in names}
+    intra_owner = {name: cls for cls, names in INTRA_CLASSES.items() for name in names}
+    intra_params = intra_params or {}
     cache = {}
 
     def hardware_of(stem, entry):
         name = entry["hardware"]
-        if only and owner.get(name) != only:
+        if only and only not in (owner.get(name), intra_owner.get(name)):
             return None
         key = (name, owner.get(name))
         if key not in cache:
-            cache[key] = variants.make(name, chunk_kib, params.get(owner.get(name)))
+            cache[key] = variants.make(name, chunk_kib, params.get(owner.get(name)),
+                                       intra_params.get(intra_owner.get(name)))
         return cache[key]
 
     points, _ = bench.corpus(braid_sim, hardware_of, halves=("calibration",))
+    points = [p for p in points if sizes[0] <= p["bytes"] < sizes[1]]
     return bench.geomean_error([p["error"] for p in points]), len(points)
 
 
@@ -106,10 +136,13 @@ def main():
     parser.add_argument("--keep-chunk", action="store_true",
                         help="keep the descriptions' comm_chunk_KiB")
     args = parser.parse_args()
-    fitted = args.classes.split(",")
-    unknown = [c for c in fitted if c not in CLASSES]
+    requested = args.classes.split(",")
+    unknown = [c for c in requested if c not in CLASSES and c not in INTRA_CLASSES]
     if unknown:
-        parser.error(f"unknown classes {unknown}; known: {', '.join(CLASSES)}")
+        parser.error(f"unknown classes {unknown}; known: "
+                     f"{', '.join(list(CLASSES) + list(INTRA_CLASSES))}")
+    fitted = [c for c in requested if c in CLASSES]
+    fitted_intra = [c for c in requested if c in INTRA_CLASSES]
     braid_sim = str((ROOT / args.build / "bin" / "braid-sim").resolve())
     with tempfile.TemporaryDirectory() as tmp:
         variants = Variants(tmp)
@@ -121,8 +154,15 @@ def main():
             params[cls] = {"latency_us": inter.get("latency_us", 0),
                            "nic_efficiency": inter["nic_efficiency"],
                            "post_overhead_us": inter.get("post_overhead_us", 1)}
+        intra_params = {}
+        for cls, names in INTRA_CLASSES.items():
+            desc = json.loads(description_path(names[0]).read_text())
+            intra_params[cls] = {
+                "link_efficiency": desc["intra_node"].get("link_efficiency", 1.0),
+                "collective_floor_us": desc.get("collective_floor_us", 0)}
         chunk = None
-        held = json.loads(description_path(CLASSES[fitted[0]][0]).read_text()).get(
+        held = json.loads(description_path(
+            CLASSES[fitted[0]][0] if fitted else "dgx-h100").read_text()).get(
             "comm_chunk_KiB", 128)
         for round_ in range(2):
             previous = chunk
@@ -160,9 +200,32 @@ def main():
                     print(f"  {cls:<16} latency_us {c['latency_us']:>4} nic_efficiency "
                           f"{c['nic_efficiency']:.2f} post_overhead_us {c['post_overhead_us']:>3}: "
                           f"{best[0] * 100:.1f}% over {best[2]} calibration points")
-        total, n = error(braid_sim, variants, chunk, params)
+        for cls in fitted_intra:
+            # Each constant on the messages whose time it sets, as an
+            # alpha-beta model is fitted: the floor on messages under 64 KiB
+            # (latency-bound), the efficiency on those from 64 MiB
+            # (bandwidth-bound). Fitted on all sizes at once, the medium
+            # messages (whose error is the ring's pipeline fill, a shared
+            # constant) pull the efficiency to wherever it offsets them.
+            for key, values, sizes in (
+                    ("collective_floor_us", FLOORS_US, (0, 64 << 10)),
+                    ("link_efficiency", LINK_EFFICIENCIES, (64 << 20, 1 << 62))):
+                best = None
+                for value in values:
+                    trial = dict(intra_params, **{cls: dict(intra_params[cls], **{key: value})})
+                    e, n = error(braid_sim, variants, chunk, params, only=cls,
+                                 intra_params=trial, sizes=sizes)
+                    if n and (best is None or e < best[0] - 1e-12):
+                        best = (e, trial[cls], n)
+                if best:
+                    intra_params[cls] = best[1]
+                    print(f"  {cls:<16} {key} {best[1][key]}: {best[0] * 100:.1f}% over "
+                          f"{best[2]} calibration points")
+            e, n = error(braid_sim, variants, chunk, params, only=cls, intra_params=intra_params)
+            print(f"  {cls:<16} all sizes: {e * 100:.1f}% over {n} calibration points")
+        total, n = error(braid_sim, variants, chunk, params, intra_params=intra_params)
         print(f"calibration half: {total * 100:.1f}% geomean error over {n} points")
-    result = {"comm_chunk_KiB": chunk, "classes": params}
+    result = {"comm_chunk_KiB": chunk, "classes": params, "intra_classes": intra_params}
     print(json.dumps(result, indent=1))
     if args.write:
         for cls in fitted:
@@ -173,6 +236,13 @@ def main():
                 desc["comm_chunk_KiB"] = chunk
                 text = json.dumps(desc, indent=2) + "\n"
                 path.write_text(text)
+                print(f"wrote {path.relative_to(ROOT)}")
+        for cls in fitted_intra:
+            for name in INTRA_CLASSES[cls]:
+                path = description_path(name)
+                desc = json.loads(path.read_text())
+                apply_intra(desc, intra_params[cls])
+                path.write_text(json.dumps(desc, indent=2) + "\n")
                 print(f"wrote {path.relative_to(ROOT)}")
     return 0
 

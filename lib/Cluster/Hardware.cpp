@@ -163,7 +163,8 @@ Expected<HardwareDesc> mlir::braid::cluster::parseHardware(StringRef text,
                              name + ": expected a JSON object");
   top.checkKeys({"name", "device", "intra_node", "inter_node", "comm_channels",
                  "comm_chunk_KiB", "comm_rate_beside_compute",
-                 "compute_slowdown_beside_comm", "topology"});
+                 "compute_slowdown_beside_comm", "collective_floor_us",
+                 "topology"});
   HardwareDesc hw;
   hw.name = top.string("name");
   hw.commChannels = top.integer("comm_channels");
@@ -179,6 +180,10 @@ Expected<HardwareDesc> mlir::braid::cluster::parseHardware(StringRef text,
                    formatNumber(hw.computeSlowdownBesideComm));
   }
 
+  if (top.has("collective_floor_us"))
+    hw.collectiveFloorUs =
+        top.number("collective_floor_us", /*allowZero=*/true);
+
   FieldReader device(name, top.childPath("device"), top.child("device"));
   device.checkKeys({"arch", "name", "peak_tflops", "gemm_efficiency",
                     "gemm_efficiency_by_type",
@@ -187,14 +192,17 @@ Expected<HardwareDesc> mlir::braid::cluster::parseHardware(StringRef text,
                     "launch_overhead_us"});
   hw.device.name = device.string("name");
   std::string arch = device.string("arch");
-  if (arch == "ampere")
+  if (arch == "volta")
+    hw.device.arch = Arch::volta;
+  else if (arch == "ampere")
     hw.device.arch = Arch::ampere;
   else if (arch == "hopper")
     hw.device.arch = Arch::hopper;
   else if (arch == "cpu")
     hw.device.arch = Arch::cpu;
   else if (device.ok())
-    device.fail("arch", "expected \"ampere\", \"hopper\" or \"cpu\", got \"" +
+    device.fail("arch", "expected \"volta\", \"ampere\", \"hopper\" or "
+                        "\"cpu\", got \"" +
                             arch + "\"");
   FieldReader peaks(name, device.childPath("peak_tflops"),
                     device.child("peak_tflops"));
@@ -226,7 +234,7 @@ Expected<HardwareDesc> mlir::braid::cluster::parseHardware(StringRef text,
   FieldReader intra(name, top.childPath("intra_node"), top.child("intra_node"));
   intra.checkKeys({"kind", "links", "link_bandwidth_GBps", "nvls",
                    "nvls_efficiency", "nvls_channels", "hop_latency_us",
-                   "collective_bandwidth_GBps"});
+                   "collective_bandwidth_GBps", "link_efficiency"});
   std::string kind = intra.string("kind");
   if (kind == "nvlink")
     hw.intraNode.kind = IntraNodeKind::nvlink;
@@ -270,6 +278,14 @@ Expected<HardwareDesc> mlir::braid::cluster::parseHardware(StringRef text,
                             "constants");
         break;
       }
+  if (intra.has("link_efficiency")) {
+    if (hw.intraNode.kind != IntraNodeKind::pcie && intra.ok())
+      intra.fail("link_efficiency",
+                 "only a \"pcie\" node reads it; an NVLink link's "
+                 "bandwidth is already what NCCL reaches");
+    else
+      hw.intraNode.linkEfficiency = intra.fraction("link_efficiency");
+  }
   if (intra.ok() && !hw.intraNode.nvls)
     for (StringRef key : {"nvls_efficiency", "nvls_channels"})
       if (intra.has(key)) {

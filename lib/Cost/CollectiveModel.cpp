@@ -100,13 +100,32 @@ struct ArchCaps {
   double perChannelTree[3];
   double perChannelTreeLL128[3];
 };
+constexpr ArchCaps kVolta = {{39.0, 39.0, 20.4}, 20.0, {26.5, 18.5, 10.0},
+                             {20.0, 20.0, 20.0}};
 constexpr ArchCaps kAmpere = {{87.7, 22.5, 19.0}, 20.0, {24.0, 23.6, 17.8},
                               {20.0, 20.0, 20.0}};
 constexpr ArchCaps kHopper = {{141.0, 45.0, 35.0}, 36.7, {38.7, 41.4, 36.0},
                               {36.7, 36.7, 29.0}};
 
 const ArchCaps &capsFor(const HardwareDesc &hw) {
-  return hw.device.arch == Arch::ampere ? kAmpere : kHopper;
+  switch (hw.device.arch) {
+  case Arch::volta:
+    return kVolta;
+  case Arch::ampere:
+    return kAmpere;
+  case Arch::hopper:
+  case Arch::cpu:
+    break;
+  }
+  return kHopper;
+}
+
+/// Whether NCCL runs LL128 on this machine. It enables LL128 by default
+/// only where the paths inside a node are NVLink (src/graph/tuning.cc:
+/// "Enable LL128 by default only on Volta/Ampere/Hopper/Blackwell+NVLink",
+/// typeIntra <= PATH_NVB); a PCIe node runs LL and Simple.
+bool hasLL128(const HardwareDesc &hw) {
+  return hw.intraNode.kind == IntraNodeKind::nvlink;
 }
 
 int nodeIndex(int64_t nodes) { return nodes <= 1 ? 0 : nodes == 2 ? 1 : 2; }
@@ -361,6 +380,8 @@ CollectiveEstimate cost::estimateCollective(const HardwareDesc &hw,
                                    (protocol == Simple ? 2.0 : 1.0);
     };
     for (Protocol protocol : {LL, LL128, Simple}) {
+      if (protocol == LL128 && !hasLL128(hw))
+        continue;
       double bw = ringBw;
       if (protocol == LL)
         bw = std::min(caps.llMax[ni],
@@ -410,6 +431,8 @@ CollectiveEstimate cost::estimateCollective(const HardwareDesc &hw,
                                       hw.interNode.effectiveNicGBps() *
                                       (nodes <= 2 ? 2.0 : 1.0));
       for (Protocol protocol : {LL, LL128, Simple}) {
+        if (protocol == LL128 && !hasLL128(hw))
+          continue;
         double bw = 0.92 * treeBw;
         if (protocol == LL)
           bw = std::min(bw / 3.8, caps.llMax[ni]);
@@ -463,7 +486,8 @@ CollectiveEstimate cost::estimateCollective(const HardwareDesc &hw,
       }
     }
   }
-  estimate.timeUs = best.timeUs;
+  // No call completes faster than the host issues it.
+  estimate.timeUs = std::max(best.timeUs, hw.collectiveFloorUs);
   estimate.algorithm = best.name;
   estimate.algbwGBps = bytes / (estimate.timeUs * 1e3);
   estimate.busbwGBps = estimate.algbwGBps * factor;
@@ -473,9 +497,13 @@ CollectiveEstimate cost::estimateCollective(const HardwareDesc &hw,
 double cost::collectiveLatencyUs(const HardwareDesc &hw, CollectiveKind kind,
                                  int64_t ranks, int64_t nodes) {
   // Every candidate costs latency + bytes / bandwidth; at the least
-  // positive size the bytes' term rounds to zero.
-  return estimateCollective(hw, kind, std::numeric_limits<double>::denorm_min(),
-                            ranks, nodes)
+  // positive size the bytes' term rounds to zero. The collective floor is a
+  // maximum, not a term: a bound that adds the bytes' time leaves it out.
+  cluster::HardwareDesc fabric = hw;
+  fabric.collectiveFloorUs = 0;
+  return estimateCollective(fabric, kind,
+                            std::numeric_limits<double>::denorm_min(), ranks,
+                            nodes)
       .timeUs;
 }
 
@@ -550,9 +578,13 @@ double cost::estimateAllToAllvUs(const HardwareDesc &hw,
     int64_t perNode = (ranks + nodes - 1) / nodes;
     double hopUs = hw.intraNode.hopLatencyUs;
     double netHopUs = std::max(hopUs, hw.interNode.latencyUs);
-    return (perNode - 1) * hopUs + (ranks - perNode) * netHopUs + worstLinkUs;
+    return std::max(hw.collectiveFloorUs, (perNode - 1) * hopUs +
+                                              (ranks - perNode) * netHopUs +
+                                              worstLinkUs);
   }
-  return allToAllUs(hw, ranks, (ranks + nodes - 1) / nodes, worstLinkUs);
+  return std::max(hw.collectiveFloorUs,
+                  allToAllUs(hw, ranks, (ranks + nodes - 1) / nodes,
+                             worstLinkUs));
 }
 
 llvm::Expected<CollectiveEstimate>

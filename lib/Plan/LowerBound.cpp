@@ -111,8 +111,12 @@ struct ExchangeLatencies {
 
 static ExchangeLatencies exchangeLatencies(const PlanProblem &problem) {
   int64_t R = problem.ranks();
+  // The fabric's latencies only: the bound adds the bytes' time to them,
+  // and the collective floor bounds that sum instead of adding to it.
+  cluster::HardwareDesc fabric = problem.hw;
+  fabric.collectiveFloorUs = 0;
   double allToAllUs = cost::estimateAllToAllvUs(
-      problem.hw, std::vector<double>(R * R, 0), R, problem.ranksPerNode);
+      fabric, std::vector<double>(R * R, 0), R, problem.ranksPerNode);
   bool everyTableSendsIndices =
       llvm::all_of(problem.tables, [](const TableSpec &table) {
         return table.poolingFactor > 0;

@@ -47,16 +47,18 @@ template <> double load(BF16 value) {
   std::memcpy(&f, &word, 4);
   return f;
 }
-template <typename T> T store(double value) { return T(value); }
-template <> BF16 store(double value) {
-  float f = float(value);
+/// The bf16 bits nearest `f` (ties to even; a NaN stays a quiet NaN).
+uint16_t bf16BitsOf(float f) {
   uint32_t word;
   std::memcpy(&word, &f, 4);
   if (std::isnan(f))
-    return BF16{uint16_t((word >> 16) | 0x40)};
+    return uint16_t((word >> 16) | 0x40);
   word += 0x7fff + ((word >> 16) & 1);
-  return BF16{uint16_t(word >> 16)};
+  return uint16_t(word >> 16);
 }
+
+template <typename T> T store(double value) { return T(value); }
+template <> BF16 store(double value) { return BF16{bf16BitsOf(float(value))}; }
 
 /// The pooling modes, numbered as braid::PoolingMode.
 enum class Mode : int32_t { sum = 0, mean = 1, max = 2 };
@@ -575,3 +577,18 @@ BRAIDRT_TABLE_KERNELS(bf16, BF16)
 #undef BRAIDRT_TABLE_KERNELS
 
 } // extern "C"
+
+/// The compiler runtime's f32 -> bf16 conversion, which LLVM calls where a
+/// CPU has no bf16 instructions (x86 without AVX512-BF16): GCC 12's libgcc
+/// does not have it, and a compiled program with a bf16 table would not
+/// load. Programs link against this library, so it provides the routine
+/// (weak: a libgcc or compiler-rt that has one takes precedence). A bf16 is
+/// returned in the low 16 bits of the floating-point return register, as
+/// the x86-64 and AArch64 ABIs pass it, hence the float carrying its bits.
+extern "C" __attribute__((weak, visibility("default"))) float
+__truncsfbf2(float value) {
+  uint32_t word = bf16BitsOf(value);
+  float carrier;
+  std::memcpy(&carrier, &word, 4);
+  return carrier;
+}

@@ -363,3 +363,46 @@ TEST(CollectiveModelTest, MpiAllGatherAcrossHostsIsLinear) {
   EXPECT_EQ(exchange.algorithm, "mpi/pairwise");
   EXPECT_NEAR(gather.timeUs, exchange.timeUs, 1e-6 * exchange.timeUs);
 }
+
+// A PCIe node runs LL and Simple only (NCCL enables LL128 where the paths
+// inside a node are NVLink), and no collective on a description with a
+// floor is faster than it; the floor is left out of the fixed latency that
+// lower bounds add the bytes' time to.
+TEST(CollectiveModelTest, PcieNodesRunNoLL128AndPayTheFloor) {
+  cluster::HardwareDesc pcie = *cluster::loadHardware("pcie-a100x4");
+  ASSERT_GT(pcie.collectiveFloorUs, 0);
+  for (CollectiveKind kind : kKinds)
+    for (double bytes = 8; bytes <= 16e9; bytes *= 4) {
+      CollectiveEstimate e = estimateCollective(pcie, kind, bytes, 4, 1);
+      EXPECT_EQ(e.algorithm.find("ll128"), std::string::npos)
+          << stringifyCollectiveKind(kind).str() << " " << bytes;
+      EXPECT_GE(e.timeUs, pcie.collectiveFloorUs);
+    }
+  // 8 bytes over 2 ranks: NCCL's tuner says 8.6 us, the floor says more.
+  EXPECT_EQ(estimateCollective(pcie, CollectiveKind::all_reduce, 8, 2, 1).timeUs,
+            pcie.collectiveFloorUs);
+  EXPECT_LT(collectiveLatencyUs(pcie, CollectiveKind::all_reduce, 2, 1),
+            pcie.collectiveFloorUs);
+  // Without the floor the same call takes NCCL's latency.
+  cluster::HardwareDesc fabric = pcie;
+  fabric.collectiveFloorUs = 0;
+  EXPECT_NEAR(estimateCollective(fabric, CollectiveKind::all_reduce, 8, 2, 1).timeUs,
+              6.6 + 2 * 1.0, 0.05);
+  // The same machine's NVLink twin may take LL128.
+  cluster::HardwareDesc nvlink = *cluster::loadHardware("dgx-a100");
+  bool tookLL128 = false;
+  for (double bytes = 8; bytes <= 16e9; bytes *= 2)
+    tookLL128 |= estimateCollective(nvlink, CollectiveKind::all_reduce, bytes, 8, 1)
+                     .algorithm.find("ll128") != std::string::npos;
+  EXPECT_TRUE(tookLL128);
+}
+
+// A PCIe link's efficiency scales what its large messages reach.
+TEST(CollectiveModelTest, PcieLinkEfficiencyScalesBandwidth) {
+  cluster::HardwareDesc pcie = *cluster::loadHardware("pcie-a100x4");
+  cluster::HardwareDesc nominal = pcie;
+  nominal.intraNode.linkEfficiency = 1.0;
+  double reached = estimateCollective(pcie, CollectiveKind::all_gather, 8e9, 4, 1).busbwGBps;
+  double full = estimateCollective(nominal, CollectiveKind::all_gather, 8e9, 4, 1).busbwGBps;
+  EXPECT_NEAR(reached / full, pcie.intraNode.linkEfficiency, 0.01);
+}

@@ -166,8 +166,34 @@ TEST(HardwareTest, MalformedDescriptionsNameThePath) {
                    "\"compute_slowdown_beside_comm\": 0.5, \"comm_channels\""),
             "hw.json: compute_slowdown_beside_comm: expected a slowdown of at "
             "least 1, got 0.5");
-  EXPECT_EQ(broken("\"arch\": \"hopper\"", "\"arch\": \"volta\""),
-            "hw.json: device.arch: expected \"ampere\", \"hopper\" or \"cpu\", got \"volta\"");
+  EXPECT_EQ(broken("\"arch\": \"hopper\"", "\"arch\": \"pascal\""),
+            "hw.json: device.arch: expected \"volta\", \"ampere\", \"hopper\" or "
+            "\"cpu\", got \"pascal\"");
+  // A PCIe node's link efficiency scales its bandwidth; an NVLink link's
+  // figure is already what NCCL reaches, so it refuses one.
+  EXPECT_EQ(broken("\"nvls\": false", "\"nvls\": false, \"link_efficiency\": 0.8"),
+            "hw.json: intra_node.link_efficiency: only a \"pcie\" node reads it; "
+            "an NVLink link's bandwidth is already what NCCL reaches");
+  {
+    std::string text = good;
+    text.replace(text.find("\"kind\": \"nvlink\""), 16, "\"kind\": \"pcie\"");
+    text.replace(text.find("\"nvls\": false"), 13,
+                 "\"nvls\": false, \"link_efficiency\": 0.8");
+    text.replace(text.find("\"arch\": \"hopper\""), 16, "\"arch\": \"volta\"");
+    text.replace(text.find("\"comm_channels\""), 15,
+                 "\"collective_floor_us\": 14, \"comm_channels\"");
+    llvm::Expected<HardwareDesc> hw = parseHardware(text, "hw.json");
+    ASSERT_TRUE(static_cast<bool>(hw)) << llvm::toString(hw.takeError());
+    EXPECT_EQ(hw->device.arch, Arch::volta);
+    EXPECT_DOUBLE_EQ(hw->intraNode.bandwidthGBps(), 2 * 10 * 0.8);
+    EXPECT_EQ(hw->collectiveFloorUs, 14.0);
+    EXPECT_EQ(errorOf(std::string(text).replace(text.find("\"link_efficiency\": 0.8"), 22,
+                                                "\"link_efficiency\": 1.2")),
+              "hw.json: intra_node.link_efficiency: expected a fraction in (0, 1], got 1.2");
+  }
+  EXPECT_EQ(parseHardware(good, "hw.json")->collectiveFloorUs, 0.0);
+  EXPECT_EQ(broken("\"comm_channels\"", "\"collective_floor_us\": -1, \"comm_channels\""),
+            "hw.json: collective_floor_us: expected a non-negative number, got -1");
 }
 
 TEST(HardwareTest, UnknownPresetOrFile) {

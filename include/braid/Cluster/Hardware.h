@@ -22,7 +22,7 @@ namespace mlir::braid::cluster {
 /// One accelerator (or CPU socket, for local-cpu).
 /// GPU generations whose NCCL constants the collective model knows; `cpu`
 /// for local-cpu descriptions.
-enum class Arch { ampere, hopper, cpu };
+enum class Arch { volta, ampere, hopper, cpu };
 
 struct DeviceDesc {
   std::string name;
@@ -66,8 +66,16 @@ struct IntraNodeDesc {
   /// `shm`, where MPI implements each collective its own way; kinds not
   /// listed use links * link bandwidth.
   llvm::StringMap<double> collectiveBandwidthGBps;
-  /// Per-device bandwidth, one direction.
-  double bandwidthGBps() const { return links * linkBandwidthGBps; }
+  /// The share of `link_bandwidth_GBps` a collective reaches (optional
+  /// `link_efficiency`, PCIe nodes only, default 1): NCCL's PCIe link
+  /// figures (topo.h: 12 GB/s for Gen3 x16, 24 for Gen4) are its topology's
+  /// nominal rates, where an NVLink figure is already what NCCL reaches.
+  /// Fitted on the calibration half of bench/collectives' corpus.
+  double linkEfficiency = 1.0;
+  /// Per-device bandwidth a collective reaches, one direction.
+  double bandwidthGBps() const {
+    return links * linkBandwidthGBps * linkEfficiency;
+  }
 };
 
 struct InterNodeDesc {
@@ -124,6 +132,12 @@ struct HardwareDesc {
   /// dilation of the channels' and memory's shares (cost::overlapDilation);
   /// 0: not given.
   double computeSlowdownBesideComm = 0;
+  /// The least time a collective takes (optional `collective_floor_us`,
+  /// default 0): back-to-back calls, as nccl-tests and a training step
+  /// issue them, go no faster than the host enqueues and launches them,
+  /// whatever the fabric's own latency. Fitted per intra-node class on the
+  /// calibration half of bench/collectives' corpus (docs/cost-model.md).
+  double collectiveFloorUs = 0;
   int64_t nodes = 1;
   int64_t ranksPerNode = 1;
   int64_t worldSize() const { return nodes * ranksPerNode; }

@@ -71,9 +71,11 @@ double reduceScatterUsPerByteAtLeast(const cluster::HardwareDesc &hw,
 double ringUsPerByteAtLeast(const cluster::HardwareDesc &hw,
                             CollectiveKind kind, int64_t ranks, int64_t nodes);
 
-/// The least time estimateCollective charges a collective of `kind`,
-/// whatever its size: its fastest algorithm's fixed latency. Lower bounds
-/// add it to the bytes' time at reduceScatterUsPerByteAtLeast.
+/// The fixed latency of the fastest algorithm estimateCollective has for a
+/// collective of `kind`, whatever its size. Lower bounds add it to the
+/// bytes' time at reduceScatterUsPerByteAtLeast; the description's
+/// `collective_floor_us` is left out, since it bounds the sum instead of
+/// adding to it.
 double collectiveLatencyUs(const cluster::HardwareDesc &hw,
                            CollectiveKind kind, int64_t ranks, int64_t nodes);
 
