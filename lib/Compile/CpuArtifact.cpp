@@ -123,16 +123,24 @@ static FailureOr<llvm::json::Object> manifestOf(func::FuncOp func,
                         .hasStaticShape();
       entry["slices"] = tableSlices(table, whole, ranks);
     }
-    // A sharded optimizer state: the ranks whose slices, in order, make
-    // the whole (rank 0's group; every group holds the same state).
-    if (auto groups = func.getArgAttrOfType<ReplicaGroupsAttr>(
-            i, BraidDialect::kStateShardAttrName)) {
+    // A sharded optimizer state or a parameter stored as blocks: the ranks
+    // whose slices along `shard_dim`, in order, make the whole (rank 0's
+    // group; every group holds the same one).
+    auto groups = func.getArgAttrOfType<ReplicaGroupsAttr>(
+        i, BraidDialect::kStateShardAttrName);
+    if (!groups)
+      groups = func.getArgAttrOfType<ReplicaGroupsAttr>(
+          i, BraidDialect::kParamShardAttrName);
+    if (groups) {
       llvm::json::Array shardRanks;
       for (int64_t g = 0; g < groups.getNumGroups(); ++g)
         if (llvm::is_contained(groups.getGroup(g), 0))
           for (int64_t member : groups.getGroup(g))
             shardRanks.push_back(member);
       entry["shard_ranks"] = std::move(shardRanks);
+      if (auto dim = func.getArgAttrOfType<IntegerAttr>(
+              i, BraidDialect::kShardDimAttrName))
+        entry["shard_dim"] = dim.getInt();
     }
     arguments.push_back(std::move(entry));
   }

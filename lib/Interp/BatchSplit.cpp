@@ -69,6 +69,21 @@ llvm::Expected<RankValues> mlir::braid::interp::splitGlobalArguments(
     if (!found)
       return splitError("argument '" + name + "' has no global counterpart");
     const HostTensor &value = globalArgs[*found];
+    if (spec.parameter && !spec.shardRanks.empty()) {
+      // Stored as blocks: each rank takes its own along the shard dimension.
+      int64_t parts = spec.shardRanks.size();
+      if (spec.shardDim < 0 || spec.shardDim >= value.getRank() ||
+          value.shape[spec.shardDim] % parts != 0)
+        return splitError("parameter '" + name + "' is stored as " +
+                          Twine(parts) + " blocks along dimension " +
+                          Twine(spec.shardDim) +
+                          ", which its global value does not divide into");
+      int64_t size = value.shape[spec.shardDim] / parts;
+      for (int64_t r = 0; r < numRanks; ++r)
+        args[r].push_back(value.slice(spec.shardDim,
+                                      spec.shardPositionOf(r) * size, size));
+      continue;
+    }
     if (spec.parameter || value.getRank() == 0) {
       for (int64_t r = 0; r < numRanks; ++r)
         args[r].push_back(value);

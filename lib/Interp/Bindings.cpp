@@ -15,6 +15,7 @@
 
 #include "Kernels.h"
 #include "braid/Interp/Npy.h"
+#include "braid/Dialect/Braid/IR/Braid.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -294,6 +295,34 @@ bool mlir::braid::interp::isParameter(func::FuncOp func, unsigned index) {
   return func.getArgAttr(index, BraidDialect::kParamAttrName) != nullptr;
 }
 
+std::vector<int64_t>
+mlir::braid::interp::shardRanksOf(ReplicaGroupsAttr groups) {
+  for (int64_t g = 0; g < groups.getNumGroups(); ++g)
+    if (llvm::is_contained(groups.getGroup(g), 0))
+      return std::vector<int64_t>(groups.getGroup(g).begin(),
+                                  groups.getGroup(g).end());
+  return {};
+}
+
+int64_t mlir::braid::interp::getShardDim(func::FuncOp func, unsigned index,
+                                         bool isResult) {
+  auto dim = isResult ? func.getResultAttrOfType<IntegerAttr>(
+                            index, BraidDialect::kShardDimAttrName)
+                      : func.getArgAttrOfType<IntegerAttr>(
+                            index, BraidDialect::kShardDimAttrName);
+  return dim ? dim.getInt() : 0;
+}
+
+int64_t ArgumentSpec::shardPositionOf(int64_t rank) const {
+  if (shardRanks.empty())
+    return -1;
+  for (auto [position, member] : llvm::enumerate(shardRanks))
+    if (member == rank)
+      return position;
+  // Groups of consecutive ranks: the same position in another group.
+  return rank % int64_t(shardRanks.size());
+}
+
 FailureOr<func::FuncOp>
 mlir::braid::interp::findEntryFunction(ModuleOp module) {
   if (auto forward = module.lookupSymbol<func::FuncOp>("forward"))
@@ -335,6 +364,11 @@ Signature mlir::braid::interp::describeFunction(func::FuncOp func) {
     if (tensorType)
       for (int64_t size : tensorType.getShape())
         spec.shape.push_back(ShapedType::isDynamic(size) ? -1 : size);
+    if (auto groups = func.getArgAttrOfType<ReplicaGroupsAttr>(
+            i, BraidDialect::kParamShardAttrName)) {
+      spec.shardRanks = shardRanksOf(groups);
+      spec.shardDim = getShardDim(func, i);
+    }
     signature.arguments.push_back(std::move(spec));
   }
   if (auto module = func->getParentOfType<ModuleOp>())

@@ -56,9 +56,14 @@ void mlir::braid::buildShardPipeline(OpPassManager &pm,
 void mlir::braid::buildCoOptimizePipeline(
     OpPassManager &pm, const CoOptimizePipelineOptions &options) {
   if (options.optLevel >= 2) {
-    // Level 2: run dense optimizer steps on shards between a
-    // reduce_scatter and an all_gather of their gradient...
+    // Level 2: store each tensor-parallel parameter as this rank's block,
+    // whose optimizer step then needs no all_reduce of its gradient...
     bool force = options.forceCoOptimization;
+    BraidStoreParameterBlocksPassOptions blocks;
+    blocks.force = force;
+    pm.addPass(createBraidStoreParameterBlocksPass(blocks));
+    // ...run dense optimizer steps on shards between a
+    // reduce_scatter and an all_gather of their gradient...
     BraidReorderCollectivesPassOptions reorder;
     reorder.force = force;
     pm.addPass(createBraidReorderCollectivesPass(reorder));

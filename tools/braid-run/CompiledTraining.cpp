@@ -330,9 +330,9 @@ int mlir::braid::runCompiledTraining(NativeProgram &program,
   if (options.steps > 1)
     model.metrics["page_faults_per_step"] = memory[2];
 
-  // The parameters and their state are replicated: rank 0's are the
-  // model's. Tables, their state and sharded dense state come from every
-  // rank's slices.
+  // Replicated parameters and their state: rank 0's are the model's.
+  // Tables, their state, sharded dense state and parameters stored as
+  // blocks come from every rank's slices.
   for (auto [r, a] : feedback) {
     const NativeProgram::Argument &argument = program.getArguments()[a];
     if (argument.shardRanks.empty())
@@ -354,7 +354,7 @@ int mlir::braid::runCompiledTraining(NativeProgram &program,
       sliced.push_back(index);
       mine.push_back(std::move(*part));
     }
-  // Each sharded state's slice, at its position in `mine`.
+  // Each sharded state's or parameter's slice, at its position in `mine`.
   SmallVector<std::pair<size_t, size_t>> shardedStates;
   for (auto [r, a] : feedback)
     if (!program.getArguments()[a].shardRanks.empty()) {
@@ -373,11 +373,13 @@ int mlir::braid::runCompiledTraining(NativeProgram &program,
     std::vector<HostTensor> parts;
     for (int64_t member : argument.shardRanks) {
       if (member >= int64_t(all->size()))
-        return fail("the sharded state '" + argument.name + "' names rank " +
-                    llvm::Twine(member) + " of " + llvm::Twine(all->size()));
+        return fail("the sharded " + argument.kind + " '" + argument.name +
+                    "' names rank " + llvm::Twine(member) + " of " +
+                    llvm::Twine(all->size()));
       parts.push_back((*all)[member][position]);
     }
-    model.states[argument.name] = HostTensor::concat(parts, 0);
+    (argument.kind == "param" ? model.params : model.states)[argument.name] =
+        HostTensor::concat(parts, argument.shardDim);
   }
   model.tables = run.tables;
   for (auto [position, index] : llvm::enumerate(sliced)) {

@@ -32,8 +32,9 @@ static llvm::Error runtimeError(const llvm::Twine &context = "") {
                                  context + braidrt_program_last_error());
 }
 
-/// Reads argument `index`'s optional "shard_ranks" from the manifest: the
-/// distinct ranks (below `ranks`) whose slices make a sharded state.
+/// Reads argument `index`'s optional "shard_ranks" and "shard_dim" from the
+/// manifest: the distinct ranks (below `ranks`) whose slices along that
+/// dimension make a sharded state or a parameter stored as blocks.
 static llvm::Error readShardRanks(const llvm::json::Value &manifest,
                                   int64_t index,
                                   NativeProgram::Argument &argument,
@@ -53,10 +54,16 @@ static llvm::Error readShardRanks(const llvm::json::Value &manifest,
   if (!field)
     return llvm::Error::success();
   const llvm::json::Array *list = field->getAsArray();
-  if (!list || list->empty() || argument.kind != "state" ||
-      argument.shape.empty() || argument.shape[0] < 0)
-    return bad("'shard_ranks' must be a non-empty list on a state of static "
-               "first dimension");
+  std::optional<int64_t> dim = entry->getInteger("shard_dim");
+  if (entry->get("shard_dim") && !dim)
+    return bad("'shard_dim' must be an integer");
+  argument.shardDim = dim.value_or(0);
+  if (!list || list->empty() ||
+      (argument.kind != "state" && argument.kind != "param") ||
+      argument.shardDim < 0 || argument.shardDim >= int64_t(argument.shape.size()) ||
+      argument.shape[argument.shardDim] < 0)
+    return bad("'shard_ranks' must be a non-empty list on a state or "
+               "parameter of static dimension 'shard_dim' (0 by default)");
   for (const llvm::json::Value &value : *list) {
     std::optional<int64_t> rank = value.getAsInteger();
     if (!rank || *rank < 0 || *rank >= ranks ||
@@ -118,6 +125,8 @@ llvm::Expected<NativeProgram> NativeProgram::load(llvm::StringRef dir) {
       spec.type += (size < 0 ? std::string("?") : std::to_string(size)) + "x";
     spec.type += std::string(info.dtype) + ">";
     spec.parameter = native.arguments.back().kind == "param";
+    spec.shardRanks = native.arguments.back().shardRanks;
+    spec.shardDim = native.arguments.back().shardDim;
     native.perRank.arguments.push_back(std::move(spec));
   }
   for (int64_t i = 0, e = braidrt_program_num_results(program); i < e; ++i) {

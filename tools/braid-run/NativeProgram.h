@@ -31,9 +31,11 @@ public:
   struct Argument {
     std::string name, kind, dtype;
     std::vector<int64_t> shape; ///< -1 for dynamic sizes
-    /// A sharded optimizer state: the ranks whose slices along dimension
-    /// 0, in order, make the whole (empty otherwise).
+    /// A sharded optimizer state or a parameter stored as blocks: the
+    /// ranks whose slices along `shardDim`, in order, make the whole (empty
+    /// otherwise).
     std::vector<int64_t> shardRanks;
+    int64_t shardDim = 0;
   };
 
   /// Loads `dir`/libprogram.so and reads the manifest inside it.

@@ -20,6 +20,8 @@
 #include "braid/Interp/Training.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/Format.h"
+
+#include <tuple>
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
@@ -428,39 +430,36 @@ int mlir::braid::runRankTraining(RankTraining &run,
   for (unsigned i = 0; i < numForwardArgs; ++i)
     for (size_t rank = 1; rank < args.size(); ++rank)
       if (train.getArgAttr(i, BraidDialect::kParamAttrName) &&
+          !train.getArgAttr(i, BraidDialect::kParamShardAttrName) &&
           args[rank][i].data != args[0][i].data)
         return fail("rank " + llvm::Twine(rank) + "'s parameter '" +
                     getArgumentName(train, i) + "' differs from rank 0's");
   for (unsigned i = 0; i < train.getNumArguments(); ++i)
-    for (auto [key, target] :
-         {std::pair{BraidDialect::kParamAttrName, &model.params},
-          std::pair{BraidDialect::kStateAttrName, &model.states}})
-      if (auto name = train.getArgAttrOfType<StringAttr>(i, key))
-        (*target)[name.getValue().str()] = args[0][i];
-  // A sharded optimizer state is the slices of rank 0's group, in order.
-  for (unsigned i = 0; i < train.getNumArguments(); ++i) {
-    auto groups = train.getArgAttrOfType<ReplicaGroupsAttr>(
-        i, BraidDialect::kStateShardAttrName);
-    auto name = train.getArgAttrOfType<StringAttr>(
-        i, BraidDialect::kStateAttrName);
-    if (!groups || !name)
-      continue;
-    std::vector<HostTensor> slices;
-    for (int64_t g = 0; g < groups.getNumGroups(); ++g) {
-      ArrayRef<int64_t> members = groups.getGroup(g);
-      if (!llvm::is_contained(members, 0))
+    for (auto [key, shardKey, target] :
+         {std::tuple{BraidDialect::kParamAttrName,
+                     BraidDialect::kParamShardAttrName, &model.params},
+          std::tuple{BraidDialect::kStateAttrName,
+                     BraidDialect::kStateShardAttrName, &model.states}}) {
+      auto name = train.getArgAttrOfType<StringAttr>(i, key);
+      if (!name)
         continue;
-      for (int64_t member : members) {
-        if (member < 0 || member >= int64_t(args.size()))
-          return fail("the sharded state '" + name.getValue() +
-                      "' names rank " + llvm::Twine(member) + " of " +
-                      llvm::Twine(args.size()));
-        slices.push_back(args[member][i]);
+      auto groups = train.getArgAttrOfType<ReplicaGroupsAttr>(i, shardKey);
+      if (!groups) {
+        (*target)[name.getValue().str()] = args[0][i];
+        continue;
       }
+      // Stored as blocks: the blocks of rank 0's group, in order.
+      std::vector<HostTensor> blocks;
+      for (int64_t member : shardRanksOf(groups)) {
+        if (member < 0 || member >= int64_t(args.size()))
+          return fail("the sharded '" + name.getValue() + "' names rank " +
+                      llvm::Twine(member) + " of " + llvm::Twine(args.size()));
+        blocks.push_back(args[member][i]);
+      }
+      if (!blocks.empty())
+        (*target)[name.getValue().str()] =
+            HostTensor::concat(blocks, getShardDim(train, i));
     }
-    if (!slices.empty())
-      model.states[name.getValue().str()] = HostTensor::concat(slices, 0);
-  }
   setTableStates(model, embeddingState, *config);
   GlobalTraining global{run.globalModule, run.globalFunc, run.globalArgs,
                         run.tables, run.tolerance};

@@ -142,44 +142,100 @@ static LogicalResult verifyNameAttribute(Operation *op, StringRef what,
   return success();
 }
 
-/// Checks `braid.state_shard` on argument or result `index` of `op`: replica
-/// groups on a state tensor whose dimension 0 they split.
-static LogicalResult verifyStateShard(Operation *op, StringRef what,
-                                      unsigned index, NamedAttribute attr,
-                                      Type type, DictionaryAttr siblings) {
+/// The dimension a sharded argument or result splits: its
+/// `braid.shard_dim`, 0 when absent (or malformed; that is reported on the
+/// attribute itself).
+static int64_t shardDimOf(DictionaryAttr siblings) {
+  auto dim = siblings ? dyn_cast_or_null<IntegerAttr>(
+                            siblings.get(BraidDialect::kShardDimAttrName))
+                      : IntegerAttr();
+  return dim ? dim.getInt() : 0;
+}
+
+/// Checks `braid.state_shard` or `braid.param_shard` on argument or result
+/// `index` of `op`: replica groups on a state (a parameter) tensor whose
+/// dimension `braid.shard_dim` (0 by default) they split.
+static LogicalResult verifyShard(Operation *op, StringRef what, unsigned index,
+                                 NamedAttribute attr, Type type,
+                                 DictionaryAttr siblings,
+                                 StringRef holderName) {
   auto groups = dyn_cast<ReplicaGroupsAttr>(attr.getValue());
   if (!groups)
     return op->emitOpError()
            << what << " " << index << ": '" << attr.getName().getValue()
            << "' must be a #braid.replica_groups attribute";
-  if (!siblings || !siblings.get(BraidDialect::kStateAttrName))
+  if (!siblings || !siblings.get(holderName))
     return op->emitOpError() << what << " " << index << ": '"
-                             << attr.getName().getValue()
-                             << "' needs 'braid.state' beside it";
+                             << attr.getName().getValue() << "' needs '"
+                             << holderName << "' beside it";
   // A tensor; a lowered program passes it as a buffer or a pointer, which
   // keep the attribute for the host and are not checked.
   auto tensor = dyn_cast<TensorType>(type);
-  if (tensor && (!tensor.hasRank() || tensor.getRank() == 0 ||
-                 tensor.isDynamicDim(0)))
+  int64_t dim = shardDimOf(siblings);
+  if (tensor && (!tensor.hasRank() || dim < 0 || dim >= tensor.getRank() ||
+                 tensor.isDynamicDim(dim)))
     return op->emitOpError() << what << " " << index << ": '"
                              << attr.getName().getValue()
-                             << "' needs a tensor with a static dimension 0";
+                             << "' needs a tensor with a static dimension "
+                             << dim;
   return success();
+}
+
+/// Checks `braid.shard_dim`: an integer beside a shard attribute.
+static LogicalResult verifyShardDim(Operation *op, StringRef what,
+                                    unsigned index, NamedAttribute attr,
+                                    DictionaryAttr siblings) {
+  auto dim = dyn_cast<IntegerAttr>(attr.getValue());
+  if (!dim || dim.getInt() < 0)
+    return op->emitOpError() << what << " " << index << ": '"
+                             << attr.getName().getValue()
+                             << "' must be a non-negative integer";
+  if (!siblings || (!siblings.get(BraidDialect::kParamShardAttrName) &&
+                    !siblings.get(BraidDialect::kStateShardAttrName)))
+    return op->emitOpError() << what << " " << index << ": '"
+                             << attr.getName().getValue() << "' needs '"
+                             << BraidDialect::kParamShardAttrName << "' or '"
+                             << BraidDialect::kStateShardAttrName
+                             << "' beside it";
+  return success();
+}
+
+/// Checks the shard attributes on argument or result `index` of `op`, or
+/// returns std::nullopt for any other attribute.
+static std::optional<LogicalResult>
+verifyShardAttribute(Operation *op, bool isArgument, unsigned index,
+                     NamedAttribute attr) {
+  StringRef what = isArgument ? "argument" : "result";
+  bool isShard = attr.getName() == BraidDialect::kStateShardAttrName ||
+                 attr.getName() == BraidDialect::kParamShardAttrName;
+  if (!isShard && attr.getName() != BraidDialect::kShardDimAttrName)
+    return std::nullopt;
+  auto func = dyn_cast<FunctionOpInterface>(op);
+  unsigned count = func ? (isArgument ? func.getNumArguments()
+                                      : func.getNumResults())
+                        : 0;
+  if (!func || index >= count)
+    return op->emitOpError() << "'" << attr.getName().getValue()
+                             << "' belongs on a function's " << what << "s";
+  DictionaryAttr siblings =
+      isArgument ? func.getArgAttrDict(index) : func.getResultAttrDict(index);
+  if (!isShard)
+    return verifyShardDim(op, what, index, attr, siblings);
+  Type type = isArgument ? func.getArgumentTypes()[index]
+                         : func.getResultTypes()[index];
+  return verifyShard(op, what, index, attr, type, siblings,
+                     attr.getName() == BraidDialect::kStateShardAttrName
+                         ? BraidDialect::kStateAttrName
+                         : BraidDialect::kParamAttrName);
 }
 
 LogicalResult BraidDialect::verifyRegionArgAttribute(Operation *op,
                                                      unsigned regionIndex,
                                                      unsigned argIndex,
                                                      NamedAttribute attr) {
-  if (attr.getName() == kStateShardAttrName) {
-    auto func = dyn_cast<FunctionOpInterface>(op);
-    if (!func || argIndex >= func.getNumArguments())
-      return op->emitOpError() << "'" << kStateShardAttrName
-                               << "' belongs on a function's arguments";
-    return verifyStateShard(op, "argument", argIndex, attr,
-                            func.getArgumentTypes()[argIndex],
-                            func.getArgAttrDict(argIndex));
-  }
+  if (std::optional<LogicalResult> shard =
+          verifyShardAttribute(op, /*isArgument=*/true, argIndex, attr))
+    return *shard;
   if (attr.getName() != kInputAttrName && attr.getName() != kParamAttrName &&
       attr.getName() != kTableAttrName && attr.getName() != kStateAttrName &&
       attr.getName() != kTableStateAttrName)
@@ -192,15 +248,9 @@ LogicalResult BraidDialect::verifyRegionResultAttribute(Operation *op,
                                                         unsigned regionIndex,
                                                         unsigned resultIndex,
                                                         NamedAttribute attr) {
-  if (attr.getName() == kStateShardAttrName) {
-    auto func = dyn_cast<FunctionOpInterface>(op);
-    if (!func || resultIndex >= func.getNumResults())
-      return op->emitOpError() << "'" << kStateShardAttrName
-                               << "' belongs on a function's results";
-    return verifyStateShard(op, "result", resultIndex, attr,
-                            func.getResultTypes()[resultIndex],
-                            func.getResultAttrDict(resultIndex));
-  }
+  if (std::optional<LogicalResult> shard =
+          verifyShardAttribute(op, /*isArgument=*/false, resultIndex, attr))
+    return *shard;
   if (attr.getName() != kOutputAttrName && attr.getName() != kParamAttrName &&
       attr.getName() != kStateAttrName)
     return op->emitOpError() << "unknown Braid result attribute '"

@@ -499,4 +499,54 @@ def BraidFuseCollectiveComputePass
                            "::mlir::tensor::TensorDialect"];
 }
 
+def BraidStoreParameterBlocksPass
+    : Pass<"braid-store-parameter-blocks", "::mlir::ModuleOp"> {
+  let summary = "stores a tensor-parallel parameter as this rank's block "
+                "and drops its gradient's all_reduce";
+  let description = [{
+    braid-partition lays a tensor-parallel layer out with its whole weight
+    on every rank and reads this rank's block with a
+    `tensor.extract_slice` at `braid.rank * block`; its training step sets
+    the block's gradient among zeros and all-reduces the whole weight's
+    gradient over every rank. Where every function of the module reads a
+    parameter only that way, this pass stores the block alone: the
+    argument (and the training step's updated parameter) takes the
+    block's type and `braid.param_shard` (the ranks, in block order) with
+    `braid.shard_dim`, the slices go, and the optimizer step updates the
+    block from the block's gradient. No other rank writes this rank's
+    block, so the all_reduce summed zeros into it: it goes, with the
+    zeros. Optimizer state read only by that step becomes blocks too
+    (`braid.state_shard`, `braid.shard_dim`).
+
+    ```mlir
+    %w = tensor.extract_slice %arg1[%r1024, 0] [1024, 2048] [1, 1]
+        : tensor<8192x2048xf32> to tensor<1024x2048xf32>
+    ...
+    %z = tensor.insert_slice %gw into %zeros[%r1024, 0] [1024, 2048] [1, 1]
+    %g = braid.all_reduce sum %z : tensor<8192x2048xf32>
+    %new = braid.dense_update %arg1, %g step %s ...
+    // becomes (%arg1 : tensor<1024x2048xf32> {braid.param_shard = ..., braid.shard_dim = 0})
+    %new = braid.dense_update %arg1, %gw step %s ...
+    ```
+
+    The rewrite lands where the simulator predicts the module's functions
+    faster with it, or with `force`.
+  }];
+  let options = [
+    Option<"force", "force", "bool", "false",
+           "Store every parameter that qualifies as blocks without asking "
+           "the simulator (for tests)">,
+  ];
+  let statistics = [
+    Statistic<"numStored", "params-stored-as-blocks",
+              "Parameters stored as this rank's block">,
+    Statistic<"numAllReducesRemoved", "gradient-all-reduces-removed",
+              "Gradient all_reduces that summed blocks among zeros, removed">,
+    Statistic<"numRejected", "rejected-by-simulator",
+              "Modules whose blocks the simulator predicted no faster">,
+  ];
+  let dependentDialects = ["::mlir::braid::BraidDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 #endif // BRAID_COOPT_PASSES_TD

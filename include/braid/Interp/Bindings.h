@@ -18,6 +18,9 @@
 
 namespace mlir {
 class ModuleOp;
+namespace braid {
+class ReplicaGroupsAttr;
+} // namespace braid
 } // namespace mlir
 
 namespace mlir::braid::interp {
@@ -27,6 +30,14 @@ namespace mlir::braid::interp {
 std::string getArgumentName(func::FuncOp func, unsigned index);
 /// True if argument `index` is a parameter (`braid.param`).
 bool isParameter(func::FuncOp func, unsigned index);
+
+/// The members of the group of `groups` that holds rank 0, in order: the
+/// ranks whose blocks make a sharded parameter or state whole (every group
+/// holds the same one).
+std::vector<int64_t> shardRanksOf(ReplicaGroupsAttr groups);
+/// The dimension a sharded argument (`isResult`: result) `index` of `func`
+/// splits: its `braid.shard_dim`, 0 when absent.
+int64_t getShardDim(func::FuncOp func, unsigned index, bool isResult = false);
 
 /// The function to run: `@forward`, else the module's only public function.
 FailureOr<func::FuncOp> findEntryFunction(ModuleOp module);

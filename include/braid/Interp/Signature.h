@@ -35,6 +35,14 @@ struct ArgumentSpec {
   llvm::SmallVector<int64_t, 4> shape;
   bool ranked = true;
   bool parameter = false;
+  /// A parameter stored as blocks (braid.param_shard): the ranks whose
+  /// blocks along `shardDim`, in order, make the whole (rank 0's group;
+  /// every group holds the same parameter). Empty when replicated.
+  std::vector<int64_t> shardRanks;
+  int64_t shardDim = 0;
+  /// The block of the whole parameter `rank` holds (its position in its
+  /// group of shardRanks.size() consecutive ranks), or -1 if replicated.
+  int64_t shardPositionOf(int64_t rank) const;
 };
 
 struct TableSpec {

@@ -64,6 +64,14 @@ def Braid_Dialect : Dialect {
     /// along dimension 0, in group order (braid-reorder-collectives' sharded
     /// optimizer); a #braid.replica_groups.
     static constexpr ::llvm::StringLiteral kStateShardAttrName = "braid.state_shard";
+    /// On a parameter argument and result: the replica groups whose members
+    /// each hold one equal block of the parameter, in group order
+    /// (braid-store-parameter-blocks: a tensor-parallel layer's weight); a
+    /// #braid.replica_groups.
+    static constexpr ::llvm::StringLiteral kParamShardAttrName = "braid.param_shard";
+    /// Beside braid.param_shard or braid.state_shard: the dimension the
+    /// blocks split (an integer; 0 when absent).
+    static constexpr ::llvm::StringLiteral kShardDimAttrName = "braid.shard_dim";
 
     void registerAttributes();
     void registerTypes();
