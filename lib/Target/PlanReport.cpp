@@ -32,6 +32,9 @@ static std::optional<func::FuncOp> onlyFunction(ModuleOp module) {
 /// The buckets and started collectives of `func`.
 static CoOptSummary summarizeCoOpt(func::FuncOp func) {
   CoOptSummary summary;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    if (func.getArgAttr(i, BraidDialect::kParamShardAttrName))
+      ++summary.parameterBlocks;
   func.walk([&](Operation *op) {
     if (isa<CollectiveOpInterface>(op) &&
         cast<CollectiveOpInterface>(op).isAsync())
@@ -161,7 +164,9 @@ static llvm::json::Value coOptToJson(const CoOptSummary &summary) {
                             {"fused_exchanges", summary.fusedExchanges},
                             {"fused_all_to_alls", summary.fusedMembers},
                             {"started_collectives", summary.started},
-                            {"sharded_optimizer_steps", summary.shardedSteps}};
+                            {"sharded_optimizer_steps", summary.shardedSteps},
+                            {"parameters_stored_as_blocks",
+                             summary.parameterBlocks}};
 }
 
 /// "lookups 0.120, dense compute 0.300" for the printed report.
@@ -412,12 +417,14 @@ void mlir::braid::printPlanReport(llvm::raw_ostream &os,
     os << llvm::formatv(
         "co-optimized {0}: {1} optimizer step(s) on shards, {2} bucket(s) "
         "of {3} collectives, {7} fused exchange(s) of {8} all_to_alls, {4} "
-        "collectives started early; {5:f3} of {6:f3} ms of communication "
-        "hidden behind computation on the slowest rank\n",
+        "collectives started early, {9} parameter(s) stored as blocks; "
+        "{5:f3} of {6:f3} ms of communication hidden behind computation on "
+        "the slowest rank\n",
         name, summary.shardedSteps, summary.buckets, summary.bucketedMembers,
         summary.started,
         std::max(0.0, critical.commUs - critical.exposedCommUs) * 1e-3,
-        critical.commUs * 1e-3, summary.fusedExchanges, summary.fusedMembers);
+        critical.commUs * 1e-3, summary.fusedExchanges, summary.fusedMembers,
+        summary.parameterBlocks);
   };
   if (p)
     describeCoOpt(report.trainPrediction ? "@forward" : "program",

@@ -323,7 +323,9 @@ struct BraidStoreParameterBlocksPass
     }
     if (!any)
       return;
-    if (!force && !(afterUs < beforeUs)) {
+    // No slower is enough: the blocks always take less memory (a forward
+    // pass, whose slices cost nothing, gains only that).
+    if (!force && !(afterUs <= beforeUs)) {
       ++numRejected;
       return;
     }

@@ -170,15 +170,27 @@ static void priceDenseLayers(ModuleOp module, ShardingResult &result) {
       if (func.getSymName() == "train_step")
         return;
     // A tensor-parallel layer of a per-rank program reads a block of the
-    // parameter: the layer is the whole parameter's.
+    // parameter (a slice of it, or the block it is stored as): the layer
+    // is the whole parameter's.
     Value param = linear.getWeight();
     if (auto block = param.getDefiningOp<tensor::ExtractSliceOp>())
       param = block.getSource();
     auto weight = cast<RankedTensorType>(param.getType());
     if (!weight.hasStaticShape())
       return;
+    SmallVector<int64_t, 2> shape(weight.getShape());
+    if (auto argument = dyn_cast<BlockArgument>(param))
+      if (auto func = dyn_cast<func::FuncOp>(argument.getOwner()->getParentOp()))
+        if (auto groups = func.getArgAttrOfType<ReplicaGroupsAttr>(
+                argument.getArgNumber(), BraidDialect::kParamShardAttrName)) {
+          auto dim = func.getArgAttrOfType<IntegerAttr>(
+              argument.getArgNumber(), BraidDialect::kShardDimAttrName);
+          int64_t d = dim ? dim.getInt() : 0;
+          if (d >= 0 && d < int64_t(shape.size()))
+            shape[d] *= groups.getGroupSize();
+        }
     StringRef dtype = costDtypeOf(weight.getElementType());
-    int64_t out = weight.getDimSize(0), in = weight.getDimSize(1);
+    int64_t out = shape[0], in = shape[1];
     DenseLayerChoice choice{
         linear, out, in,
         plan::estimateDenseLayer(result.problem, out, in, dtype)};

@@ -33,6 +33,8 @@ struct CoOptSummary {
   int64_t started = 0;
   /// Dense optimizer steps on this rank's rows of their parameter.
   int64_t shardedSteps = 0;
+  /// Parameters stored as this rank's block (braid.param_shard).
+  int64_t parameterBlocks = 0;
 };
 
 struct PlanReport {
