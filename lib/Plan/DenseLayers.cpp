@@ -70,17 +70,35 @@ DenseBlockCost plan::estimateDenseBlock(const PlanProblem &problem,
   int64_t local = ceilDiv(p.B, p.R), hidden = ceilDiv(out1, p.R);
   DenseBlockCost cost;
   cost.dataParallelUs = p.gemmUs(local, out1, in1) + p.gemmUs(local, out2, out1);
+  // A layer's backward is two GEMMs of its forward's size (the input's and
+  // the weight's gradients).
+  cost.trainingDataParallelUs = 3 * cost.dataParallelUs;
   if (p.R == 1) {
     cost.tensorParallelUs = cost.dataParallelUs;
+    cost.trainingTensorParallelUs = cost.trainingDataParallelUs;
     return cost;
   }
   double partialBytes = double(p.B) * out2 * p.elementBytes;
+  double inputBytes = double(p.B) * in1 * p.elementBytes;
+  double gemmsUs = p.gemmUs(p.B, hidden, in1) + p.gemmUs(p.B, out2, hidden);
+  double partialsUs = std::min(
+      p.collectiveUs(cost::CollectiveKind::reduce_scatter, partialBytes),
+      p.collectiveUs(cost::CollectiveKind::all_reduce, partialBytes));
   cost.tensorParallelUs =
-      p.collectiveUs(cost::CollectiveKind::all_gather,
-                     double(p.B) * in1 * p.elementBytes) +
-      p.gemmUs(p.B, hidden, in1) + p.gemmUs(p.B, out2, hidden) +
-      std::min(
-          p.collectiveUs(cost::CollectiveKind::reduce_scatter, partialBytes),
-          p.collectiveUs(cost::CollectiveKind::all_reduce, partialBytes));
+      p.collectiveUs(cost::CollectiveKind::all_gather, inputBytes) + gemmsUs +
+      partialsUs;
+  // Data-parallel: every weight's and bias's gradient all-reduced (one
+  // bucket). Tensor-parallel: the forward exchanges reversed (the partial
+  // sums' gradient gathered, the gathered input's reduce-scattered), the
+  // row layer's bias gradient all-reduced; the blocks need nothing.
+  double gradientBytes =
+      (double(out1) * in1 + out1 + double(out2) * out1 + out2) * 4;
+  cost.trainingDataParallelUs +=
+      p.collectiveUs(cost::CollectiveKind::all_reduce, gradientBytes);
+  cost.trainingTensorParallelUs =
+      cost.tensorParallelUs + 2 * gemmsUs +
+      p.collectiveUs(cost::CollectiveKind::all_gather, partialBytes) +
+      p.collectiveUs(cost::CollectiveKind::reduce_scatter, inputBytes) +
+      p.collectiveUs(cost::CollectiveKind::all_reduce, double(out2) * 4);
   return cost;
 }

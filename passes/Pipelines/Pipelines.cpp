@@ -33,7 +33,8 @@ using namespace mlir::braid;
 /// braid-shard's passes, for any pipeline whose options include its.
 template <typename Derived>
 static void addShardPasses(OpPassManager &pm,
-                           const ShardOptionsBase<Derived> &options) {
+                           const ShardOptionsBase<Derived> &options,
+                           bool parameterBlocks = false) {
   BraidPlanShardingPassOptions plan;
   plan.cluster = options.cluster;
   plan.nodes = options.nodes;
@@ -42,6 +43,7 @@ static void addShardPasses(OpPassManager &pm,
   plan.forceSharding = options.forceSharding;
   plan.planFile = options.plan;
   plan.train = options.train;
+  plan.parameterBlocks = parameterBlocks;
   // Choose a placement for every table (or keep the ones they carry)...
   pm.addPass(createBraidPlanShardingPass(plan));
   // ...then rewrite the global program into the per-rank program.
@@ -113,7 +115,9 @@ void mlir::braid::buildCoOptimizePipeline(
 
 void mlir::braid::buildCompilePipeline(OpPassManager &pm,
                                        const CompilePipelineOptions &options) {
-  addShardPasses(pm, options);
+  // At level 2 the training step stores tensor-parallel parameters as
+  // blocks (braid-store-parameter-blocks), which the planner prices.
+  addShardPasses(pm, options, /*parameterBlocks=*/options.optLevel >= 2);
   // The training step, from the per-rank forward program.
   if (options.train)
     pm.addPass(createBraidDifferentiatePass());

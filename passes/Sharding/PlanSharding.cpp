@@ -205,13 +205,17 @@ static void priceDenseLayers(ModuleOp module, ShardingResult &result) {
 /// the per-layer models price them faster: a `braid.linear` without a
 /// placement whose result only feeds another one's input, the second
 /// without activation, on a batch and hidden features that divide by the
-/// ranks (what braid-partition lays out). A training step keeps its dense
-/// layers data-parallel: their parameters are stored whole and their
-/// gradients all_reduced whole either way, so tensor parallelism would only
-/// add the activations' exchanges.
-static void placeDenseBlocks(ModuleOp module, const plan::PlanProblem &problem) {
+/// ranks (what braid-partition lays out). A training step places them so
+/// only where its tensor-parallel parameters will be stored as blocks
+/// (`parameterBlocks`), priced as a whole step: data-parallel layers
+/// all-reduce their gradients, stored blocks need no such exchange. Where
+/// the parameters stay whole, their gradients are all-reduced whole either
+/// way and tensor parallelism would only add the activations' exchanges.
+static void placeDenseBlocks(ModuleOp module, const plan::PlanProblem &problem,
+                             bool parameterBlocks) {
   int64_t ranks = problem.ranks();
-  if (problem.training || ranks < 2 || problem.batch % ranks != 0)
+  if ((problem.training && !parameterBlocks) || ranks < 2 ||
+      problem.batch % ranks != 0)
     return;
   MLIRContext *context = module.getContext();
   SmallVector<int64_t> all = llvm::to_vector(llvm::seq<int64_t>(0, ranks));
@@ -244,7 +248,9 @@ static void placeDenseBlocks(ModuleOp module, const plan::PlanProblem &problem) 
     StringRef dtype = costDtypeOf(w1.getElementType());
     plan::DenseBlockCost cost = plan::estimateDenseBlock(
         problem, w1.getDimSize(1), w1.getDimSize(0), w2.getDimSize(0), dtype);
-    if (cost.tensorParallelUs >= cost.dataParallelUs)
+    if (problem.training ? cost.trainingTensorParallelUs >=
+                               cost.trainingDataParallelUs
+                         : cost.tensorParallelUs >= cost.dataParallelUs)
       return;
     first.setPlacementAttr(
         DensePlacementAttr::get(context, DenseParallelism::column, all));
@@ -558,7 +564,7 @@ mlir::braid::planModuleSharding(ModuleOp module,
                               << llvm::toString(chosen->takeError());
   result.plan = std::move(**chosen);
 
-  placeDenseBlocks(module, problem);
+  placeDenseBlocks(module, problem, options.parameterBlocks);
   applyPlan(module, result.plan, problem.ranksPerNode);
   priceDenseLayers(module, result);
   return result;
@@ -577,6 +583,7 @@ struct BraidPlanShardingPass
     options.nodes = nodes;
     options.ranksPerNode = ranksPerNode;
     options.train = train;
+    options.parameterBlocks = parameterBlocks;
     if (failed(planModuleSharding(getOperation(), options)))
       signalPassFailure();
   }

@@ -398,3 +398,23 @@ TEST(PlannerTest, RowwiseAdagradTrainingKeepsRowsWhole) {
     return table.type == ShardingType::column_wise;
   }));
 }
+
+// A Megatron-style pair priced for a training step: tensor-parallel with its
+// parameters stored as blocks wins for huge layers on a small batch (no
+// all_reduce of their gradients), data-parallel wins for small layers on a
+// large batch (DLRM's MLPs); a training step costs more than its forward
+// pass either way.
+TEST(PlannerTest, DenseBlocksArePricedForTraining) {
+  PlanProblem huge = dgxProblem(1, 8, 16);
+  DenseBlockCost pair = estimateDenseBlock(huge, 8192, 32768, 8192, "f32");
+  EXPECT_LT(pair.trainingTensorParallelUs, pair.trainingDataParallelUs);
+  EXPECT_GT(pair.trainingDataParallelUs, 3 * pair.dataParallelUs);
+  EXPECT_GT(pair.trainingTensorParallelUs, pair.tensorParallelUs);
+  PlanProblem dlrm = dgxProblem(1, 8, 65536);
+  DenseBlockCost mlp = estimateDenseBlock(dlrm, 512, 256, 128, "f32");
+  EXPECT_LT(mlp.trainingDataParallelUs, mlp.trainingTensorParallelUs);
+  // One rank: nothing to exchange, the same either way.
+  PlanProblem one = dgxProblem(1, 1, 16);
+  DenseBlockCost alone = estimateDenseBlock(one, 64, 128, 64, "f32");
+  EXPECT_EQ(alone.trainingDataParallelUs, alone.trainingTensorParallelUs);
+}

@@ -174,7 +174,13 @@ DenseLayerCost estimateDenseLayer(const PlanProblem &problem, int64_t out,
 /// partial sums reduced to each rank's rows (a reduce_scatter, or an
 /// all_reduce where the collective model prices that lower).
 struct DenseBlockCost {
+  /// The forward pass.
   double dataParallelUs = 0, tensorParallelUs = 0;
+  /// A training step (forward, backward and the gradients' exchanges):
+  /// data-parallel, the weights' gradients all-reduced; tensor-parallel
+  /// with the parameters stored as blocks, the activations' exchanges
+  /// reversed and only the row layer's bias gradient all-reduced.
+  double trainingDataParallelUs = 0, trainingTensorParallelUs = 0;
 };
 DenseBlockCost estimateDenseBlock(const PlanProblem &problem, int64_t in1,
                                   int64_t out1, int64_t out2,

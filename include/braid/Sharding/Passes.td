@@ -68,6 +68,13 @@ def BraidPlanShardingPass : Pass<"braid-plan-sharding", "::mlir::ModuleOp"> {
            "plan for the training step (backward, gradient exchanges, the "
            "embedding optimizer of braid.optimizer and its state), not the "
            "forward pass">,
+    Option<"parameterBlocks", "parameter-blocks", "bool", /*default=*/"false",
+           "with `train`: the training step will store tensor-parallel "
+           "parameters as blocks (braid-store-parameter-blocks, "
+           "braid-compile's default level), so Megatron-style pairs are "
+           "priced for training that way and placed tensor-parallel where "
+           "that is faster; without it a training step keeps its dense "
+           "layers data-parallel">,
   ];
 }
 

@@ -34,6 +34,9 @@ struct ShardingOptions {
   /// Plan for the training step (the module's braid.optimizer), not the
   /// forward pass.
   bool train = false;
+  /// With `train`: tensor-parallel parameters will be stored as blocks, so
+  /// a training step may place Megatron-style pairs tensor-parallel.
+  bool parameterBlocks = false;
 };
 
 /// A dense layer with static shapes and what each parallelization would
