@@ -283,14 +283,12 @@ struct BraidChunkPipelinePass
   using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    auto cluster =
-        module->getAttrOfType<ClusterAttr>(BraidDialect::kClusterAttrName);
-    if (!cluster)
-      return;
-    int64_t worldSize = cluster.getWorldSize();
     FailureOr<ProgramPredictor> predictor = ProgramPredictor::forModule(module);
     if (failed(predictor))
       return signalPassFailure();
+    if (!predictor->hasCluster())
+      return;
+    int64_t worldSize = predictor->getWorldSize();
     for (func::FuncOp func : llvm::to_vector(module.getOps<func::FuncOp>())) {
       // One alternative per number of chunks that divides the rows.
       auto alternativesAt = [&](int64_t position) {

@@ -34,6 +34,8 @@ public:
   static FailureOr<ProgramPredictor> forModule(ModuleOp module);
 
   bool hasCluster() const { return hw.has_value(); }
+  /// The ranks of the module's cluster (1 without one).
+  int64_t getWorldSize() const { return ranks; }
   /// The simulated makespan of `func` in microseconds, or failure (with
   /// the simulator's located error).
   FailureOr<double> predictUs(func::FuncOp func) const;

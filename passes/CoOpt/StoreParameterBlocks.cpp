@@ -262,14 +262,12 @@ struct BraidStoreParameterBlocksPass
   using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    auto cluster =
-        module->getAttrOfType<ClusterAttr>(BraidDialect::kClusterAttrName);
-    if (!cluster)
-      return;
-    int64_t worldSize = cluster.getWorldSize();
     FailureOr<ProgramPredictor> predictor = ProgramPredictor::forModule(module);
     if (failed(predictor))
       return signalPassFailure();
+    if (!predictor->hasCluster())
+      return;
+    int64_t worldSize = predictor->getWorldSize();
 
     // A parameter is stored as its block only where every function that
     // takes it reads nothing else of it, with the same block: the
