@@ -2,7 +2,8 @@
 //
 // This file tests how global arguments are split over the ranks of a
 // partitioned program: bags keep their indices and are rebased, batch rows
-// are sliced, parameters are replicated, and results gather back in rank
+// are sliced, parameters are replicated (or sliced into the blocks they are
+// stored as), and results gather back in rank
 // order.
 //
 //===----------------------------------------------------------------------===//
@@ -117,4 +118,48 @@ TEST(BatchSplitTest, MismatchedOffsetsAreErrors) {
   EXPECT_TRUE(failed(splitGlobalArguments(
       *global->getOps<func::FuncOp>().begin(), args,
       *perRank->getOps<func::FuncOp>().begin(), {2, 2})));
+}
+
+// A parameter stored as blocks (braid.param_shard, braid.shard_dim): each
+// rank takes its own block along the shard dimension, and a global value
+// the blocks do not divide is an error.
+TEST(BatchSplitTest, ParametersStoredAsBlocksAreSliced) {
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  MLIRContext context(registry);
+  context.getDiagEngine().registerHandler([](Diagnostic &) {});
+  constexpr StringLiteral global = R"mlir(
+func.func @forward(%x: tensor<2x1xf32> {braid.input = "dense"},
+                   %w: tensor<2x4xf32> {braid.param = "w"}) {
+  return
+}
+)mlir";
+  constexpr StringLiteral perRank = R"mlir(
+func.func @forward(%x: tensor<?x1xf32> {braid.input = "dense"},
+                   %w: tensor<2x2xf32> {braid.param = "w", braid.param_shard = #braid.replica_groups<[[0, 1]]>, braid.shard_dim = 1 : i64}) {
+  return
+}
+)mlir";
+  OwningOpRef<ModuleOp> globalModule =
+      parseSourceString<ModuleOp>(global, &context);
+  OwningOpRef<ModuleOp> rankModule =
+      parseSourceString<ModuleOp>(perRank, &context);
+  ASSERT_TRUE(globalModule && rankModule);
+  auto globalFunc = *globalModule->getOps<func::FuncOp>().begin();
+  auto rankFunc = *rankModule->getOps<func::FuncOp>().begin();
+  std::vector<HostTensor> args = {
+      tensorOf(ElementKind::f32, {2, 1}, {1, 2}),
+      tensorOf(ElementKind::f32, {2, 4}, {0, 1, 2, 3, 4, 5, 6, 7})};
+  FailureOr<RankValues> split =
+      splitGlobalArguments(globalFunc, args, rankFunc, {1, 1});
+  ASSERT_TRUE(succeeded(split));
+  EXPECT_EQ((*split)[0][1].shape, (SmallVector<int64_t, 4>{2, 2}));
+  EXPECT_EQ((*split)[0][1].data, (std::vector<double>{0, 1, 4, 5}));
+  EXPECT_EQ((*split)[1][1].data, (std::vector<double>{2, 3, 6, 7}));
+  // The blocks, concatenated along the shard dimension, are the whole.
+  EXPECT_EQ(HostTensor::concat({(*split)[0][1], (*split)[1][1]}, 1).data,
+            args[1].data);
+  // Three columns do not split into two blocks.
+  args[1] = tensorOf(ElementKind::f32, {2, 3}, {0, 1, 2, 3, 4, 5});
+  EXPECT_TRUE(failed(splitGlobalArguments(globalFunc, args, rankFunc, {1, 1})));
 }
