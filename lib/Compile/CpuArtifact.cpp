@@ -133,14 +133,10 @@ static FailureOr<llvm::json::Object> manifestOf(func::FuncOp func,
           i, BraidDialect::kParamShardAttrName);
     if (groups) {
       llvm::json::Array shardRanks;
-      for (int64_t g = 0; g < groups.getNumGroups(); ++g)
-        if (llvm::is_contained(groups.getGroup(g), 0))
-          for (int64_t member : groups.getGroup(g))
-            shardRanks.push_back(member);
+      for (int64_t member : interp::shardRanksOf(groups))
+        shardRanks.push_back(member);
       entry["shard_ranks"] = std::move(shardRanks);
-      if (auto dim = func.getArgAttrOfType<IntegerAttr>(
-              i, BraidDialect::kShardDimAttrName))
-        entry["shard_dim"] = dim.getInt();
+      entry["shard_dim"] = interp::getShardDim(func, i);
     }
     arguments.push_back(std::move(entry));
   }

@@ -58,9 +58,10 @@ static llvm::Error readShardRanks(const llvm::json::Value &manifest,
   if (entry->get("shard_dim") && !dim)
     return bad("'shard_dim' must be an integer");
   argument.shardDim = dim.value_or(0);
+  int64_t tensorRank = argument.shape.size();
   if (!list || list->empty() ||
       (argument.kind != "state" && argument.kind != "param") ||
-      argument.shardDim < 0 || argument.shardDim >= int64_t(argument.shape.size()) ||
+      argument.shardDim < 0 || argument.shardDim >= tensorRank ||
       argument.shape[argument.shardDim] < 0)
     return bad("'shard_ranks' must be a non-empty list on a state or "
                "parameter of static dimension 'shard_dim' (0 by default)");
