@@ -281,8 +281,9 @@ Expected<HardwareDesc> mlir::braid::cluster::parseHardware(StringRef text,
   if (intra.has("link_efficiency")) {
     if (hw.intraNode.kind != IntraNodeKind::pcie && intra.ok())
       intra.fail("link_efficiency",
-                 "only a \"pcie\" node reads it; an NVLink link's "
-                 "bandwidth is already what NCCL reaches");
+                 "only a \"pcie\" node reads it; NCCL's PCIe figures are "
+                 "nominal, an NVLink or measured link's bandwidth is already "
+                 "what is reached");
     else
       hw.intraNode.linkEfficiency = intra.fraction("link_efficiency");
   }

@@ -173,7 +173,8 @@ TEST(HardwareTest, MalformedDescriptionsNameThePath) {
   // figure is already what NCCL reaches, so it refuses one.
   EXPECT_EQ(broken("\"nvls\": false", "\"nvls\": false, \"link_efficiency\": 0.8"),
             "hw.json: intra_node.link_efficiency: only a \"pcie\" node reads it; "
-            "an NVLink link's bandwidth is already what NCCL reaches");
+            "NCCL's PCIe figures are nominal, an NVLink or measured link's "
+            "bandwidth is already what is reached");
   {
     std::string text = good;
     text.replace(text.find("\"kind\": \"nvlink\""), 16, "\"kind\": \"pcie\"");
