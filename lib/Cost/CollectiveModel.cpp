@@ -234,9 +234,12 @@ double cost::busBandwidthFactor(CollectiveKind kind, int64_t ranks) {
   return 1;
 }
 
-CollectiveEstimate cost::estimateCollective(const HardwareDesc &hw,
+/// estimateCollective with a floor of `floorUs` instead of the
+/// description's: 0 gives the fabric's own time (collectiveLatencyUs).
+static CollectiveEstimate estimateWithFloor(const HardwareDesc &hw,
                                             CollectiveKind kind, double bytes,
-                                            int64_t ranks, int64_t nodes) {
+                                            int64_t ranks, int64_t nodes,
+                                            double floorUs) {
   CollectiveEstimate estimate;
   if (ranks <= 1 || bytes <= 0) {
     estimate.algorithm = "none";
@@ -487,11 +490,17 @@ CollectiveEstimate cost::estimateCollective(const HardwareDesc &hw,
     }
   }
   // No call completes faster than the host issues it.
-  estimate.timeUs = std::max(best.timeUs, hw.collectiveFloorUs);
+  estimate.timeUs = std::max(best.timeUs, floorUs);
   estimate.algorithm = best.name;
   estimate.algbwGBps = bytes / (estimate.timeUs * 1e3);
   estimate.busbwGBps = estimate.algbwGBps * factor;
   return estimate;
+}
+
+CollectiveEstimate cost::estimateCollective(const HardwareDesc &hw,
+                                            CollectiveKind kind, double bytes,
+                                            int64_t ranks, int64_t nodes) {
+  return estimateWithFloor(hw, kind, bytes, ranks, nodes, hw.collectiveFloorUs);
 }
 
 double cost::collectiveLatencyUs(const HardwareDesc &hw, CollectiveKind kind,
@@ -499,11 +508,8 @@ double cost::collectiveLatencyUs(const HardwareDesc &hw, CollectiveKind kind,
   // Every candidate costs latency + bytes / bandwidth; at the least
   // positive size the bytes' term rounds to zero. The collective floor is a
   // maximum, not a term: a bound that adds the bytes' time leaves it out.
-  cluster::HardwareDesc fabric = hw;
-  fabric.collectiveFloorUs = 0;
-  return estimateCollective(fabric, kind,
-                            std::numeric_limits<double>::denorm_min(), ranks,
-                            nodes)
+  return estimateWithFloor(hw, kind, std::numeric_limits<double>::denorm_min(),
+                           ranks, nodes, /*floorUs=*/0)
       .timeUs;
 }
 

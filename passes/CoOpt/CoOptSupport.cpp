@@ -218,3 +218,32 @@ WaitOp mlir::braid::startCollective(Operation *op, StringRef startName) {
   op->erase();
   return wait;
 }
+
+std::optional<unsigned> mlir::braid::returnedOnlyAt(Value value) {
+  if (!value.hasOneUse() ||
+      !isa<func::ReturnOp>(value.getUses().begin()->getOwner()))
+    return std::nullopt;
+  return value.getUses().begin()->getOperandNumber();
+}
+
+bool mlir::braid::ownsItsState(DenseUpdateOp update) {
+  auto func = update->getParentOfType<func::FuncOp>();
+  if (!func)
+    return false;
+  for (Value state : update.getState()) {
+    auto argument = dyn_cast<BlockArgument>(state);
+    if (!argument || argument.getOwner()->getParentOp() != func ||
+        !state.hasOneUse() ||
+        !func.getArgAttr(argument.getArgNumber(),
+                         BraidDialect::kStateAttrName) ||
+        func.getArgAttr(argument.getArgNumber(),
+                        BraidDialect::kStateShardAttrName))
+      return false;
+  }
+  for (Value state : update.getNewState()) {
+    std::optional<unsigned> index = returnedOnlyAt(state);
+    if (!index || !func.getResultAttr(*index, BraidDialect::kStateAttrName))
+      return false;
+  }
+  return true;
+}

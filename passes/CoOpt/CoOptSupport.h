@@ -21,6 +21,7 @@
 
 namespace mlir::braid {
 
+class DenseUpdateOp;
 class ReplicaGroupsAttr;
 class WaitOp;
 
@@ -103,6 +104,16 @@ LogicalResult rewriteEachCandidate(
 /// rank's position in its group is `rank mod size`.
 bool areConsecutiveBlocks(ReplicaGroupsAttr groups, int64_t size,
                           int64_t worldSize);
+
+/// The index of the function result that `value` feeds, when returning it
+/// is its only use.
+std::optional<unsigned> returnedOnlyAt(Value value);
+
+/// Whether `update`'s optimizer state is its own, so that a rewrite may
+/// change its layout: every state is an argument of its function marked
+/// `braid.state` (not yet `braid.state_shard`) that only this step reads,
+/// and every new state is only returned, as a `braid.state` result.
+bool ownsItsState(DenseUpdateOp update);
 
 /// The first op of `block` that uses a result of any of `ops`, itself or
 /// in a region (null: none does).

@@ -46,16 +46,6 @@ struct ShardPlan {
   int64_t size = 0;
 };
 
-/// The result index of `func`'s return that `value` feeds, when that is
-/// its only use.
-std::optional<unsigned> returnedOnlyAt(Value value) {
-  if (!value.hasOneUse())
-    return std::nullopt;
-  OpOperand &use = *value.getUses().begin();
-  if (!isa<func::ReturnOp>(use.getOwner()))
-    return std::nullopt;
-  return use.getOperandNumber();
-}
 
 /// Whether `update` can run on shards, and how. The gradient is a sum (or
 /// average) all_reduce read by this step alone, over every rank or over
@@ -87,19 +77,8 @@ std::optional<ShardPlan> planFor(DenseUpdateOp update, int64_t worldSize) {
   if (plan.size < 2 || type.getDimSize(0) % plan.size != 0 ||
       !areConsecutiveBlocks(plan.groups, plan.size, worldSize))
     return std::nullopt;
-  auto func = update->getParentOfType<func::FuncOp>();
-  for (Value state : update.getState()) {
-    auto argument = dyn_cast<BlockArgument>(state);
-    if (!argument || argument.getOwner()->getParentOp() != func ||
-        !state.hasOneUse() ||
-        !func.getArgAttr(argument.getArgNumber(), BraidDialect::kStateAttrName))
-      return std::nullopt;
-  }
-  for (Value state : update.getNewState()) {
-    std::optional<unsigned> index = returnedOnlyAt(state);
-    if (!index || !func.getResultAttr(*index, BraidDialect::kStateAttrName))
-      return std::nullopt;
-  }
+  if (!ownsItsState(update))
+    return std::nullopt;
   return plan;
 }
 

@@ -84,14 +84,6 @@ std::optional<RankBlock> rankBlockOf(tensor::ExtractSliceOp slice,
                      slice.getSourceType(), worldSize);
 }
 
-/// The function result that `value` feeds, when that is its only use.
-std::optional<unsigned> returnedOnlyAt(Value value) {
-  if (!value.hasOneUse() ||
-      !isa<func::ReturnOp>(value.getUses().begin()->getOwner()))
-    return std::nullopt;
-  return value.getUses().begin()->getOperandNumber();
-}
-
 /// Whether every rank takes part in `groups` as one group.
 bool isWholeWorld(ReplicaGroupsAttr groups, int64_t worldSize) {
   return !groups || (groups.getNumGroups() == 1 &&
@@ -150,23 +142,9 @@ std::optional<ParamPlan> planFor(func::FuncOp func, BlockArgument argument,
       return std::nullopt;
     std::optional<unsigned> result = returnedOnlyAt(update.getNewParam());
     if (!result ||
-        !func.getResultAttr(*result, BraidDialect::kParamAttrName))
+        !func.getResultAttr(*result, BraidDialect::kParamAttrName) ||
+        !ownsItsState(update))
       return std::nullopt;
-    for (Value state : update.getState()) {
-      auto stateArg = dyn_cast<BlockArgument>(state);
-      if (!stateArg || stateArg.getOwner() != &func.getBody().front() ||
-          !state.hasOneUse() ||
-          !func.getArgAttr(stateArg.getArgNumber(),
-                           BraidDialect::kStateAttrName) ||
-          func.getArgAttr(stateArg.getArgNumber(),
-                          BraidDialect::kStateShardAttrName))
-        return std::nullopt;
-    }
-    for (Value state : update.getNewState()) {
-      std::optional<unsigned> index = returnedOnlyAt(state);
-      if (!index || !func.getResultAttr(*index, BraidDialect::kStateAttrName))
-        return std::nullopt;
-    }
     plan.update = update;
     plan.gradientBlock = insert.getSource();
   }
