@@ -31,8 +31,15 @@ name; each figure's source is in that file).
 Without a GPU (nvidia-smi -L fails) it prints why and writes a JSON that
 says so; nothing is measured.
 
+Where the GPU machine has no compiler (a lent GPU with CUDA but no LLVM),
+--prepare DIR compiles the three artifacts here, for --preset, and
+--prepared DIR measures them there; bench/gpu/bundle.sh packs them with a
+braid-run that needs no LLVM. The overlap needs braid-compile and braid-sim
+beside the GPUs and is not prepared.
+
 usage: python3 bench/gpu/run.py [--repeats 5] [--iterations 20]
            [--rows 1000000] [--width 4096] [--build build]
+           [--prepare DIR [--preset dgx-h100] | --prepared DIR]
 """
 import argparse
 import json
@@ -107,8 +114,7 @@ def measure_overlap(bin_dir, tmp, preset, ranks, repeats, steps):
 
 def preset_for(name):
     """The simulator's preset for the GPU: A100s use dgx-a100, others dgx-h100."""
-    preset = "dgx-a100" if "A100" in name else "dgx-h100"
-    return preset, json.loads((ROOT / "examples" / "clusters" / f"{preset}.json").read_text())
+    return "dgx-a100" if "A100" in name else "dgx-h100"
 
 
 def embedding_spec(rows):
@@ -132,6 +138,21 @@ def compile_model(bin_dir, model, out, preset, extra=()):
     return json.loads((out / "plan.json").read_text())
 
 
+def prepare(bin_dir, out, preset, rows, width):
+    """Compiles the three measured artifacts into `out` for `preset`, with the
+    preset's description and the models' specs beside them."""
+    out.mkdir(parents=True, exist_ok=True)
+    specs = {"embedding": embedding_spec(rows), "gemm": gemm_spec(width)}
+    for name, spec in specs.items():
+        (out / f"{name}.json").write_text(json.dumps(spec))
+        compile_model(bin_dir, out / f"{name}.json", out / name, preset)
+    compile_model(bin_dir, ROOT / "examples" / "dlrm_small.json", out / "train", preset,
+                  ["--train"])
+    shutil.copy(ROOT / "examples" / "clusters" / f"{preset}.json", out / "cluster.json")
+    (out / "prepared.json").write_text(json.dumps({"preset": preset, "specs": specs},
+                                                  indent=2) + "\n")
+
+
 def median_of(bin_dir, out, repeats, flags, key):
     runs = [json.loads(run([bin_dir / "braid-run", out, "--json"] + flags).splitlines()[-1])[key]
             for _ in range(repeats)]
@@ -147,8 +168,16 @@ def main():
     parser.add_argument("--width", type=int, default=4096)
     parser.add_argument("--build", default=str(ROOT / "build"))
     parser.add_argument("--json", default=str(ROOT / "bench" / "gpu" / "results.json"))
+    parser.add_argument("--prepare", metavar="DIR",
+                        help="compile the artifacts into DIR and measure nothing")
+    parser.add_argument("--preset", default="dgx-h100", help="the preset --prepare compiles for")
+    parser.add_argument("--prepared", metavar="DIR", help="measure the artifacts in DIR")
     args = parser.parse_args()
     bin_dir = pathlib.Path(args.build) / "bin"
+    if args.prepare:
+        prepare(bin_dir, pathlib.Path(args.prepare), args.preset, args.rows, args.width)
+        print(f"prepared {args.prepare} for {args.preset}")
+        return
     name, reason = gpu_name()
     if name is None:
         print(f"bench/gpu: nothing measured: {reason}")
@@ -156,19 +185,24 @@ def main():
             {"gpu": None, "measured": False, "reason": reason}, indent=2) + "\n")
         print(f"wrote {args.json}")
         return
-    preset, hardware = preset_for(name)
-    device = hardware["device"]
-    result = {"gpu": name, "measured": True, "preset": preset}
     gpus = gpu_count()
     with tempfile.TemporaryDirectory() as tmp:
         tmp = pathlib.Path(tmp)
+        if args.prepared:
+            artifacts = pathlib.Path(args.prepared)
+        else:
+            artifacts = tmp / "prepared"
+            prepare(bin_dir, artifacts, preset_for(name), args.rows, args.width)
+        prepared = json.loads((artifacts / "prepared.json").read_text())
+        preset = prepared["preset"]
+        device = json.loads((artifacts / "cluster.json").read_text())["device"]
+        result = {"gpu": name, "measured": True, "preset": preset}
+        if preset != preset_for(name):
+            result["preset_note"] = f"prepared for {preset}, the GPU is {name}"
         # Embedding rows read per second against HBM.
-        model = tmp / "embedding.json"
-        model.write_text(json.dumps(embedding_spec(args.rows)))
-        compile_model(bin_dir, model, tmp / "embedding", preset)
-        iteration_ms, runs = median_of(bin_dir, tmp / "embedding", args.repeats,
+        iteration_ms, runs = median_of(bin_dir, artifacts / "embedding", args.repeats,
                                        ["--iterations", str(args.iterations)], "iteration_ms")
-        spec = embedding_spec(args.rows)
+        spec = prepared["specs"]["embedding"]
         row_bytes = sum(spec["batch_size"] * t["pooling_factor"] * t["embedding_dim"] * 4
                         for t in spec["tables"])
         achieved = row_bytes / (iteration_ms * 1e-3) / 1e9
@@ -178,11 +212,8 @@ def main():
                                "row_fraction_of_hbm_over_iteration":
                                    achieved / device["memory_bandwidth_GBps"]}
         # Dense layers' FLOP rate against the peaks.
-        model = tmp / "gemm.json"
-        spec = gemm_spec(args.width)
-        model.write_text(json.dumps(spec))
-        compile_model(bin_dir, model, tmp / "gemm", preset)
-        iteration_ms, runs = median_of(bin_dir, tmp / "gemm", args.repeats,
+        spec = prepared["specs"]["gemm"]
+        iteration_ms, runs = median_of(bin_dir, artifacts / "gemm", args.repeats,
                                        ["--iterations", str(args.iterations)], "iteration_ms")
         widths = [spec["dense_features"]] + spec["bottom_mlp"]
         flops = sum(2 * spec["batch_size"] * a * b for a, b in zip(widths, widths[1:]))
@@ -192,16 +223,19 @@ def main():
                           "peak_tflops_f32": device["peak_tflops"]["f32"],
                           "peak_tflops_tf32": device["peak_tflops"]["tf32"]}
         # A training step against the simulator's prediction.
-        plan = compile_model(bin_dir, ROOT / "examples" / "dlrm_small.json", tmp / "train",
-                             preset, ["--train"])
-        step_ms, runs = median_of(bin_dir, tmp / "train", args.repeats,
+        plan = json.loads((artifacts / "train" / "plan.json").read_text())
+        step_ms, runs = median_of(bin_dir, artifacts / "train", args.repeats,
                                   ["--steps", str(args.steps)], "step_ms")
         predicted = plan["predicted"]["train_step_ms"]
         result["train_step"] = {"measured_ms": step_ms, "runs_ms": runs,
                                 "predicted_ms": predicted,
                                 "error": (predicted - step_ms) / step_ms}
         # Communication beside computation: two ranks or more.
-        if gpus >= 2:
+        if gpus >= 2 and args.prepared:
+            result["overlap"] = {"measured": False,
+                                 "reason": "prepared artifacts: the overlap compiles on the "
+                                           "GPU machine"}
+        elif gpus >= 2:
             result["overlap"] = measure_overlap(bin_dir, tmp, preset, min(gpus, 8),
                                                 args.repeats, args.steps)
         else:

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# On a GPU machine, inside a bundle made by bench/gpu/bundle.sh: the CUDA
+# runtime's self-test (test/Runtime/cuda_selftest.test), the 1-rank GPU
+# integration tests (test/Integration/cuda_{fwd,train}_1rank.test: the CUDA
+# artifact checked against the global program, and its dump against the CPU
+# backend's) and bench/gpu on the prepared artifacts. Writes device.log and
+# gpu_results.json to OUTDIR; prints one line "N passed, N failed" and exits
+# non-zero when a check failed.
+#
+# usage: bash device.sh OUTDIR
+set -uo pipefail
+B="$(cd "$(dirname "$0")" && pwd)"
+OUT="${1:?usage: device.sh OUTDIR}"
+mkdir -p "$OUT"
+OUT="$(cd "$OUT" && pwd)"
+# shellcheck source=/dev/null
+source "$B/env.sh"
+T="$(mktemp -d)"
+passed=0 failed=0
+check() {  # check NAME EXPECTED-PATTERN COMMAND...: runs it, greps its output.
+  local name="$1" pattern="$2"; shift 2
+  echo "== $name: $*"
+  local output
+  output=$("$@" 2>&1)
+  echo "$output" | tail -n 20
+  if grep -qE -- "$pattern" <<<"$output"; then
+    echo "-- $name: ok"; passed=$((passed + 1))
+  else
+    echo "-- $name: FAILED (no line matching '$pattern')"; failed=$((failed + 1))
+  fi
+}
+{
+  nvidia-smi -L
+  echo "libraries: $LD_LIBRARY_PATH"
+  check selftest "NCCL uneven all_to_all on 1 ranks: ok" \
+    timeout 300 mpirun -n 1 braidrt-cuda-selftest
+  check kernel-error-record "index 7 is outside its table of 5 rows" \
+    timeout 300 braidrt-cuda-selftest --kernel-error
+  for step in fwd train; do
+    steps=(); [[ $step == train ]] && steps=(--steps 3)
+    check "$step-1rank-check" "check .*: ok" timeout 600 mpirun -n 1 braid-run \
+      "$B/tests/$step-cuda" "${steps[@]}" --check --seed 5
+    for target in cuda cpu; do
+      timeout 600 mpirun -n 1 braid-run "$B/tests/$step-$target" "${steps[@]}" --seed 5 \
+        --dump "$T/$step-$target-out" > "$T/$step-$target.log" 2>&1 ||
+        tail -n 20 "$T/$step-$target.log"
+    done
+    check "$step-1rank-same-as-cpu" "largest relative difference within tolerance" \
+      python3 "$B/tests/compare_dumps.py" "$T/$step-cpu-out" "$T/$step-cuda-out" 1e-4
+  done
+  check bench-gpu "^training step .* predicted" env PYTHONUNBUFFERED=1 python3 "$B/run.py" --build "$B" \
+    --prepared "$B/prepared" --repeats "${REPEATS:-5}" --json "$OUT/gpu_results.json"
+  echo "$passed passed, $failed failed"
+} 2>&1 | tee "$OUT/device.log"
+rm -rf "$T"
+grep -q " 0 failed$" "$OUT/device.log"
