@@ -16,6 +16,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -161,7 +162,21 @@ int main(int argc, char **argv) {
   std::printf("rank %d: NCCL uneven all_to_all on %d ranks: %s\n", rank, ranks,
               a2aWrong ? "WRONG" : "ok");
 
+  // The cache: a freed buffer serves the next allocation of a close size,
+  // with no collective outstanding (all of the above were waited for).
+  void *first = braidrt_cuda_alloc(size_t(3) << 20);
+  braidrt_cuda_free(first);
+  int64_t reusedBefore = braidrt_cuda_reused_blocks();
+  void *second = braidrt_cuda_alloc((size_t(3) << 20) - 100);
+  const char *caching = std::getenv("BRAIDRT_CUDA_CACHING");
+  bool cacheOff = caching && std::strcmp(caching, "0") == 0;
+  bool cacheWrong = !cacheOff && (second != first ||
+                                  braidrt_cuda_reused_blocks() != reusedBefore + 1);
+  std::printf("rank %d: a freed buffer reused: %s\n", rank,
+              cacheOff ? "off (BRAIDRT_CUDA_CACHING=0)" : cacheWrong ? "WRONG" : "ok");
+  braidrt_cuda_free(second);
+
   braidrt_cuda_nccl_finalize();
   braidrt_finalize();
-  return wrong || gradWrong || reduceWrong || a2aWrong ? 1 : 0;
+  return wrong || gradWrong || reduceWrong || a2aWrong || cacheWrong ? 1 : 0;
 }

@@ -26,9 +26,15 @@ extern "C" {
 int braidrt_cuda_device(void);
 
 /* Managed memory (host and device see the same address), 256-byte aligned
- * as every kernel's 16-byte row loads require; never NULL. */
+ * as every kernel's 16-byte row loads require; never NULL. A freed buffer
+ * is kept and handed out again to an allocation of a close size, unless a
+ * started collective is outstanding or BRAIDRT_CUDA_CACHING=0; freeing a
+ * pointer this function did not give fails the job. */
 void *braidrt_cuda_alloc(size_t bytes);
 void braidrt_cuda_free(void *pointer);
+
+/* How many allocations a cached block served. */
+int64_t braidrt_cuda_reused_blocks(void);
 
 /* Reads and clears every loaded kernel module's error record
  * (`braid_error`: code, operand, operand; braid-gpu-error-records) and

@@ -44,6 +44,12 @@ struct Driver {
 /// rank's device's primary context current on the calling thread.
 const Driver &driver();
 
+/// Counts the started collectives whose event the program has not waited
+/// for: while any is, a freed buffer goes back to the driver instead of the
+/// cache (Memory.cpp), since the collective may still use it.
+void collectiveStarted();
+void collectiveWaited();
+
 /// Fails the job for a driver error of `call` at `file`:`line`.
 [[noreturn]] void failDriver(CUresult result, const char *call,
                              const char *file, int line);

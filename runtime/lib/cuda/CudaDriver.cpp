@@ -2,8 +2,8 @@
 //
 // This file implements the CUDA runtime's use of the driver: libcuda.so.1
 // loaded with dlopen (a machine without a driver gets a located message, not
-// a loader error), the rank's device and its primary context, managed
-// memory, the entry points MLIR's GPU-to-LLVM lowering calls (mgpu*, module
+// a loader error), the rank's device and its primary context, the entry
+// points MLIR's GPU-to-LLVM lowering calls (mgpu*, module
 // loading and kernel launches; MLIR's memref allocation hooks), and the
 // kernels' device-side error records.
 //
@@ -141,21 +141,6 @@ const Driver &braidrt::cuda::driver() {
 int braidrt_cuda_device(void) {
   driver();
   return state().ordinal;
-}
-
-void *braidrt_cuda_alloc(size_t bytes) {
-  const Driver &table = driver();
-  CUdeviceptr pointer = 0;
-  // Zero-byte buffers are legal in a program; the driver refuses them.
-  BRAIDRT_CU(table.memAllocManaged(&pointer, bytes < 256 ? 256 : bytes,
-                                   CU_MEM_ATTACH_GLOBAL));
-  return reinterpret_cast<void *>(pointer);
-}
-
-void braidrt_cuda_free(void *pointer) {
-  if (!pointer)
-    return;
-  BRAIDRT_CU(driver().memFree(reinterpret_cast<CUdeviceptr>(pointer)));
 }
 
 void braidrt_cuda_check_kernel_errors(void) {

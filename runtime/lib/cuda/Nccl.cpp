@@ -263,6 +263,7 @@ int64_t braidrt_cuda_record_event(void *stream) {
   CUevent event = nullptr;
   BRAIDRT_CU(table.eventCreate(&event, CU_EVENT_DISABLE_TIMING));
   BRAIDRT_CU(table.eventRecord(event, static_cast<CUstream>(stream)));
+  collectiveStarted();
   return reinterpret_cast<int64_t>(event);
 }
 
@@ -274,4 +275,5 @@ void braidrt_cuda_wait_event(int64_t handle) {
   auto event = reinterpret_cast<CUevent>(handle);
   BRAIDRT_CU(table.eventSynchronize(event));
   BRAIDRT_CU(table.eventDestroy(event));
+  collectiveWaited();
 }
