@@ -3,9 +3,8 @@
 # runtime's self-test (test/Runtime/cuda_selftest.test), the 1-rank GPU
 # integration tests (test/Integration/cuda_{fwd,train}_1rank.test: the CUDA
 # artifact checked against the global program, and its dump against the CPU
-# backend's) and bench/gpu on the prepared artifacts, with the runtime's
-# buffer cache off and on. Writes device.log and
-# gpu_results{_uncached,}.json to OUTDIR; prints one line "N passed, N failed" and exits
+# backend's) and bench/gpu on each set of prepared artifacts. Writes
+# device.log and gpu_results*.json to OUTDIR; prints one line "N passed, N failed" and exits
 # non-zero when a check failed.
 #
 # usage: bash device.sh OUTDIR
@@ -49,14 +48,21 @@ check() {  # check NAME EXPECTED-PATTERN COMMAND...: runs it, greps its output.
     check "$step-1rank-same-as-cpu" "largest relative difference within tolerance" \
       python3 "$B/tests/compare_dumps.py" "$T/$step-cpu-out" "$T/$step-cuda-out" 1e-4
   done
-  # The runtime's buffer cache off, then on (the default): the same
-  # artifacts, one after the other.
-  check bench-gpu-uncached "^training step .* predicted" env BRAIDRT_CUDA_CACHING=0 \
-    PYTHONUNBUFFERED=1 python3 "$B/run.py" --build "$B" --prepared "$B/prepared" \
-    --repeats "${REPEATS:-5}" --json "$OUT/gpu_results_uncached.json"
-  check bench-gpu "^training step .* predicted" env PYTHONUNBUFFERED=1 python3 "$B/run.py" \
-    --build "$B" --prepared "$B/prepared" --repeats "${REPEATS:-5}" \
-    --json "$OUT/gpu_results.json"
+  # Every prepared set of artifacts (bundle.sh's prepared/, and any
+  # prepared-NAME/ beside it, e.g. a baseline compiled by an older
+  # compiler), one after the other; with UNCACHED=1 first the runtime's
+  # buffer cache off.
+  if [[ "${UNCACHED:-0}" == 1 ]]; then
+    check bench-gpu-uncached "^training step .* predicted" env BRAIDRT_CUDA_CACHING=0 \
+      PYTHONUNBUFFERED=1 python3 "$B/run.py" --build "$B" --prepared "$B/prepared" \
+      --repeats "${REPEATS:-5}" --json "$OUT/gpu_results_uncached.json"
+  fi
+  for dir in "$B"/prepared*; do
+    name=$(basename "$dir"); suffix=${name#prepared}
+    check "bench-gpu$suffix" "^training step .* predicted" env PYTHONUNBUFFERED=1 \
+      python3 "$B/run.py" --build "$B" --prepared "$dir" --repeats "${REPEATS:-5}" \
+      --json "$OUT/gpu_results$suffix.json"
+  done
   echo "$passed passed, $failed failed"
 } 2>&1 | tee "$OUT/device.log"
 rm -rf "$T"

@@ -80,6 +80,11 @@ static LogicalResult checkRequest(const CompileRequest &request,
                   "' (expected sm_NN, e.g. sm_80 or sm_90)");
   if (request.optLevel < 0 || request.optLevel > 2)
     return fail("--opt-level must be 0, 1 or 2");
+  if (request.poolingLanes < 0 || request.poolingLanes > 1024)
+    return fail("--pooling-lanes must be between 0 and 1024");
+  if (request.poolingLanes != 0 && request.target != "cpu")
+    return fail("--pooling-lanes applies to --target cpu (--target cuda "
+                "always pools 4 columns per thread)");
   if (request.nodes < 1 || request.nodes > 1024)
     return fail("--nodes must be between 1 and 1024");
   // 0, the default, is the hardware's (braid-plan-sharding reads it).
@@ -178,7 +183,8 @@ LogicalResult mlir::braid::compileModel(const CompileRequest &request,
                               planned->planned ? *planned->planned : *module,
                               request.outDir, plan->sharding.problem.ranks(),
                               request.targetCpu,
-                              request.embeddingUpdateKernel)))
+                              request.embeddingUpdateKernel,
+                              request.poolingLanes)))
     return failure();
   int64_t kernels = 0;
   if (request.target == "cuda" &&

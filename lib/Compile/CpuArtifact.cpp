@@ -261,7 +261,8 @@ LogicalResult mlir::braid::writeProgramArtifact(
   auto split = (*module)->getAttrOfType<DenseI64ArrayAttr>(
       BraidDialect::kBatchSplitAttrName);
   PassManager compute(module->getContext());
-  compute.addPass(createConvertBraidToCPUPass({target.embeddingUpdateKernel}));
+  compute.addPass(createConvertBraidToCPUPass(
+      {target.embeddingUpdateKernel, target.poolingLanes}));
   if (failed(compute.run(*module)))
     return failure();
   auto funcs = llvm::to_vector(
@@ -393,10 +394,12 @@ LogicalResult mlir::braid::writeProgramArtifact(
 LogicalResult mlir::braid::writeCpuArtifact(ModuleOp program, ModuleOp model,
                                             StringRef outDir, int64_t ranks,
                                             StringRef targetCpu,
-                                            bool embeddingUpdateKernel) {
+                                            bool embeddingUpdateKernel,
+                                            int64_t poolingLanes) {
   ArtifactTarget cpu;
   cpu.name = "cpu";
   cpu.embeddingUpdateKernel = embeddingUpdateKernel;
+  cpu.poolingLanes = poolingLanes;
   cpu.runtimeLibraries = {"braidrt"};
   cpu.lowerToLLVM = [](ModuleOp module) {
     PassManager backend(module->getContext());

@@ -65,6 +65,7 @@ LogicalResult mlir::braid::writeCudaArtifact(
   ArtifactTarget cuda;
   // The fused embedding updates run on the device, as the generated kernel.
   cuda.embeddingUpdateKernel = true;
+  cuda.poolingLanes = cudaLookupPoolingLanes;
   cuda.name = "cuda";
   // The CUDA runtime serves what it can; the CPU runtime the rest.
   cuda.runtimeLibraries = {"braidrt_cuda", "braidrt"};

@@ -282,8 +282,10 @@ void mlir::braid::buildLowerCudaPipeline(
     OpPassManager &pm, const LowerCudaPipelineOptions &options) {
   // Braid's ops to tensor, linalg, scf and vector (every op's location
   // tagged with its work) and runtime calls, as for the CPU; the embedding
-  // updates as the generated kernel, which runs on the device.
-  pm.addPass(createConvertBraidToCPUPass({/*embeddingUpdateKernel=*/true}));
+  // updates as the generated kernel, which runs on the device; a lookup's
+  // rows read 16 bytes a thread (cudaLookupPoolingLanes).
+  pm.addPass(createConvertBraidToCPUPass(
+      {/*embeddingUpdateKernel=*/true, cudaLookupPoolingLanes}));
   addLowerCudaKernelPasses(pm, options);
   addLowerCudaHostPasses(pm);
 }

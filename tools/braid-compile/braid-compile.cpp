@@ -91,6 +91,11 @@ static cl::opt<bool> embeddingUpdateKernel(
              "and mean pooling) as the generated kernel that --target cuda "
              "runs (one row per parallel iteration) instead of the runtime's "
              "serial update"));
+static cl::opt<int64_t> poolingLanes(
+    cl::cat(toolOptions), "pooling-lanes", cl::init(0),
+    cl::desc("--target cpu: a lookup's kernel pools this many columns per "
+             "parallel iteration, the form --target cuda runs with 4 (0: a "
+             "bag's whole row per iteration)"));
 static cl::list<std::string> cudaChips(
     cl::cat(toolOptions), "cuda-chips", cl::CommaSeparated,
     cl::desc("--target cuda: the GPU architectures the kernels are "
@@ -122,6 +127,7 @@ int main(int argc, char **argv) {
   request.target = target;
   request.targetCpu = targetCpu;
   request.embeddingUpdateKernel = embeddingUpdateKernel;
+  request.poolingLanes = poolingLanes;
   request.cudaChips.assign(cudaChips.begin(), cudaChips.end());
   request.outDir = outDir;
   request.maxTableRows = maxTableRows;

@@ -46,6 +46,9 @@ struct CompileRequest {
   /// row-parallel kernel rather than the runtime's serial update (--target
   /// cuda always takes the kernel).
   bool embeddingUpdateKernel = false;
+  /// --target cpu: convert-braid-to-cpu's pooling-lanes (--target cuda
+  /// takes cudaLookupPoolingLanes).
+  int64_t poolingLanes = 0;
   std::string outDir;
   /// Tables listed one per row in the printed plan.
   int64_t maxTableRows = 40;

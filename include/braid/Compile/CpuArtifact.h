@@ -24,11 +24,13 @@ namespace mlir::braid {
 /// Writes OUT/libprogram.so for `program`, the per-rank program partitioned
 /// from `model` (whose signature the manifest carries), and manifest.json.
 /// `embeddingUpdateKernel` lowers the fused embedding updates to the
-/// generated kernel (convert-braid-to-cpu's embedding-update-kernel).
+/// generated kernel (convert-braid-to-cpu's embedding-update-kernel), and
+/// `poolingLanes` is its pooling-lanes.
 LogicalResult writeCpuArtifact(ModuleOp program, ModuleOp model,
                                llvm::StringRef outDir, int64_t ranks,
                                llvm::StringRef targetCpu,
-                               bool embeddingUpdateKernel = false);
+                               bool embeddingUpdateKernel = false,
+                               int64_t poolingLanes = 0);
 
 /// What distinguishes one target's artifact from another's: the manifest's
 /// `target`, the passes that take the module from after
@@ -41,8 +43,9 @@ struct ArtifactTarget {
   std::vector<std::string> runtimeLibraries;
   /// Libraries the generated code calls directly (full paths), e.g. NCCL.
   std::vector<std::string> systemLibraries;
-  /// convert-braid-to-cpu's embedding-update-kernel.
+  /// convert-braid-to-cpu's embedding-update-kernel and pooling-lanes.
   bool embeddingUpdateKernel = false;
+  int64_t poolingLanes = 0;
 };
 
 /// writeCpuArtifact for any target: clones `program`, runs

@@ -80,7 +80,11 @@ def ConvertBraidToCPUPass : Pass<"convert-braid-to-cpu", "::mlir::ModuleOp"> {
     Option<"embeddingUpdateKernel", "embedding-update-kernel", "bool",
            /*default=*/"false",
            "Lower sum and mean embedding updates to the generated, "
-           "row-parallel kernel instead of the runtime's serial update">
+           "row-parallel kernel instead of the runtime's serial update">,
+    Option<"poolingLanes", "pooling-lanes", "int64_t", /*default=*/"0",
+           "Columns one iteration of a lookup's kernel pools (0: a bag's "
+           "whole row); a count dividing the width makes the kernel a 2-D "
+           "loop over bags and column groups">
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::bufferization::BufferizationDialect",

@@ -175,6 +175,11 @@ void addLowerCudaHostPasses(OpPassManager &pm);
 /// The chips braid-lower-cuda compiles for when `chips` is empty.
 llvm::SmallVector<std::string> defaultCudaChips();
 
+/// The columns one GPU thread of a lookup pools (convert-braid-to-cpu's
+/// pooling-lanes on the CUDA target): 4 f32 are one 16-byte load, so a
+/// 128-float row is read by 32 threads at once instead of one thread's loop.
+inline constexpr int64_t cudaLookupPoolingLanes = 4;
+
 std::string printCompilePipeline(const CompilePipelineOptions &options);
 
 /// Registers Braid's passes, the upstream passes its pipelines use, and the

@@ -46,7 +46,7 @@ public:
   ComputeLowering(ModuleOp module) : module(module) {}
 
   FailureOr<Value> lowerEmbeddingBag(OpBuilder &b, EmbeddingBagOp bag,
-                                     Value table);
+                                     Value table, int64_t columnLanes);
   Value lowerLinearToRuntime(OpBuilder &b, LinearOp linear);
 
 private:
@@ -79,7 +79,8 @@ func::FuncOp ComputeLowering::indexErrorFn() {
 
 FailureOr<Value> ComputeLowering::lowerEmbeddingBag(OpBuilder &b,
                                                     EmbeddingBagOp bag,
-                                                    Value table) {
+                                                    Value table,
+                                                    int64_t columnLanes) {
   Location loc = bag.getLoc();
   auto resultType = cast<RankedTensorType>(bag.getResult().getType());
   Type element = resultType.getElementType();
@@ -111,6 +112,7 @@ FailureOr<Value> ComputeLowering::lowerEmbeddingBag(OpBuilder &b,
   pooling.resultType = resultType;
   pooling.accumulatorType = element.isF64() ? element : b.getF32Type();
   pooling.mode = bag.getMode();
+  pooling.columnLanes = columnLanes;
   return buildBagPooling(b, loc, pooling);
 }
 
@@ -284,7 +286,8 @@ template <typename OpTy> struct ComputeOpLowering : OpConversionPattern<OpTy> {
     FailureOr<Value> lowered;
     if constexpr (std::is_same_v<OpTy, EmbeddingBagOp>)
       lowered = lowering.lowerEmbeddingBag(
-          rewriter, op, state.tableArgument(op, op.getTableAttr()));
+          rewriter, op, state.tableArgument(op, op.getTableAttr()),
+          state.poolingLanes);
     else if constexpr (std::is_same_v<OpTy, LinearOp>)
       // f32 GEMMs go to BLAS through the runtime; others are generated.
       lowered = op.getInput().getType().getElementType().isF32()
@@ -369,6 +372,13 @@ struct ConvertBraidToCPUPass
     CpuLoweringState state;
     state.module = module;
     state.embeddingUpdateKernel = embeddingUpdateKernel;
+    if (poolingLanes < 0)
+      return (void)(module.emitError()
+                    << "convert-braid-to-cpu: pooling-lanes must not be "
+                       "negative, got "
+                    << static_cast<int64_t>(poolingLanes)),
+             signalPassFailure();
+    state.poolingLanes = poolingLanes;
     for (auto func : module.getOps<func::FuncOp>())
       if (failed(prepareFunction(func, state)))
         return signalPassFailure();

@@ -377,7 +377,7 @@ struct ExchangeOpLowering : CpuExchangePattern<OpTy> {
     else if constexpr (std::is_same_v<OpTy, ShardEmbeddingBagOp>)
       results = single(buildShardLookupKernel(
           rewriter, op, this->state.tableArgument(op, op.getTableAttr()),
-          this->state.indexError()));
+          this->state.indexError(), this->state.poolingLanes));
     else
       results = single(buildCombineShardsKernel(rewriter, op));
     if (failed(results))

@@ -64,6 +64,8 @@ struct CpuLoweringState {
   /// Whether sum and mean embedding updates become the generated kernel
   /// (the pass's embedding-update-kernel) rather than the runtime's.
   bool embeddingUpdateKernel = false;
+  /// convert-braid-to-cpu's pooling-lanes (BagPooling::columnLanes).
+  int64_t poolingLanes = 0;
 
   /// The argument of `table` in the function around `op`.
   Value tableArgument(Operation *op, FlatSymbolRefAttr table) const {

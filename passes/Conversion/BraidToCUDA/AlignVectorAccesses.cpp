@@ -37,11 +37,32 @@ static constexpr llvm::StringLiteral kNvptxDataLayout =
 /// The alignment every buffer a host passes or allocates has (bytes).
 static constexpr int64_t kBufferAlignment = 16;
 
+/// A number the index `value` is provably a multiple of: a constant's
+/// value (0 for 0, a multiple of everything), a product's constant factor
+/// times what the other factor is a multiple of, the gcd of a sum's terms';
+/// 1 when nothing is known.
+static int64_t knownMultiple(Value value, int depth = 0) {
+  APInt constant;
+  if (matchPattern(value, m_ConstantInt(&constant)))
+    return std::abs(constant.getSExtValue());
+  Operation *op = value.getDefiningOp();
+  if (!op || depth > 8)
+    return 1;
+  if (auto mul = dyn_cast<arith::MulIOp>(op))
+    return knownMultiple(mul.getLhs(), depth + 1) *
+           knownMultiple(mul.getRhs(), depth + 1);
+  if (auto add = dyn_cast<arith::AddIOp>(op))
+    return std::gcd(knownMultiple(add.getLhs(), depth + 1),
+                    knownMultiple(add.getRhs(), depth + 1));
+  return 1;
+}
+
 /// The alignment, in bytes, that an access of `vectorType` at `indices` of
 /// `memrefType` provably has, or 0 when the access does not qualify: the
 /// layout must be strided with a static offset, static outer strides and a
 /// unit inner one (the identity, or a view such as a fused combine's first
-/// rows of a receive buffer), and the last index a constant. Every row then
+/// rows of a receive buffer), and the last index a constant or a provable
+/// multiple (knownMultiple: a column group's first column). Every row then
 /// starts at the buffer's (16-byte) start plus a multiple of the offset's
 /// and the outer strides' bytes.
 static int64_t provableAlignment(MemRefType memrefType, VectorType vectorType,
@@ -57,8 +78,8 @@ static int64_t provableAlignment(MemRefType memrefType, VectorType vectorType,
   if (failed(memrefType.getStridesAndOffset(strides, offset)) ||
       ShapedType::isDynamic(offset) || strides.back() != 1)
     return 0;
-  APInt column;
-  if (!matchPattern(indices.back(), m_ConstantInt(&column)))
+  int64_t column = knownMultiple(indices.back());
+  if (column == 1)
     return 0;
   int64_t alignment = std::gcd(kBufferAlignment, offset * elementBytes);
   for (int64_t stride : ArrayRef<int64_t>(strides).drop_back()) {
@@ -66,7 +87,7 @@ static int64_t provableAlignment(MemRefType memrefType, VectorType vectorType,
       return 0;
     alignment = std::gcd(alignment, stride * elementBytes);
   }
-  alignment = std::gcd(alignment, column.getSExtValue() * elementBytes);
+  alignment = std::gcd(alignment, column * elementBytes);
   // A power of two (gcd with 16 is one) no larger than the access.
   int64_t accessBytes = vectorType.getNumElements() * elementBytes;
   while (alignment > accessBytes)

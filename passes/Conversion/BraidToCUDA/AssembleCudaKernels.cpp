@@ -192,15 +192,27 @@ AssembleCudaKernelsPass::assemble(gpu::BinaryOp binary, StringRef workDir,
             }))
       return binary.emitError() << llvm::toString(std::move(error));
     std::string arch = "-arch=" + chip.chip;
-    SmallVector<StringRef> args = {
-        ptxas,        arch, "-O3",         "-v", "--warn-on-spills",
-        chip.ptxPath, "-o", chip.cubinPath};
-    std::string report;
-    if (runLogged(ptxas, args, logPath, report) != 0)
-      return binary.emitError()
-             << "ptxas failed on kernel '" << binary.getName() << "' for "
-             << chip.chip << ": " << report;
-    chip.resources = parsePtxasReport(report);
+    // ptxas fits a kernel whose block size it knows (.maxntid) to the
+    // registers that fill the SM with threads, 32 for 128-thread blocks,
+    // and spills what does not fit. Where it spills, the kernel is
+    // assembled again with ptxas free to use registers over occupancy
+    // (--register-usage-level=10); a kernel that still spills fails.
+    for (StringRef usage : {StringRef(), StringRef("--register-usage-level=10")}) {
+      SmallVector<StringRef> args = {ptxas, arch, "-O3", "-v",
+                                     "--warn-on-spills"};
+      if (!usage.empty())
+        args.push_back(usage);
+      args.append({StringRef(chip.ptxPath), "-o", StringRef(chip.cubinPath)});
+      std::string report;
+      if (runLogged(ptxas, args, logPath, report) != 0)
+        return binary.emitError()
+               << "ptxas failed on kernel '" << binary.getName() << "' for "
+               << chip.chip << ": " << report;
+      chip.resources = parsePtxasReport(report);
+      if (chip.resources.spillStoreBytes == 0 &&
+          chip.resources.spillLoadBytes == 0)
+        break;
+    }
     if (chip.resources.spillStoreBytes > 0 || chip.resources.spillLoadBytes > 0)
       return binary.emitError()
              << "kernel '" << binary.getName() << "' spills registers on "

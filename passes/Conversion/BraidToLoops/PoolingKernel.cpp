@@ -61,9 +61,10 @@ public:
     lastColumn = last(pooling.table, 1);
   }
 
-  /// Pools columns [column, column + lanes) and writes them into `row`
-  /// (1 x width); returns the updated row.
-  Value poolChunk(Value row, Value column, int64_t lanes);
+  /// Pools columns [column, column + lanes) and writes them into `row` at
+  /// `writeColumn` (`column` when null); returns the updated row.
+  Value poolChunk(Value row, Value column, int64_t lanes,
+                  Value writeColumn = nullptr);
 
 private:
   Value index(int64_t value) {
@@ -127,7 +128,8 @@ void BagEmitter::prefetchAhead(OpBuilder &lb, Location lloc, Value i,
   }
 }
 
-Value BagEmitter::poolChunk(Value row, Value column, int64_t lanes) {
+Value BagEmitter::poolChunk(Value row, Value column, int64_t lanes,
+                            Value writeColumn) {
   Type acc = pooling.accumulatorType;
   auto tableType = cast<RankedTensorType>(pooling.table.getType());
   auto readType = VectorType::get({lanes}, tableType.getElementType());
@@ -191,8 +193,9 @@ Value BagEmitter::poolChunk(Value row, Value column, int64_t lanes) {
   if (element != acc)
     pooled = arith::TruncFOp::create(
         b, loc, Type(VectorType::get({lanes}, element)), pooled);
-  return vector::TransferWriteOp::create(b, loc, pooled, row,
-                                         ValueRange{index(0), column},
+  return vector::TransferWriteOp::create(
+             b, loc, pooled, row,
+             ValueRange{index(0), writeColumn ? writeColumn : column},
                                          ArrayRef<bool>{true})
       .getResult();
 }
@@ -218,12 +221,56 @@ FailureOr<Value> mlir::braid::buildBagPooling(OpBuilder &b, Location loc,
       b, loc,
       MemRefType::get(tableType.getShape(), tableType.getElementType()),
       pooling.table, /*read_only=*/b.getUnitAttr());
+  int64_t columnLanes = pooling.columnLanes;
+  bool splitColumns = columnLanes > 0 && columnLanes < width &&
+                      width % columnLanes == 0;
+  // With split columns the loop runs over (bag, column group) pairs, the
+  // groups of a bag consecutive: consecutive GPU threads then read
+  // consecutive 16-byte pieces of one row (a warp a 128-float row).
+  Value groups = arith::ConstantIndexOp::create(
+      b, loc, splitColumns ? width / columnLanes : 1);
+  Value iterations =
+      splitColumns ? arith::MulIOp::create(b, loc, numBags, groups).getResult()
+                   : numBags;
   auto forall = scf::ForallOp::create(
-      b, loc, ArrayRef<OpFoldResult>{OpFoldResult(numBags)}, ValueRange{init},
-      /*mapping=*/std::nullopt);
+      b, loc, ArrayRef<OpFoldResult>{OpFoldResult(iterations)},
+      ValueRange{init}, /*mapping=*/std::nullopt);
   OpBuilder body = OpBuilder::atBlockBegin(forall.getBody());
   Value bag = forall.getInductionVar(0);
   Value out = forall.getRegionIterArgs()[0];
+  if (splitColumns) {
+    // One iteration: `columnLanes` columns of one bag, read from every row
+    // of the bag and written once. The sum over a column runs over the
+    // bag's rows in entry order, as in the whole-row form: the same result.
+    Value iteration = bag;
+    bag = arith::DivUIOp::create(body, loc, iteration, groups);
+    Value first = arith::MulIOp::create(
+        body, loc, arith::RemUIOp::create(body, loc, iteration, groups),
+        arith::ConstantIndexOp::create(body, loc, columnLanes));
+    Value begin = asIndex(
+        body, loc, tensor::ExtractOp::create(body, loc, pooling.starts, bag));
+    Value end = asIndex(
+        body, loc,
+        tensor::ExtractOp::create(body, loc, pooling.starts,
+                                  arith::AddIOp::create(body, loc, bag, c1)
+                                      .getResult()));
+    SmallVector<OpFoldResult> offsets = {OpFoldResult(bag), OpFoldResult(first)};
+    SmallVector<OpFoldResult> sizes = {body.getIndexAttr(1),
+                                       body.getIndexAttr(columnLanes)};
+    SmallVector<OpFoldResult> strides = {body.getIndexAttr(1),
+                                         body.getIndexAttr(1)};
+    auto partType =
+        RankedTensorType::get({1, columnLanes}, resultType.getElementType());
+    Value part = tensor::ExtractSliceOp::create(body, loc, partType, out,
+                                                offsets, sizes, strides);
+    BagEmitter emitter(body, loc, pooling, tableBuffer, begin, end);
+    part = emitter.poolChunk(part, first, columnLanes, /*writeColumn=*/c0);
+    OpBuilder terminator =
+        OpBuilder::atBlockEnd(&forall.getTerminator().getRegion().front());
+    tensor::ParallelInsertSliceOp::create(terminator, loc, part, out, offsets,
+                                          sizes, strides);
+    return forall.getResult(0);
+  }
   Value begin = asIndex(
       body, loc, tensor::ExtractOp::create(body, loc, pooling.starts, bag));
   Value end = asIndex(

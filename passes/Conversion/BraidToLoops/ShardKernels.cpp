@@ -38,7 +38,8 @@ Value mlir::braid::buildConstantVector(OpBuilder &b, Location loc,
 FailureOr<Value> mlir::braid::buildShardLookupKernel(OpBuilder &b,
                                                      ShardEmbeddingBagOp op,
                                                      Value table,
-                                                     func::FuncOp indexError) {
+                                                     func::FuncOp indexError,
+                                                     int64_t columnLanes) {
   Location loc = op.getLoc();
   auto index = [&](int64_t value) -> Value {
     return arith::ConstantIndexOp::create(b, loc, value);
@@ -80,6 +81,7 @@ FailureOr<Value> mlir::braid::buildShardLookupKernel(OpBuilder &b,
   pooling.finish = false;
   // The rows arrived from other ranks: each is checked as it is read.
   pooling.indexError = indexError;
+  pooling.columnLanes = columnLanes;
   return buildBagPooling(b, loc, pooling);
 }
 

@@ -1,7 +1,7 @@
 // RUN: braid-opt %s --pass-pipeline='builtin.module(gpu.module(braid-align-vector-accesses))' | FileCheck %s
 
 // Row transfers become vector loads and stores with the alignment the row
-// stride and the constant column offset prove (at most 16 bytes, the
+// stride and the column offset (a constant, or a provable multiple) prove (at most 16 bytes, the
 // host's buffer contract); the module gets NVPTX's data layout.
 
 // CHECK-LABEL: gpu.module @rows
@@ -24,6 +24,31 @@ gpu.module @rows {
     %x = vector.transfer_read %table[%row, %c2], %pad {in_bounds = [true]} : memref<1000x16xf32>, vector<2xf32>
     // CHECK: vector.store %[[ROW]], {{.*}} {alignment = 16 : i64} : memref<?x16xf32>, vector<16xf32>
     vector.transfer_write %v, %out[%row, %c0] {in_bounds = [true]} : vector<16xf32>, memref<?x16xf32>
+    gpu.return
+  }
+
+  // A column that is a provable multiple: a column group's first column
+  // (group * 4, plus a multiple of 8), 16 bytes; group * 2 only 8.
+  // CHECK-LABEL: gpu.func @column_groups
+  // CHECK: vector.load {{.*}} {alignment = 16 : i64} : memref<1000x16xf32>, vector<4xf32>
+  // CHECK: vector.load {{.*}} {alignment = 16 : i64} : memref<1000x16xf32>, vector<4xf32>
+  // CHECK: vector.load {{.*}} {alignment = 8 : i64} : memref<1000x16xf32>, vector<4xf32>
+  // CHECK: vector.transfer_read {{.*}} : memref<1000x16xf32>, vector<4xf32>
+  gpu.func @column_groups(%table: memref<1000x16xf32>, %row: index, %group: index, %other: index) kernel {
+    %c2 = arith.constant 2 : index
+    %c4 = arith.constant 4 : index
+    %c8 = arith.constant 8 : index
+    %pad = arith.constant 0.0 : f32
+    %first = arith.muli %group, %c4 : index
+    %a = vector.transfer_read %table[%row, %first], %pad {in_bounds = [true]} : memref<1000x16xf32>, vector<4xf32>
+    %eights = arith.muli %c8, %other : index
+    %sum = arith.addi %first, %eights : index
+    %b = vector.transfer_read %table[%row, %sum], %pad {in_bounds = [true]} : memref<1000x16xf32>, vector<4xf32>
+    %pairs = arith.muli %group, %c2 : index
+    %c = vector.transfer_read %table[%row, %pairs], %pad {in_bounds = [true]} : memref<1000x16xf32>, vector<4xf32>
+    // A sum with an unknown term proves nothing.
+    %odd = arith.addi %first, %other : index
+    %d = vector.transfer_read %table[%row, %odd], %pad {in_bounds = [true]} : memref<1000x16xf32>, vector<4xf32>
     gpu.return
   }
 

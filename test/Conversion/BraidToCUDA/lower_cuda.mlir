@@ -1,5 +1,5 @@
 // braid-lower-cuda: the CPU target's kernels, tiled onto blocks of 128
-// threads (a thread per bag or sample), outlined into kernels named after
+// threads (a thread per sample, or per 4 columns of a bag), outlined into kernels named after
 // their work, lowered to NVVM with 16-byte row loads, and serialized to PTX
 // for each chip (format=ptx: the PTX is what the host embeds; the default,
 // format=fatbin, assembles it into cubins, assemble_cuda_kernels.mlir).
@@ -27,8 +27,11 @@
 // NVVM: llvm.func @embedding_bag_t({{.*}} attributes {gpu.kernel, gpu.known_block_size = array<i32: 128, 1, 1>, nvvm.kernel, nvvm.maxntid = array<i32: 128, 1, 1>}
 // NVVM-DAG: nvvm.read.ptx.sreg.ctaid.x{{.*}} : i32
 // NVVM-DAG: nvvm.read.ptx.sreg.tid.x{{.*}} : i32
-// A bag's row: one 64-byte vector load, 16-byte aligned.
-// NVVM: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr -> vector<16xf32>
+// A thread's 4 columns of a row: one 16-byte vector load, aligned (its
+// first column a multiple of 4); the whole row is not one thread's.
+// NVVM-NOT: vector<16xf32>
+// NVVM: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr -> vector<4xf32>
+// NVVM-NOT: vector<16xf32>
 
 // The whole pipeline: the host in the LLVM dialect (buffers through the
 // runtime's allocation hooks, the dense layer on the CUDA runtime's

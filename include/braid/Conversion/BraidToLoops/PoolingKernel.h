@@ -43,6 +43,14 @@ struct BagPooling {
   /// When set, every row is checked against the table's rows in the kernel
   /// and an index outside calls it with (index, rows).
   func::FuncOp indexError;
+  /// 0: one iteration pools a bag's whole row (the CPU's vector
+  /// accumulator). N > 0 dividing the width: the forall runs over (bag,
+  /// column group) pairs, a bag's width / N groups consecutive, and an
+  /// iteration pools N columns of one bag, so a bag's row is read by
+  /// width / N threads at once (the CUDA target's form: a thread per bag
+  /// alone leaves a GPU nearly idle, and its reads of a row are one
+  /// thread's loop).
+  int64_t columnLanes = 0;
 };
 
 /// Emits the kernel at `b`'s insertion point; returns the pooled tensor, or

@@ -22,9 +22,11 @@ Value buildConstantVector(OpBuilder &b, Location loc, ArrayRef<int64_t> values,
 
 /// shard_embedding_bag on `table`, the rank's shard: bag starts from the
 /// received lengths, then the pooling kernel's partial pooling, each
-/// received row checked against the shard (`indexError` aborts).
+/// received row checked against the shard (`indexError` aborts);
+/// `columnLanes` is BagPooling's.
 FailureOr<Value> buildShardLookupKernel(OpBuilder &b, ShardEmbeddingBagOp op,
-                                        Value table, func::FuncOp indexError);
+                                        Value table, func::FuncOp indexError,
+                                        int64_t columnLanes = 0);
 
 /// bucketize: per destination and bag the number of indices it receives
 /// (lengths), the routed indices rebased to their shard (values), and per
