@@ -73,6 +73,14 @@ int main(int argc, char **argv) {
     return 1;
   }
 
+  if (argc > 1 && std::strcmp(argv[1], "--double-free") == 0) {
+    void *buffer = braidrt_cuda_alloc(1024);
+    braidrt_cuda_free(buffer);
+    braidrt_cuda_free(buffer); // Fails the job: already free (cached).
+    std::printf("rank %d: double free: not reported\n", rank);
+    return 1;
+  }
+
   // A dense layer with relu: cuBLASLt against the CPU runtime's BLAS.
   const int64_t batch = 33, in = 17, out = 9;
   auto *input = static_cast<float *>(braidrt_cuda_alloc(batch * in * 4));

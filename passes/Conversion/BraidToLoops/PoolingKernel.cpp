@@ -238,38 +238,19 @@ FailureOr<Value> mlir::braid::buildBagPooling(OpBuilder &b, Location loc,
   OpBuilder body = OpBuilder::atBlockBegin(forall.getBody());
   Value bag = forall.getInductionVar(0);
   Value out = forall.getRegionIterArgs()[0];
+  // The columns this iteration pools and writes: a group's, or the row.
+  Value firstColumn = c0;
+  int64_t sliceWidth = width;
   if (splitColumns) {
     // One iteration: `columnLanes` columns of one bag, read from every row
     // of the bag and written once. The sum over a column runs over the
     // bag's rows in entry order, as in the whole-row form: the same result.
     Value iteration = bag;
     bag = arith::DivUIOp::create(body, loc, iteration, groups);
-    Value first = arith::MulIOp::create(
+    firstColumn = arith::MulIOp::create(
         body, loc, arith::RemUIOp::create(body, loc, iteration, groups),
         arith::ConstantIndexOp::create(body, loc, columnLanes));
-    Value begin = asIndex(
-        body, loc, tensor::ExtractOp::create(body, loc, pooling.starts, bag));
-    Value end = asIndex(
-        body, loc,
-        tensor::ExtractOp::create(body, loc, pooling.starts,
-                                  arith::AddIOp::create(body, loc, bag, c1)
-                                      .getResult()));
-    SmallVector<OpFoldResult> offsets = {OpFoldResult(bag), OpFoldResult(first)};
-    SmallVector<OpFoldResult> sizes = {body.getIndexAttr(1),
-                                       body.getIndexAttr(columnLanes)};
-    SmallVector<OpFoldResult> strides = {body.getIndexAttr(1),
-                                         body.getIndexAttr(1)};
-    auto partType =
-        RankedTensorType::get({1, columnLanes}, resultType.getElementType());
-    Value part = tensor::ExtractSliceOp::create(body, loc, partType, out,
-                                                offsets, sizes, strides);
-    BagEmitter emitter(body, loc, pooling, tableBuffer, begin, end);
-    part = emitter.poolChunk(part, first, columnLanes, /*writeColumn=*/c0);
-    OpBuilder terminator =
-        OpBuilder::atBlockEnd(&forall.getTerminator().getRegion().front());
-    tensor::ParallelInsertSliceOp::create(terminator, loc, part, out, offsets,
-                                          sizes, strides);
-    return forall.getResult(0);
+    sliceWidth = columnLanes;
   }
   Value begin = asIndex(
       body, loc, tensor::ExtractOp::create(body, loc, pooling.starts, bag));
@@ -278,15 +259,28 @@ FailureOr<Value> mlir::braid::buildBagPooling(OpBuilder &b, Location loc,
       tensor::ExtractOp::create(body, loc, pooling.starts,
                                 arith::AddIOp::create(body, loc, bag, c1)
                                     .getResult()));
-  SmallVector<OpFoldResult> offsets = {OpFoldResult(bag), body.getIndexAttr(0)};
+  SmallVector<OpFoldResult> offsets = {
+      OpFoldResult(bag), splitColumns ? OpFoldResult(firstColumn)
+                                      : OpFoldResult(body.getIndexAttr(0))};
   SmallVector<OpFoldResult> sizes = {body.getIndexAttr(1),
-                                     body.getIndexAttr(width)};
+                                     body.getIndexAttr(sliceWidth)};
   SmallVector<OpFoldResult> strides = {body.getIndexAttr(1),
                                        body.getIndexAttr(1)};
-  auto rowType = RankedTensorType::get({1, width}, resultType.getElementType());
+  auto rowType =
+      RankedTensorType::get({1, sliceWidth}, resultType.getElementType());
   Value row = tensor::ExtractSliceOp::create(body, loc, rowType, out, offsets,
                                              sizes, strides);
   BagEmitter emitter(body, loc, pooling, tableBuffer, begin, end);
+  auto finish = [&](Value written) {
+    OpBuilder terminator =
+        OpBuilder::atBlockEnd(&forall.getTerminator().getRegion().front());
+    tensor::ParallelInsertSliceOp::create(terminator, loc, written, out,
+                                          offsets, sizes, strides);
+    return forall.getResult(0);
+  };
+  if (splitColumns)
+    return finish(emitter.poolChunk(row, firstColumn, columnLanes,
+                                    /*writeColumn=*/c0));
   int64_t lanes = std::min(width, kMaxVectorWidth);
   int64_t chunks = width / lanes, tail = width % lanes;
   if (chunks == 1) {
@@ -306,9 +300,5 @@ FailureOr<Value> mlir::braid::buildBagPooling(OpBuilder &b, Location loc,
   if (tail)
     row = emitter.poolChunk(
         row, arith::ConstantIndexOp::create(body, loc, chunks * lanes), tail);
-  OpBuilder terminator =
-      OpBuilder::atBlockEnd(&forall.getTerminator().getRegion().front());
-  tensor::ParallelInsertSliceOp::create(terminator, loc, row, out, offsets,
-                                        sizes, strides);
-  return forall.getResult(0);
+  return finish(row);
 }

@@ -29,7 +29,7 @@ int braidrt_cuda_device(void);
  * as every kernel's 16-byte row loads require; never NULL. A freed buffer
  * is kept and handed out again to an allocation of a close size, unless a
  * started collective is outstanding or BRAIDRT_CUDA_CACHING=0; freeing a
- * pointer this function did not give fails the job. */
+ * pointer this function did not give, or one already freed, fails the job. */
 void *braidrt_cuda_alloc(size_t bytes);
 void braidrt_cuda_free(void *pointer);
 

@@ -39,8 +39,12 @@ struct Cache {
   std::mutex mutex;
   /// Free blocks by their size.
   std::multimap<size_t, void *> free;
-  /// The size of every block handed out, cached or not.
-  std::unordered_map<void *, size_t> sizes;
+  /// Every block the driver gave: its size, and whether it is in `free`.
+  struct Block {
+    size_t size;
+    bool cached;
+  };
+  std::unordered_map<void *, Block> blocks;
   size_t cachedBytes = 0;
   int64_t reused = 0;
 };
@@ -80,7 +84,7 @@ static size_t blockSize(size_t bytes) {
 /// Gives every cached block back to the driver. The caller holds the lock.
 static void releaseCached(Cache &c, const Driver &table) {
   for (auto &[size, pointer] : c.free) {
-    c.sizes.erase(pointer);
+    c.blocks.erase(pointer);
     BRAIDRT_CU(table.memFree(reinterpret_cast<CUdeviceptr>(pointer)));
   }
   c.free.clear();
@@ -98,6 +102,7 @@ void *braidrt_cuda_alloc(size_t bytes) {
     void *pointer = found->second;
     c.cachedBytes -= found->first;
     c.free.erase(found);
+    c.blocks[pointer].cached = false;
     ++c.reused;
     return pointer;
   }
@@ -109,7 +114,7 @@ void *braidrt_cuda_alloc(size_t bytes) {
     result = table.memAllocManaged(&pointer, size, CU_MEM_ATTACH_GLOBAL);
   }
   BRAIDRT_CU(result);
-  c.sizes[reinterpret_cast<void *>(pointer)] = size;
+  c.blocks[reinterpret_cast<void *>(pointer)] = {size, false};
   return reinterpret_cast<void *>(pointer);
 }
 
@@ -119,17 +124,18 @@ void braidrt_cuda_free(void *pointer) {
   const Driver &table = driver();
   Cache &c = cache();
   std::lock_guard<std::mutex> lock(c.mutex);
-  auto known = c.sizes.find(pointer);
-  if (known == c.sizes.end())
+  auto known = c.blocks.find(pointer);
+  if (known == c.blocks.end() || known->second.cached)
     braidrt_fail("braidrt_cuda_free of %p, which braidrt_cuda_alloc did not "
                  "give or which is already free",
                  pointer);
   if (cachingEnabled() && outstandingCollectives().load() == 0) {
-    c.free.emplace(known->second, pointer);
-    c.cachedBytes += known->second;
+    known->second.cached = true;
+    c.free.emplace(known->second.size, pointer);
+    c.cachedBytes += known->second.size;
     return;
   }
-  c.sizes.erase(known);
+  c.blocks.erase(known);
   BRAIDRT_CU(table.memFree(reinterpret_cast<CUdeviceptr>(pointer)));
 }
 
