@@ -28,6 +28,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <unordered_map>
@@ -94,6 +95,10 @@ static void releaseCached(Cache &c, const Driver &table) {
 void *braidrt_cuda_alloc(size_t bytes) {
   const Driver &table = driver();
   Cache &c = cache();
+  // No device holds half the address space; rounding such a size up
+  // would wrap around.
+  if (bytes > std::numeric_limits<size_t>::max() / 2)
+    braidrt_fail("cannot allocate %zu bytes of managed memory", bytes);
   size_t size = blockSize(bytes);
   std::lock_guard<std::mutex> lock(c.mutex);
   // The smallest free block that fits, if it wastes at most half of itself.
