@@ -276,6 +276,10 @@ void updateRows(View<T> &table, float *state, const optim::Config &config,
   }
 }
 
+/// How many bags an embedding update handles between two calls of
+/// braidrt_progress: MPI moves a started exchange only inside its calls.
+constexpr int64_t kProgressEveryBags = 256;
+
 /// SGD on an f32 table, one entry at a time: row -= lr * scale * (its
 /// bag's gradient), prefetching the rows of later entries.
 void applySgdPerEntry(View<float> &table, const int64_t *rowIds,
@@ -294,6 +298,9 @@ void applySgdPerEntry(View<float> &table, const int64_t *rowIds,
                    (long long)rowIds[j], (long long)rows);
   constexpr int64_t ahead = 16;
   for (int64_t b = 0; b < bags.count; ++b) {
+    // Exchanges started before the update move along while it runs.
+    if (b % kProgressEveryBags == 0)
+      braidrt_progress();
     int64_t begin = bags.begin(b), end = bags.end(b);
     if (begin == end)
       continue;
