@@ -193,6 +193,9 @@ def main():
         else:
             artifacts = tmp / "prepared"
             prepare(bin_dir, artifacts, preset_for(name), args.rows, args.width)
+        if not (artifacts / "prepared.json").is_file():
+            sys.exit(f"bench/gpu: error: {artifacts / 'prepared.json'} does not exist "
+                     "(make it with --prepare DIR)")
         prepared = json.loads((artifacts / "prepared.json").read_text())
         preset = prepared["preset"]
         device = json.loads((artifacts / "cluster.json").read_text())["device"]
