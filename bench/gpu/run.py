@@ -178,6 +178,9 @@ def main():
         prepare(bin_dir, pathlib.Path(args.prepare), args.preset, args.rows, args.width)
         print(f"prepared {args.prepare} for {args.preset}")
         return
+    if args.prepared and not (pathlib.Path(args.prepared) / "prepared.json").is_file():
+        sys.exit(f"bench/gpu: error: {pathlib.Path(args.prepared) / 'prepared.json'} does not "
+                 "exist (make it with --prepare DIR)")
     name, reason = gpu_name()
     if name is None:
         print(f"bench/gpu: nothing measured: {reason}")
@@ -193,9 +196,6 @@ def main():
         else:
             artifacts = tmp / "prepared"
             prepare(bin_dir, artifacts, preset_for(name), args.rows, args.width)
-        if not (artifacts / "prepared.json").is_file():
-            sys.exit(f"bench/gpu: error: {artifacts / 'prepared.json'} does not exist "
-                     "(make it with --prepare DIR)")
         prepared = json.loads((artifacts / "prepared.json").read_text())
         preset = prepared["preset"]
         device = json.loads((artifacts / "cluster.json").read_text())["device"]
