@@ -239,6 +239,10 @@ float *tableState(const braidrt_unranked_memref *state,
   return view.data;
 }
 
+/// How many bags (or rows) an embedding update handles between two calls
+/// of braidrt_progress: MPI moves a started exchange only inside its calls.
+constexpr int64_t kProgressEvery = 256;
+
 /// Applies the optimizer to each row of `gradients`, in place: on an f32
 /// row directly, on a 16-bit one through doubles rounded back once.
 template <typename T>
@@ -249,6 +253,9 @@ void updateRows(View<T> &table, float *state, const optim::Config &config,
   std::vector<double> weights(static_cast<size_t>(cols));
   constexpr size_t ahead = 8;
   for (size_t slot = 0; slot < gradients.rows.size(); ++slot) {
+    // Exchanges started before the update move along while it runs.
+    if (slot % size_t(kProgressEvery) == 0)
+      braidrt_progress();
     // The rows are random reads from a table far larger than the caches:
     // start loading a later row (and its state) while this one updates.
     if (slot + ahead < gradients.rows.size()) {
@@ -276,10 +283,6 @@ void updateRows(View<T> &table, float *state, const optim::Config &config,
   }
 }
 
-/// How many bags an embedding update handles between two calls of
-/// braidrt_progress: MPI moves a started exchange only inside its calls.
-constexpr int64_t kProgressEveryBags = 256;
-
 /// SGD on an f32 table, one entry at a time: row -= lr * scale * (its
 /// bag's gradient), prefetching the rows of later entries.
 void applySgdPerEntry(View<float> &table, const int64_t *rowIds,
@@ -299,7 +302,7 @@ void applySgdPerEntry(View<float> &table, const int64_t *rowIds,
   constexpr int64_t ahead = 16;
   for (int64_t b = 0; b < bags.count; ++b) {
     // Exchanges started before the update move along while it runs.
-    if (b % kProgressEveryBags == 0)
+    if (b % kProgressEvery == 0)
       braidrt_progress();
     int64_t begin = bags.begin(b), end = bags.end(b);
     if (begin == end)

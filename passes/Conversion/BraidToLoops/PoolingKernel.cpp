@@ -193,9 +193,9 @@ Value BagEmitter::poolChunk(Value row, Value column, int64_t lanes,
   if (element != acc)
     pooled = arith::TruncFOp::create(
         b, loc, Type(VectorType::get({lanes}, element)), pooled);
-  return vector::TransferWriteOp::create(
-             b, loc, pooled, row,
-             ValueRange{index(0), writeColumn ? writeColumn : column},
+  Value at = writeColumn ? writeColumn : column;
+  return vector::TransferWriteOp::create(b, loc, pooled, row,
+                                         ValueRange{index(0), at},
                                          ArrayRef<bool>{true})
       .getResult();
 }
