@@ -46,15 +46,19 @@ rm -rf "$OUTDIR"
 mkdir -p "$OUTDIR"/{bin,lib,share}
 OUTDIR="$(cd "$OUTDIR" && pwd)"
 
-# braid-run, its MLIR and LLVM linked in: the link line braid-run's build
-# uses, with the shared libMLIR/libLLVM replaced by their archives.
+# braid-run, its MLIR and LLVM linked in: the objects and Braid archives of
+# the link line braid-run's build uses (ninja -t commands), with the shared
+# libMLIR/libLLVM replaced by their archives.
 echo "bundle: linking braid-run statically against MLIR and LLVM"
-mapfile -t objects < <(ls "$BUILD"/tools/braid-run/CMakeFiles/braid-run.dir/*.o)
-braid_libs=()
-for lib in Interp Registration Import Pipelines ShardingPasses Plan CoOptPasses Sim \
-           Cost Cluster TrainingPasses ToCUDA Support ToCPU ToLoops Dialect; do
-  braid_libs+=("$BUILD/lib/libBraid$lib.a")
-done
+link_line=$(cd "$BUILD" && ninja -t commands bin/braid-run | tail -n 1)
+mapfile -t objects < <(tr ' ' '\n' <<<"$link_line" | grep -E '^tools/braid-run/.*\.o$' |
+                       sed "s|^|$BUILD/|")
+mapfile -t braid_libs < <(tr ' ' '\n' <<<"$link_line" | grep -E '^lib/libBraid[A-Za-z]*\.a$' |
+                          sed "s|^|$BUILD/|")
+if [[ ${#objects[@]} -eq 0 || ${#braid_libs[@]} -eq 0 ]]; then
+  echo "bundle.sh: error: no braid-run link line in $BUILD/build.ninja" >&2
+  exit 1
+fi
 mapfile -t mlir_archives < <(ls "$LLVM_LIB"/libMLIR*.a | grep -v -E '/libMLIR(CAPI[^/]*)?\.a$')
 g++ -O3 -Wl,--gc-sections "${objects[@]}" -o "$OUTDIR/bin/braid-run" \
   -Wl,-rpath,'$ORIGIN/../lib' "${braid_libs[@]}" "$BUILD/lib/libbraidrt.so" \
