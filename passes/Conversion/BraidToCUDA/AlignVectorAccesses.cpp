@@ -37,22 +37,28 @@ static constexpr llvm::StringLiteral kNvptxDataLayout =
 /// The alignment every buffer a host passes or allocates has (bytes).
 static constexpr int64_t kBufferAlignment = 16;
 
-/// A number the index `value` is provably a multiple of: a constant's
-/// value (0 for 0, a multiple of everything), a product's constant factor
-/// times what the other factor is a multiple of, the gcd of a sum's terms';
-/// 1 when nothing is known.
+/// The largest power of two, up to kMaxKnownMultiple, that the index
+/// `value` is provably a multiple of: a constant's own (0 is a multiple of
+/// everything), a product's factors' together, a sum's smaller one; 1 when
+/// nothing is known. Only powers of two matter to an alignment, and keeping
+/// to them (capped) keeps a product of constants from overflowing.
+static constexpr int64_t kMaxKnownMultiple = 1024;
 static int64_t knownMultiple(Value value, int depth = 0) {
   APInt constant;
-  if (matchPattern(value, m_ConstantInt(&constant)))
-    return std::abs(constant.getSExtValue());
+  if (matchPattern(value, m_ConstantInt(&constant))) {
+    uint64_t bits = constant.getZExtValue();
+    return bits == 0 ? kMaxKnownMultiple
+                     : std::min<int64_t>(int64_t(bits & -bits), kMaxKnownMultiple);
+  }
   Operation *op = value.getDefiningOp();
   if (!op || depth > 8)
     return 1;
   if (auto mul = dyn_cast<arith::MulIOp>(op))
-    return knownMultiple(mul.getLhs(), depth + 1) *
-           knownMultiple(mul.getRhs(), depth + 1);
+    return std::min(knownMultiple(mul.getLhs(), depth + 1) *
+                        knownMultiple(mul.getRhs(), depth + 1),
+                    kMaxKnownMultiple);
   if (auto add = dyn_cast<arith::AddIOp>(op))
-    return std::gcd(knownMultiple(add.getLhs(), depth + 1),
+    return std::min(knownMultiple(add.getLhs(), depth + 1),
                     knownMultiple(add.getRhs(), depth + 1));
   return 1;
 }

@@ -46,7 +46,6 @@ struct Cache {
     bool cached;
   };
   std::unordered_map<void *, Block> blocks;
-  size_t cachedBytes = 0;
   int64_t reused = 0;
 };
 } // namespace
@@ -89,7 +88,6 @@ static void releaseCached(Cache &c, const Driver &table) {
     BRAIDRT_CU(table.memFree(reinterpret_cast<CUdeviceptr>(pointer)));
   }
   c.free.clear();
-  c.cachedBytes = 0;
 }
 
 void *braidrt_cuda_alloc(size_t bytes) {
@@ -105,7 +103,6 @@ void *braidrt_cuda_alloc(size_t bytes) {
   auto found = c.free.lower_bound(size);
   if (found != c.free.end() && found->first <= 2 * size) {
     void *pointer = found->second;
-    c.cachedBytes -= found->first;
     c.free.erase(found);
     c.blocks[pointer].cached = false;
     ++c.reused;
@@ -137,7 +134,6 @@ void braidrt_cuda_free(void *pointer) {
   if (cachingEnabled() && outstandingCollectives().load() == 0) {
     known->second.cached = true;
     c.free.emplace(known->second.size, pointer);
-    c.cachedBytes += known->second.size;
     return;
   }
   c.blocks.erase(known);

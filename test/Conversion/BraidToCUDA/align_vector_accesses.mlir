@@ -33,6 +33,7 @@ gpu.module @rows {
   // CHECK: vector.load {{.*}} {alignment = 16 : i64} : memref<1000x16xf32>, vector<4xf32>
   // CHECK: vector.load {{.*}} {alignment = 16 : i64} : memref<1000x16xf32>, vector<4xf32>
   // CHECK: vector.load {{.*}} {alignment = 8 : i64} : memref<1000x16xf32>, vector<4xf32>
+  // CHECK: vector.load {{.*}} {alignment = 16 : i64} : memref<1000x16xf32>, vector<4xf32>
   // CHECK: vector.transfer_read {{.*}} : memref<1000x16xf32>, vector<4xf32>
   gpu.func @column_groups(%table: memref<1000x16xf32>, %row: index, %group: index, %other: index) kernel {
     %c2 = arith.constant 2 : index
@@ -46,6 +47,11 @@ gpu.module @rows {
     %b = vector.transfer_read %table[%row, %sum], %pad {in_bounds = [true]} : memref<1000x16xf32>, vector<4xf32>
     %pairs = arith.muli %group, %c2 : index
     %c = vector.transfer_read %table[%row, %pairs], %pad {in_bounds = [true]} : memref<1000x16xf32>, vector<4xf32>
+    // Factors whose product passes 2^64: still a multiple of 16 bytes.
+    %big = arith.constant 1099511627776 : index
+    %wide = arith.muli %group, %big : index
+    %wider = arith.muli %wide, %big : index
+    %e = vector.transfer_read %table[%row, %wider], %pad {in_bounds = [true]} : memref<1000x16xf32>, vector<4xf32>
     // A sum with an unknown term proves nothing.
     %odd = arith.addi %first, %other : index
     %d = vector.transfer_read %table[%row, %odd], %pad {in_bounds = [true]} : memref<1000x16xf32>, vector<4xf32>
