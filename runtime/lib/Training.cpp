@@ -122,15 +122,15 @@ private:
   }
 };
 
-/// Prefetches every cache line of `count` elements from `first`, for a write
-/// when `write`: a row of a table far larger than the caches is a random
-/// read, and a 64-float row spans four lines, of which the hardware's
-/// adjacent-line prefetch brings at most one more.
+/// Prefetches every cache line of `count` elements from `first` for a
+/// write (an update reads and writes its rows): a row of a table far larger
+/// than the caches is a random access, and a 64-float row spans four lines,
+/// of which the hardware's adjacent-line prefetch brings at most one more.
 template <typename T>
-inline void prefetchRow(const T *first, int64_t count, bool write) {
+inline void prefetchRowForUpdate(const T *first, int64_t count) {
   constexpr int64_t perLine = std::max<int64_t>(1, 64 / int64_t(sizeof(T)));
   for (int64_t c = 0; c < count; c += perLine)
-    write ? __builtin_prefetch(first + c, 1) : __builtin_prefetch(first + c, 0);
+    __builtin_prefetch(first + c, /*rw=*/1);
 }
 
 /// The row gradients' accumulator for a table of `T`.
@@ -260,10 +260,10 @@ void updateRows(View<T> &table, float *state, const optim::Config &config,
     // start loading a later row (and its state) while this one updates.
     if (slot + ahead < gradients.rows.size()) {
       int64_t later = gradients.rows[slot + ahead];
-      prefetchRow(table.data + later * cols, cols, /*write=*/true);
+      prefetchRowForUpdate(table.data + later * cols, cols);
       if (state)
-        prefetchRow(state + (rowwise ? later : later * cols),
-                    rowwise ? 1 : cols, /*write=*/true);
+        prefetchRowForUpdate(state + (rowwise ? later : later * cols),
+                             rowwise ? 1 : cols);
     }
     int64_t row = gradients.rows[slot];
     T *w = table.data + row * cols;
@@ -312,7 +312,7 @@ void applySgdPerEntry(View<float> &table, const int64_t *rowIds,
     const float *g = grad.data + b * width;
     for (int64_t j = begin; j < end; ++j) {
       if (j + ahead < entries)
-        prefetchRow(table.data + rowIds[j + ahead] * cols, cols, /*write=*/true);
+        prefetchRowForUpdate(table.data + rowIds[j + ahead] * cols, cols);
       float *w = table.data + rowIds[j] * cols;
       for (int64_t c = 0; c < cols; ++c)
         w[c] -= step * g[c];
