@@ -305,6 +305,7 @@ int mlir::braid::runCompiledTraining(NativeProgram &program,
     return values[values.size() / 2];
   };
   double medianMs = median(stepMs);
+  model.stepsMs = stepMs;
   model.metrics["comm_wait_ms"] = median(waitMs);
   model.metrics["cpu_ms"] = median(cpuStepMs);
   // By kind, the mean over the steps after the first.

@@ -115,6 +115,7 @@ static TrainedModel describeGlobalTraining(func::FuncOp func,
 /// steps were not timed (the reference semantics).
 static void printTrainingJson(StringRef function, int64_t ranks,
                               ArrayRef<double> losses, double stepMs,
+                              ArrayRef<double> stepsMs,
                               const std::map<std::string, double> &metrics) {
   llvm::json::Array lossArray;
   for (double loss : losses)
@@ -126,6 +127,8 @@ static void printTrainingJson(StringRef function, int64_t ranks,
                             {"loss", losses.back()}};
   if (stepMs >= 0)
     report["step_ms"] = stepMs;
+  if (!stepsMs.empty())
+    report["steps_ms"] = llvm::json::Array(stepsMs);
   for (const auto &[name, value] : metrics)
     report[name] = value;
   llvm::outs() << llvm::json::Value(std::move(report)) << "\n";
@@ -263,7 +266,8 @@ int mlir::braid::finishTraining(const TrainedModel &actual,
                                 double stepMs, const TrainOptions &options,
                                 const GlobalTraining *check) {
   if (options.json)
-    printTrainingJson(function, ranks, actual.losses, stepMs, actual.metrics);
+    printTrainingJson(function, ranks, actual.losses, stepMs, actual.stepsMs,
+                      actual.metrics);
   if (!options.dumpDir.empty()) {
     if (llvm::Error error = dumpTrainedModel(options.dumpDir, actual,
                                              options.maxDumpElements))

@@ -40,6 +40,9 @@ struct TrainedModel {
   interp::TableMap tables;
   /// Figures --json reports beside the losses (a compiled run's memory).
   std::map<std::string, double> metrics;
+  /// Each step's time, the slowest rank's (a compiled run's; empty under
+  /// the reference semantics): --json's `steps_ms`, so warm-up shows.
+  std::vector<double> stepsMs;
 };
 
 /// Sets model.tableStates from the reference semantics' per-row state.

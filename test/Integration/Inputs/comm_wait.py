@@ -12,3 +12,8 @@ kinds = sorted(key[len("comm_wait_ms_"):] for key in report if key.startswith("c
 print("kinds:", " ".join(kinds))
 # Each kind's wait, the mean over the steps after the first, is positive.
 print("every kind waited:", all(report["comm_wait_ms_" + kind] > 0 for kind in kinds))
+# Each step's own time (the slowest rank's), so a warm-up shows; step_ms is
+# their median.
+each = report["steps_ms"]
+print("each step timed:", len(each) == report["steps"] and all(ms > 0 for ms in each))
+print("step_ms is their median:", sorted(each)[len(each) // 2] == step)
