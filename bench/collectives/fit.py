@@ -51,7 +51,11 @@ _spec.loader.exec_module(bench)
 CLASSES = {
     "infiniband_roce": ["dgx-h100", "dgx-a100", "azure-nd-h100-v5", "gcp-a3-ultra", "oci-a100",
                         "oci-h100", "oci-h200", "bench/collectives/systems/hgx-h200-ib.json"],
-    "efa": ["aws-p5", "aws-p4d"],
+    # EFA as aws-ofi-nccl drives it per platform (src/platform-aws.c, v1.13):
+    # RDMA writes with no flush on p5's EFA v2, send/recv with a flush on
+    # p4d's EFA v1. Two transports, two sets of constants.
+    "efa_rdma": ["aws-p5"],
+    "efa_sendrecv": ["aws-p4d"],
     "gpudirect_tcpx": ["gcp-a3"],
     "gpudirect_tcpxo": ["gcp-a3-mega"],
     "slingshot": ["bench/collectives/systems/alcf-polaris.json",
@@ -60,7 +64,8 @@ CLASSES = {
 # Intra-node class -> its descriptions, as above (the first has the
 # calibration sweeps).
 INTRA_CLASSES = {
-    "pcie": ["bench/collectives/systems/sheffield-bessemer-v100.json", "pcie-a100x4"],
+    "pcie": ["bench/collectives/systems/sheffield-bessemer-v100.json", "pcie-a100x4",
+             "bench/collectives/systems/pcie-a100x2-n013.json"],
 }
 LINK_EFFICIENCIES = [0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1.0]
 FLOORS_US = [0, 4, 6, 8, 10, 11, 12, 13, 14, 15, 16, 18]
