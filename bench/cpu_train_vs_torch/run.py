@@ -16,7 +16,10 @@ Also each rank's peak resident memory beside the tables and optimizer
 state it holds (no dense table gradient exists), and the step time Braid
 predicts for this machine (calibrated right before each repeat's run)
 beside the measured one: the median prediction against the median step,
-and each repeat's own error.
+and each repeat's own error. The artifact is compiled with --profile-ops,
+so each op's measured time (braid-run's ops_ms) is printed beside the
+simulator's for the same op (braid-sim --trace of the same artifact with
+the repeat's calibration), grouped by op, the medians over the repeats.
 
 usage: python3 bench/cpu_train_vs_torch/run.py [--ranks 2] [--threads 2]
            [--steps 30] [--repeats 5] [--rows 1000000] [--batch 4096]
@@ -77,6 +80,29 @@ def torch_step_time(model, steps, threads):
     return times[len(times) // 2], None
 
 
+def op_times(ops):
+    """Milliseconds per op kind (tables merged): "shard_embedding_bag @t3"
+    counts as "shard_embedding_bag"."""
+    totals = {}
+    for name, ms in ops:
+        kind = name.split(" @")[0]
+        totals[kind] = totals.get(kind, 0.0) + ms
+    return totals
+
+
+def predicted_op_times(bin_dir, artifact, description, tmp):
+    """The simulator's time per op kind on its rank 0 compute stream (where
+    the ops the runtime times run; a started collective's transfer is on
+    another stream and its start costs nothing there)."""
+    trace = tmp / "trace.json"
+    forward_bench.run([bin_dir / "braid-sim", artifact, "--function", "train_step",
+                       "--hardware", description, "--trace", trace])
+    events = json.loads(trace.read_text())
+    events = events["traceEvents"] if isinstance(events, dict) else events
+    return op_times((e["name"], e["dur"] / 1e3) for e in events
+                    if e.get("ph") == "X" and e.get("pid") == 0 and e.get("tid") == 0)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--ranks", type=int, default=2)
@@ -99,17 +125,21 @@ def main():
         # Each repeat calibrates this machine and compiles for it right
         # before Braid's run (see bench/cpu_vs_torch).
         braid_runs, torch_runs, reports, predictions = [], [], [], []
+        measured_ops, predicted_ops = [], []
         torch_note = None
         for repeat in range(args.repeats):
             _, plan = forward_bench.calibrate_and_compile(
                 bin_dir, mpirun, env, tmp, repeat, tmp / "model.json",
                 ["--nodes", "1", "--ranks-per-node", str(args.ranks), "--force-sharding",
-                 "table_wise", "--train", "--target", "cpu"])
+                 "table_wise", "--train", "--target", "cpu", "--profile-ops"])
             predictions.append(plan["predicted"])
             report = json.loads(forward_bench.run(
                 mpirun + [bin_dir / "braid-run", tmp / f"out{repeat}", "--steps", str(args.steps),
                           "--json"], env).splitlines()[-1])
             reports.append(report)
+            measured_ops.append(op_times((o["op"], o["ms"]) for o in report["ops_ms"]))
+            predicted_ops.append(predicted_op_times(bin_dir, tmp / f"out{repeat}",
+                                                    tmp / f"local-cpu{repeat}.json", tmp))
             braid_runs.append(report["step_ms"])
             torch_ms, torch_note = torch_step_time(model, args.steps, args.threads)
             if torch_ms is not None:
@@ -137,6 +167,21 @@ def main():
           f") vs measured {braid_ms:.2f} ms: {100 * summary['relative_error']:+.1f}% (each "
           "repeat: " + ", ".join(f"{100 * e:+.0f}%" for e in summary["per_repeat_relative_error"])
           + ")")
+    # Op by op: where the prediction and the measurement part.
+    kinds = sorted({k for r in measured_ops + predicted_ops for k in r},
+                   key=lambda k: -statistics.median(r.get(k, 0.0) for r in measured_ops))
+    op_rows = []
+    for kind in kinds:
+        pred = statistics.median(r.get(kind, 0.0) for r in predicted_ops)
+        meas = statistics.median(r.get(kind, 0.0) for r in measured_ops)
+        if max(pred, meas) >= 0.05:
+            op_rows.append({"op": kind, "predicted_ms": pred, "measured_ms": meas})
+    print(f"{'op (per step, all tables)':<30} {'predicted':>10} {'measured':>10}")
+    for row in op_rows:
+        print(f"{row['op']:<30} {row['predicted_ms']:>10.2f} {row['measured_ms']:>10.2f}")
+    timed = statistics.median(sum(r.values()) for r in measured_ops)
+    print(f"{'(all timed ops)':<30} {statistics.median(sum(r.values()) for r in predicted_ops):>10.2f} "
+          f"{timed:>10.2f}")
     result = {"model": model["name"], "ranks": args.ranks, "threads": args.threads,
               "steps": args.steps, "repeats": args.repeats,
               "braid_runs_ms": braid_runs, "pytorch_runs_ms": torch_runs,
@@ -147,6 +192,7 @@ def main():
               "predicted_breakdown": breakdown,
               "prediction_error": summary["relative_error"],
               "prediction_error_per_repeat": summary["per_repeat_relative_error"],
+              "ops": op_rows, "timed_ops_ms": timed,
               "final_loss": reports[-1]["loss"]}
     pathlib.Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
     print(f"wrote {args.json}")

@@ -85,6 +85,8 @@ static LogicalResult checkRequest(const CompileRequest &request,
   if (request.poolingLanes != 0 && request.target != "cpu")
     return fail("--pooling-lanes applies to --target cpu (--target cuda "
                 "always pools 4 columns per thread)");
+  if (request.profileOps && request.target != "cpu")
+    return fail("--profile-ops applies to --target cpu");
   if (request.nodes < 1 || request.nodes > 1024)
     return fail("--nodes must be between 1 and 1024");
   // 0, the default, is the hardware's (braid-plan-sharding reads it).
@@ -184,7 +186,7 @@ LogicalResult mlir::braid::compileModel(const CompileRequest &request,
                               request.outDir, plan->sharding.problem.ranks(),
                               request.targetCpu,
                               request.embeddingUpdateKernel,
-                              request.poolingLanes)))
+                              request.poolingLanes, request.profileOps)))
     return failure();
   int64_t kernels = 0;
   if (request.target == "cuda" &&

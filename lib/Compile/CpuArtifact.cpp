@@ -261,6 +261,8 @@ LogicalResult mlir::braid::writeProgramArtifact(
   auto split = (*module)->getAttrOfType<DenseI64ArrayAttr>(
       BraidDialect::kBatchSplitAttrName);
   PassManager compute(module->getContext());
+  if (target.profileOps)
+    compute.addPass(createBraidProfileOpsPass());
   compute.addPass(createConvertBraidToCPUPass(
       {target.embeddingUpdateKernel, target.poolingLanes}));
   if (failed(compute.run(*module)))
@@ -285,6 +287,15 @@ LogicalResult mlir::braid::writeProgramArtifact(
   });
   (*manifest)["exchanges"] = exchanges;
   (*manifest)["target"] = target.name;
+  // The timed ops by index, as braid-profile-ops named them.
+  if (auto profiled =
+          (*module)->getAttrOfType<ArrayAttr>(
+              BraidDialect::kProfiledOpsAttrName)) {
+    llvm::json::Array names;
+    for (auto name : profiled.getAsValueRange<StringAttr>())
+      names.push_back(name.str());
+    (*manifest)["profiled_ops"] = std::move(names);
+  }
 
   if (failed(target.lowerToLLVM(*module)))
     return failure();
@@ -395,11 +406,13 @@ LogicalResult mlir::braid::writeCpuArtifact(ModuleOp program, ModuleOp model,
                                             StringRef outDir, int64_t ranks,
                                             StringRef targetCpu,
                                             bool embeddingUpdateKernel,
-                                            int64_t poolingLanes) {
+                                            int64_t poolingLanes,
+                                            bool profileOps) {
   ArtifactTarget cpu;
   cpu.name = "cpu";
   cpu.embeddingUpdateKernel = embeddingUpdateKernel;
   cpu.poolingLanes = poolingLanes;
+  cpu.profileOps = profileOps;
   cpu.runtimeLibraries = {"braidrt"};
   cpu.lowerToLLVM = [](ModuleOp module) {
     PassManager backend(module->getContext());

@@ -531,9 +531,7 @@ mlir::braid::sim::buildSchedule(func::FuncOp func, const HardwareDesc &hw,
       if (failed(cost))
         return failure();
       SimOp &simOp = ops[rank * stride + i];
-      simOp.name = op->getName().stripDialect().str();
-      if (auto table = op->getAttrOfType<FlatSymbolRefAttr>("table"))
-        simOp.name += " @" + table.getValue().str();
+      simOp.name = getReportName(op);
       simOp.category = cost->category.str();
       simOp.rank = rank;
       simOp.stream = cost->async ? 1 : 0;

@@ -378,6 +378,41 @@ double braidrt_time_ms(void) {
       .count();
 }
 
+// The op timers: each op's start and its total, by index, and the op that
+// began and has not ended (-1 for none). A program's ops run one after the
+// other on the calling thread.
+static std::vector<double> opStartMs, opTotalMs;
+static int64_t openOp = -1;
+
+void braidrt_op_begin(int64_t index) {
+  if (index < 0)
+    braidrt_fail("braidrt_op_begin: negative op index %lld", (long long)index);
+  if (size_t(index) >= opStartMs.size()) {
+    opStartMs.resize(size_t(index) + 1, 0);
+    opTotalMs.resize(size_t(index) + 1, 0);
+  }
+  opStartMs[index] = braidrt_time_ms();
+  openOp = index;
+}
+
+void braidrt_op_end(int64_t index) {
+  if (index < 0 || size_t(index) >= opStartMs.size())
+    braidrt_fail("braidrt_op_end: op %lld never began", (long long)index);
+  opTotalMs[index] += braidrt_time_ms() - opStartMs[index];
+  openOp = -1;
+}
+
+void braidrt_op_close(void) {
+  if (openOp >= 0)
+    braidrt_op_end(openOp);
+}
+
+int64_t braidrt_op_count(void) { return int64_t(opTotalMs.size()); }
+
+double braidrt_op_ms(int64_t index) {
+  return index >= 0 && size_t(index) < opTotalMs.size() ? opTotalMs[index] : 0;
+}
+
 } // extern "C"
 
 //===----------------------------------------------------------------------===//

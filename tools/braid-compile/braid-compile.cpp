@@ -96,6 +96,11 @@ static cl::opt<int64_t> poolingLanes(
     cl::desc("--target cpu: a lookup's kernel pools this many columns per "
              "parallel iteration, the form --target cuda runs with 4 (0: a "
              "bag's whole row per iteration)"));
+static cl::opt<bool> profileOps(
+    cl::cat(toolOptions), "profile-ops",
+    cl::desc("--target cpu: time every op of the program where it runs "
+             "(braid-profile-ops); braid-run --json reports each op's time "
+             "per step beside the step (ops_ms)"));
 static cl::list<std::string> cudaChips(
     cl::cat(toolOptions), "cuda-chips", cl::CommaSeparated,
     cl::desc("--target cuda: the GPU architectures the kernels are "
@@ -128,6 +133,7 @@ int main(int argc, char **argv) {
   request.targetCpu = targetCpu;
   request.embeddingUpdateKernel = embeddingUpdateKernel;
   request.poolingLanes = poolingLanes;
+  request.profileOps = profileOps;
   request.cudaChips.assign(cudaChips.begin(), cudaChips.end());
   request.outDir = outDir;
   request.maxTableRows = maxTableRows;

@@ -223,6 +223,14 @@ int mlir::braid::runCompiledTraining(NativeProgram &program,
     for (auto [k, kind] : llvm::enumerate(kWaitKinds))
       waitedByKind[k] += sign * braidrt_comm_wait_ms_of(kind);
   };
+  // Each timed op's milliseconds (braid-compile --profile-ops), summed over
+  // the steps after the first like the waits by kind.
+  llvm::ArrayRef<std::string> profiled = program.getProfiledOps();
+  std::vector<double> opMs(profiled.size());
+  auto addOpTimes = [&](double sign) {
+    for (auto [i, ms] : llvm::enumerate(opMs))
+      ms += sign * braidrt_op_ms(int64_t(i));
+  };
   TrainedModel model;
   // Each step's time, the part of it this rank spent blocked on its
   // communication (braidrt_comm_wait_ms) and the CPU time it used.
@@ -258,8 +266,10 @@ int mlir::braid::runCompiledTraining(NativeProgram &program,
       braidrt_barrier();
     double ms = 0;
     double faultsBefore = minorPageFaults();
-    if (step == 2)
+    if (step == 2) {
       addWaitedByKind(-1);
+      addOpTimes(-1);
+    }
     double waitedBefore = braidrt_comm_wait_ms(), cpuBefore = cpuMs();
     llvm::Expected<std::vector<HostTensor>> results = program.run(ms);
     waitMs.push_back(braidrt_comm_wait_ms() - waitedBefore);
@@ -283,6 +293,9 @@ int mlir::braid::runCompiledTraining(NativeProgram &program,
     addWaitedByKind(1);
     for (double &ms : waitedByKind)
       ms /= double(options.steps - 1);
+    addOpTimes(1);
+    for (double &ms : opMs)
+      ms /= double(options.steps - 1);
   }
   // A step takes as long as its slowest rank.
   if (mpi && ranks > 1) {
@@ -291,7 +304,10 @@ int mlir::braid::runCompiledTraining(NativeProgram &program,
                        BRAIDRT_F64, BRAIDRT_MAX);
     stepMs = std::move(slowest);
     // The simulator reports its exposed communication as a mean per rank.
-    for (std::vector<double> *perStep : {&waitMs, &cpuStepMs, &waitedByKind}) {
+    for (std::vector<double> *perStep :
+         {&waitMs, &cpuStepMs, &waitedByKind, &opMs}) {
+      if (perStep->empty())
+        continue;
       std::vector<double> total(perStep->size());
       braidrt_all_reduce(perStep->data(), total.data(), total.size(),
                          BRAIDRT_F64, BRAIDRT_SUM);
@@ -306,6 +322,10 @@ int mlir::braid::runCompiledTraining(NativeProgram &program,
   };
   double medianMs = median(stepMs);
   model.stepsMs = stepMs;
+  // The mean over ranks, as the simulator's trace of its mean rank.
+  if (options.steps > 1)
+    for (auto [name, ms] : llvm::zip(profiled, opMs))
+      model.opsMs.push_back({name, ms});
   model.metrics["comm_wait_ms"] = median(waitMs);
   model.metrics["cpu_ms"] = median(cpuStepMs);
   // By kind, the mean over the steps after the first.

@@ -102,6 +102,21 @@ llvm::Expected<NativeProgram> NativeProgram::load(llvm::StringRef dir) {
   native.global = std::move(*signature);
   native.function =
       json->getAsObject()->getString("function").value_or("forward").str();
+  if (const llvm::json::Value *ops =
+          json->getAsObject()->get("profiled_ops")) {
+    const llvm::json::Array *names = ops->getAsArray();
+    if (!names)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     where + ": 'profiled_ops' is not an array");
+    for (const llvm::json::Value &name : *names) {
+      std::optional<llvm::StringRef> text = name.getAsString();
+      if (!text)
+        return llvm::createStringError(
+            llvm::inconvertibleErrorCode(),
+            where + ": 'profiled_ops' holds a non-string entry");
+      native.profiledOps.push_back(text->str());
+    }
+  }
   for (int64_t i = 0, e = braidrt_program_num_arguments(program); i < e; ++i) {
     braidrt_argument_info info;
     if (braidrt_program_argument(program, i, &info))

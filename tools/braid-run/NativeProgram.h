@@ -68,6 +68,9 @@ public:
   bool isTrainingStep() const { return function == "train_step"; }
   /// The name of the compiled function ("forward" or "train_step").
   llvm::StringRef getFunctionName() const { return function; }
+  /// The ops braid-compile --profile-ops timed, by index (empty when it
+  /// did not): braidrt_op_ms(i) is op i's time.
+  llvm::ArrayRef<std::string> getProfiledOps() const { return profiledOps; }
   /// The per-rank program's inputs and parameters (its tables apart).
   const interp::Signature &getRankSignature() const { return perRank; }
   /// The slice of table argument `index` that `rank` passes.
@@ -112,6 +115,7 @@ private:
   std::vector<Staged> staged;
   interp::Signature global, perRank;
   std::string function;
+  std::vector<std::string> profiledOps;
 };
 
 /// True when started by mpirun (Open MPI, MPICH or PMIx environments).

@@ -114,9 +114,8 @@ static TrainedModel describeGlobalTraining(func::FuncOp func,
 /// Prints the --json report of a training run; `stepMs` is negative where
 /// steps were not timed (the reference semantics).
 static void printTrainingJson(StringRef function, int64_t ranks,
-                              ArrayRef<double> losses, double stepMs,
-                              ArrayRef<double> stepsMs,
-                              const std::map<std::string, double> &metrics) {
+                              double stepMs, const TrainedModel &model) {
+  ArrayRef<double> losses = model.losses;
   llvm::json::Array lossArray;
   for (double loss : losses)
     lossArray.push_back(loss);
@@ -127,9 +126,15 @@ static void printTrainingJson(StringRef function, int64_t ranks,
                             {"loss", losses.back()}};
   if (stepMs >= 0)
     report["step_ms"] = stepMs;
-  if (!stepsMs.empty())
-    report["steps_ms"] = llvm::json::Array(stepsMs);
-  for (const auto &[name, value] : metrics)
+  if (!model.stepsMs.empty())
+    report["steps_ms"] = llvm::json::Array(model.stepsMs);
+  if (!model.opsMs.empty()) {
+    llvm::json::Array ops;
+    for (const auto &[name, ms] : model.opsMs)
+      ops.push_back(llvm::json::Object{{"op", name}, {"ms", ms}});
+    report["ops_ms"] = std::move(ops);
+  }
+  for (const auto &[name, value] : model.metrics)
     report[name] = value;
   llvm::outs() << llvm::json::Value(std::move(report)) << "\n";
 }
@@ -266,8 +271,7 @@ int mlir::braid::finishTraining(const TrainedModel &actual,
                                 double stepMs, const TrainOptions &options,
                                 const GlobalTraining *check) {
   if (options.json)
-    printTrainingJson(function, ranks, actual.losses, stepMs, actual.stepsMs,
-                      actual.metrics);
+    printTrainingJson(function, ranks, stepMs, actual);
   if (!options.dumpDir.empty()) {
     if (llvm::Error error = dumpTrainedModel(options.dumpDir, actual,
                                              options.maxDumpElements))

@@ -43,6 +43,9 @@ struct TrainedModel {
   /// Each step's time, the slowest rank's (a compiled run's; empty under
   /// the reference semantics): --json's `steps_ms`, so warm-up shows.
   std::vector<double> stepsMs;
+  /// Each timed op's milliseconds per step, in program order (a run of a
+  /// braid-compile --profile-ops artifact): --json's `ops_ms`.
+  std::vector<std::pair<std::string, double>> opsMs;
 };
 
 /// Sets model.tableStates from the reference semantics' per-row state.

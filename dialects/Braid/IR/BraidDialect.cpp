@@ -113,6 +113,14 @@ LogicalResult BraidDialect::verifyOperationAttribute(Operation *op,
                                  << "' must be a string on a module";
       return success();
     }
+  if (attr.getName() == kProfiledOpsAttrName) {
+    auto names = dyn_cast<ArrayAttr>(attr.getValue());
+    if (!isa<ModuleOp>(op) || !names ||
+        !llvm::all_of(names, llvm::IsaPred<StringAttr>))
+      return op->emitOpError() << "'" << kProfiledOpsAttrName
+                               << "' must be an array of strings on a module";
+    return success();
+  }
   if (attr.getName() == kBatchSplitAttrName) {
     auto split = dyn_cast<DenseI64ArrayAttr>(attr.getValue());
     if (!isa<ModuleOp>(op) || !split || split.empty() ||
@@ -256,4 +264,11 @@ LogicalResult BraidDialect::verifyRegionResultAttribute(Operation *op,
     return op->emitOpError() << "unknown Braid result attribute '"
                              << attr.getName().getValue() << "'";
   return verifyNameAttribute(op, "result", resultIndex, attr);
+}
+
+std::string mlir::braid::getReportName(Operation *op) {
+  std::string name = op->getName().stripDialect().str();
+  if (auto table = op->getAttrOfType<FlatSymbolRefAttr>("table"))
+    name += " @" + table.getValue().str();
+  return name;
 }

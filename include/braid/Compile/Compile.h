@@ -49,6 +49,9 @@ struct CompileRequest {
   /// --target cpu: convert-braid-to-cpu's pooling-lanes (--target cuda
   /// takes cudaLookupPoolingLanes).
   int64_t poolingLanes = 0;
+  /// --target cpu: time every op of the program where it runs
+  /// (braid-profile-ops); braid-run --json then reports `ops_ms`.
+  bool profileOps = false;
   std::string outDir;
   /// Tables listed one per row in the printed plan.
   int64_t maxTableRows = 40;

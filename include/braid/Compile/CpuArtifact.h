@@ -25,12 +25,14 @@ namespace mlir::braid {
 /// from `model` (whose signature the manifest carries), and manifest.json.
 /// `embeddingUpdateKernel` lowers the fused embedding updates to the
 /// generated kernel (convert-braid-to-cpu's embedding-update-kernel), and
-/// `poolingLanes` is its pooling-lanes.
+/// `poolingLanes` is its pooling-lanes. `profileOps` runs braid-profile-ops
+/// first, so every op is timed where it runs.
 LogicalResult writeCpuArtifact(ModuleOp program, ModuleOp model,
                                llvm::StringRef outDir, int64_t ranks,
                                llvm::StringRef targetCpu,
                                bool embeddingUpdateKernel = false,
-                               int64_t poolingLanes = 0);
+                               int64_t poolingLanes = 0,
+                               bool profileOps = false);
 
 /// What distinguishes one target's artifact from another's: the manifest's
 /// `target`, the passes that take the module from after
@@ -46,6 +48,9 @@ struct ArtifactTarget {
   /// convert-braid-to-cpu's embedding-update-kernel and pooling-lanes.
   bool embeddingUpdateKernel = false;
   int64_t poolingLanes = 0;
+  /// braid-profile-ops before convert-braid-to-cpu; the manifest's
+  /// `profiled_ops` names the timed ops.
+  bool profileOps = false;
 };
 
 /// writeCpuArtifact for any target: clones `program`, runs

@@ -98,6 +98,31 @@ def ConvertBraidToCPUPass : Pass<"convert-braid-to-cpu", "::mlir::ModuleOp"> {
                            "::mlir::vector::VectorDialect"];
 }
 
+def BraidProfileOpsPass : Pass<"braid-profile-ops", "::mlir::ModuleOp"> {
+  let summary = "times every Braid op of a per-rank program where it runs";
+  let description = [{
+    Instrumentation for `braid-compile --profile-ops` (CPU target), run
+    before `convert-braid-to-cpu`. Every op of the Braid dialect at the top
+    level of a public function gets an index, in program order, and is
+    bracketed by `func.call @braidrt_op_begin(index)` and
+    `func.call @braidrt_op_end(index)`: the runtime adds the time between
+    them to the op's total. The function's return is timed too, as the op
+    "return": what runs after the last op (the frees and result copies
+    bufferization puts there), until the runtime's program call ends it. The module's `braid.profiled_ops` attribute
+    names the ops by index as braid-sim's trace does ("linear",
+    "shard_embedding_bag @t0"), so that measured and predicted times line
+    up op by op; the artifact's manifest carries the names and `braid-run
+    --json` reports each op's time per step (`ops_ms`).
+
+    A lowered op's kernels and runtime calls sit between its two calls,
+    which nothing moves across (they have unknown side effects); a started
+    collective's time is its start's, and the wait's is the time spent
+    waiting for it. Two clock reads per op are the cost.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def BraidEmitPackedEntryPass
     : Pass<"braid-emit-packed-entry", "::mlir::ModuleOp"> {
   let summary = "adds a one-argument entry point to every C interface";

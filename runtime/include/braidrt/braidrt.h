@@ -128,6 +128,20 @@ double braidrt_comm_wait_ms_of(const char *what);
 /* Milliseconds on a monotonic clock. */
 double braidrt_time_ms(void);
 
+/* The op timers braid-profile-ops brackets every op of a program with
+ * (braid-compile --profile-ops): op `index` starts, op `index` ends; the
+ * time between adds to the op's total. */
+void braidrt_op_begin(int64_t index);
+void braidrt_op_end(int64_t index);
+/* Ends the op that began and has not ended, if any (a profiled program's
+ * return, whose end is the function's; braidrt_program_call calls it). */
+void braidrt_op_close(void);
+/* The number of ops timed so far (the largest index plus one). */
+int64_t braidrt_op_count(void);
+/* Milliseconds op `index` has taken since braidrt_init, summed over its
+ * runs; 0 for an op never timed. */
+double braidrt_op_ms(int64_t index);
+
 #ifdef __cplusplus
 }
 #endif

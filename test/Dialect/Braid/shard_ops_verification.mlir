@@ -246,3 +246,9 @@ module attributes {braid.cluster = #braid.cluster<hardware = "dgx-h100", nodes =
 // expected-error @+1 {{'braid.batch_split' must be a non-empty array<i64> of non-negative sample counts on a module}}
 module attributes {braid.batch_split = array<i64: 1, -1>} {
 }
+
+// -----
+
+// expected-error @+1 {{'braid.profiled_ops' must be an array of strings on a module}}
+module attributes {braid.profiled_ops = ["linear", 3]} {
+}

@@ -83,6 +83,11 @@ Type getAccumulationType(TableOp table);
 /// The columns of the widest shard of `table`'s placement; the table's dim
 /// when it has no placement.
 int64_t getWidestShardCols(TableOp table);
+/// How reports name an op of a per-rank program: its name without the
+/// dialect, and ` @TABLE` for an op on a table ("shard_embedding_bag @t0").
+/// braid-sim's trace and braid-profile-ops' measured times use it, so the
+/// two line up.
+std::string getReportName(Operation *op);
 /// Attaches the gradient rules (GradientOpInterface) to Braid's ops and to
 /// the arith ops forward programs use.
 void registerGradientRules(DialectRegistry &registry);

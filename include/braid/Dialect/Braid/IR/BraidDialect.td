@@ -51,6 +51,9 @@ def Braid_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kOptimizerAttrName = "braid.optimizer";
     static constexpr ::llvm::StringLiteral kBatchSplitAttrName = "braid.batch_split";
     static constexpr ::llvm::StringLiteral kPlannerAttrName = "braid.planner";
+    /// On a module braid-profile-ops instrumented: the timed ops' names by
+    /// index, an array of strings.
+    static constexpr ::llvm::StringLiteral kProfiledOpsAttrName = "braid.profiled_ops";
     static constexpr ::llvm::StringLiteral kInputAttrName = "braid.input";
     static constexpr ::llvm::StringLiteral kParamAttrName = "braid.param";
     static constexpr ::llvm::StringLiteral kTableAttrName = "braid.table";
