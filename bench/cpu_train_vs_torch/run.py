@@ -90,17 +90,18 @@ def op_times(ops):
     return totals
 
 
-def predicted_op_times(bin_dir, artifact, description, tmp):
-    """The simulator's time per op kind on its rank 0 compute stream (where
+def predicted_op_times(bin_dir, artifact, description, ranks, tmp):
+    """The simulator's time per op kind on its ranks' compute streams (where
     the ops the runtime times run; a started collective's transfer is on
-    another stream and its start costs nothing there)."""
+    another stream and its start costs nothing there), the mean over ranks
+    as braid-run reports them."""
     trace = tmp / "trace.json"
     forward_bench.run([bin_dir / "braid-sim", artifact, "--function", "train_step",
                        "--hardware", description, "--trace", trace])
     events = json.loads(trace.read_text())
     events = events["traceEvents"] if isinstance(events, dict) else events
-    return op_times((e["name"], e["dur"] / 1e3) for e in events
-                    if e.get("ph") == "X" and e.get("pid") == 0 and e.get("tid") == 0)
+    return op_times((e["name"], e["dur"] / 1e3 / ranks) for e in events
+                    if e.get("ph") == "X" and e.get("tid") == 0)
 
 
 def main():
@@ -139,7 +140,8 @@ def main():
             reports.append(report)
             measured_ops.append(op_times((o["op"], o["ms"]) for o in report["ops_ms"]))
             predicted_ops.append(predicted_op_times(bin_dir, tmp / f"out{repeat}",
-                                                    tmp / f"local-cpu{repeat}.json", tmp))
+                                                    tmp / f"local-cpu{repeat}.json",
+                                                    args.ranks, tmp))
             braid_runs.append(report["step_ms"])
             torch_ms, torch_note = torch_step_time(model, args.steps, args.threads)
             if torch_ms is not None:

@@ -164,7 +164,7 @@ Expected<HardwareDesc> mlir::braid::cluster::parseHardware(StringRef text,
   top.checkKeys({"name", "device", "intra_node", "inter_node", "comm_channels",
                  "comm_chunk_KiB", "comm_rate_beside_compute",
                  "compute_slowdown_beside_comm", "collective_floor_us",
-                 "topology"});
+                 "rank_skew", "topology"});
   HardwareDesc hw;
   hw.name = top.string("name");
   hw.commChannels = top.integer("comm_channels");
@@ -180,6 +180,12 @@ Expected<HardwareDesc> mlir::braid::cluster::parseHardware(StringRef text,
                    formatNumber(hw.computeSlowdownBesideComm));
   }
 
+  if (top.has("rank_skew")) {
+    hw.rankSkew = top.number("rank_skew", /*allowZero=*/true);
+    if (top.ok() && hw.rankSkew > 1)
+      top.fail("rank_skew", "expected a fraction in [0, 1], got " +
+                                formatNumber(hw.rankSkew));
+  }
   if (top.has("collective_floor_us"))
     hw.collectiveFloorUs =
         top.number("collective_floor_us", /*allowZero=*/true);

@@ -537,6 +537,12 @@ mlir::braid::sim::buildSchedule(func::FuncOp func, const HardwareDesc &hw,
       simOp.stream = cost->async ? 1 : 0;
       simOp.kind = cost->kind;
       simOp.durationUs = cost->timeUs;
+      // The ranks' skew: compute times spread evenly over
+      // mean * (1 +- rankSkew), rank 0 the slowest (Hardware.h).
+      if (numRanks > 1 && cost->kind == OpKind::compute && !cost->async &&
+          hw.rankSkew > 0)
+        simOp.durationUs *=
+            1 + hw.rankSkew * (1 - 2.0 * double(rank) / double(numRanks - 1));
       simOp.memoryBoundFraction = cost->memoryBoundFraction;
       simOp.memoryGBps = cost->memoryGBps;
       // Data dependencies on the same rank.

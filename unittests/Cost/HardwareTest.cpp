@@ -166,6 +166,18 @@ TEST(HardwareTest, MalformedDescriptionsNameThePath) {
                    "\"compute_slowdown_beside_comm\": 0.5, \"comm_channels\""),
             "hw.json: compute_slowdown_beside_comm: expected a slowdown of at "
             "least 1, got 0.5");
+  // The ranks' skew: none unless measured; a fraction of the mean.
+  EXPECT_EQ(parseHardware(good, "hw.json")->rankSkew, 0.0);
+  {
+    std::string text = good;
+    text.replace(text.find("\"comm_channels\""), 15,
+                 "\"rank_skew\": 0.04, \"comm_channels\"");
+    llvm::Expected<HardwareDesc> hw = parseHardware(text, "hw.json");
+    ASSERT_TRUE(static_cast<bool>(hw)) << llvm::toString(hw.takeError());
+    EXPECT_EQ(hw->rankSkew, 0.04);
+  }
+  EXPECT_EQ(broken("\"comm_channels\"", "\"rank_skew\": 1.5, \"comm_channels\""),
+            "hw.json: rank_skew: expected a fraction in [0, 1], got 1.5");
   EXPECT_EQ(broken("\"arch\": \"hopper\"", "\"arch\": \"pascal\""),
             "hw.json: device.arch: expected \"volta\", \"ampere\", \"hopper\" or "
             "\"cpu\", got \"pascal\"");

@@ -88,3 +88,31 @@ func.func @forward(%x: tensor<8x4xf32>) -> tensor<8x4xf32> {
   EXPECT_EQ(message, "the dense stage cannot cost 'braid.all_reduce'");
   EXPECT_TRUE(failed(sim::estimateDenseStageUs(forward, hw, 8, 0)));
 }
+
+// The ranks' skew (rank_skew, braid-calibrate's on CPUs) spreads the ranks'
+// compute evenly over mean * (1 +- skew): rank 0 is the slowest by the
+// skew, the last the fastest, and their mean is the unskewed time.
+TEST_F(DenseStageTest, RankSkewSpreadsComputeOverTheRanks) {
+  func::FuncOp forward = parseForward(kModel);
+  ASSERT_TRUE(forward);
+  FailureOr<std::vector<sim::SimOp>> even = sim::buildSchedule(forward, hw, 3, 3);
+  hw.rankSkew = 0.1;
+  FailureOr<std::vector<sim::SimOp>> skewed =
+      sim::buildSchedule(forward, hw, 3, 3);
+  ASSERT_TRUE(succeeded(even) && succeeded(skewed));
+  ASSERT_EQ(even->size(), skewed->size());
+  size_t stride = even->size() / 3;
+  bool sawLinear = false;
+  for (size_t i = 0; i < stride; ++i) {
+    const sim::SimOp &plain = (*even)[i];
+    if (plain.name != "linear")
+      continue;
+    sawLinear = true;
+    double base = plain.durationUs;
+    ASSERT_GT(base, 0);
+    EXPECT_NEAR((*skewed)[i].durationUs, base * 1.1, 1e-9 * base);
+    EXPECT_NEAR((*skewed)[stride + i].durationUs, base, 1e-9 * base);
+    EXPECT_NEAR((*skewed)[2 * stride + i].durationUs, base * 0.9, 1e-9 * base);
+  }
+  EXPECT_TRUE(sawLinear);
+}

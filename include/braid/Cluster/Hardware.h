@@ -132,6 +132,13 @@ struct HardwareDesc {
   /// dilation of the channels' and memory's shares (cost::overlapDilation);
   /// 0: not given.
   double computeSlowdownBesideComm = 0;
+  /// How far the slowest of the ranks falls behind their mean on the same
+  /// work, as a fraction of it (optional `rank_skew`, in [0, 1], default 0;
+  /// braid-calibrate measures it on CPUs, where ranks share cores, caches
+  /// and a noisy host). The simulator spreads the ranks' compute times
+  /// evenly over mean * (1 +- rank_skew), so that at every synchronization
+  /// the slowest rank is that far behind and the others wait for it.
+  double rankSkew = 0;
   /// The least time a collective takes (optional `collective_floor_us`,
   /// default 0): back-to-back calls, as nccl-tests and a training step
   /// issue them, go no faster than the host enqueues and launches them,
