@@ -80,30 +80,6 @@ def torch_step_time(model, steps, threads):
     return times[len(times) // 2], None
 
 
-def op_times(ops):
-    """Milliseconds per op kind (tables merged): "shard_embedding_bag @t3"
-    counts as "shard_embedding_bag"."""
-    totals = {}
-    for name, ms in ops:
-        kind = name.split(" @")[0]
-        totals[kind] = totals.get(kind, 0.0) + ms
-    return totals
-
-
-def predicted_op_times(bin_dir, artifact, description, ranks, tmp):
-    """The simulator's time per op kind on its ranks' compute streams (where
-    the ops the runtime times run; a started collective's transfer is on
-    another stream and its start costs nothing there), the mean over ranks
-    as braid-run reports them."""
-    trace = tmp / "trace.json"
-    forward_bench.run([bin_dir / "braid-sim", artifact, "--function", "train_step",
-                       "--hardware", description, "--trace", trace])
-    events = json.loads(trace.read_text())
-    events = events["traceEvents"] if isinstance(events, dict) else events
-    return op_times((e["name"], e["dur"] / 1e3 / ranks) for e in events
-                    if e.get("ph") == "X" and e.get("tid") == 0)
-
-
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--ranks", type=int, default=2)
@@ -138,10 +114,11 @@ def main():
                 mpirun + [bin_dir / "braid-run", tmp / f"out{repeat}", "--steps", str(args.steps),
                           "--json"], env).splitlines()[-1])
             reports.append(report)
-            measured_ops.append(op_times((o["op"], o["ms"]) for o in report["ops_ms"]))
-            predicted_ops.append(predicted_op_times(bin_dir, tmp / f"out{repeat}",
-                                                    tmp / f"local-cpu{repeat}.json",
-                                                    args.ranks, tmp))
+            measured_ops.append(forward_bench.op_times(
+                (o["op"], o["ms"]) for o in report["ops_ms"]))
+            predicted_ops.append(forward_bench.predicted_op_times(
+                bin_dir, tmp / f"out{repeat}", tmp / f"local-cpu{repeat}.json", args.ranks,
+                tmp, "train_step"))
             braid_runs.append(report["step_ms"])
             torch_ms, torch_note = torch_step_time(model, args.steps, args.threads)
             if torch_ms is not None:
@@ -170,20 +147,7 @@ def main():
           "repeat: " + ", ".join(f"{100 * e:+.0f}%" for e in summary["per_repeat_relative_error"])
           + ")")
     # Op by op: where the prediction and the measurement part.
-    kinds = sorted({k for r in measured_ops + predicted_ops for k in r},
-                   key=lambda k: -statistics.median(r.get(k, 0.0) for r in measured_ops))
-    op_rows = []
-    for kind in kinds:
-        pred = statistics.median(r.get(kind, 0.0) for r in predicted_ops)
-        meas = statistics.median(r.get(kind, 0.0) for r in measured_ops)
-        if max(pred, meas) >= 0.05:
-            op_rows.append({"op": kind, "predicted_ms": pred, "measured_ms": meas})
-    print(f"{'op (per step, all tables)':<30} {'predicted':>10} {'measured':>10}")
-    for row in op_rows:
-        print(f"{row['op']:<30} {row['predicted_ms']:>10.2f} {row['measured_ms']:>10.2f}")
-    timed = statistics.median(sum(r.values()) for r in measured_ops)
-    print(f"{'(all timed ops)':<30} {statistics.median(sum(r.values()) for r in predicted_ops):>10.2f} "
-          f"{timed:>10.2f}")
+    op_rows, timed = forward_bench.print_op_table(measured_ops, predicted_ops, "step")
     result = {"model": model["name"], "ranks": args.ranks, "threads": args.threads,
               "steps": args.steps, "repeats": args.repeats,
               "braid_runs_ms": braid_runs, "pytorch_runs_ms": torch_runs,

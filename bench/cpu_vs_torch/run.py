@@ -12,7 +12,10 @@ Also Braid's predicted forward pass (the simulated per-rank program, from
 a description braid-calibrate measures right before each repeat's run)
 against the measured iteration: the median prediction against the median
 run, and each repeat's own error. The two systems alternate --repeats
-times; each reports its median.
+times; each reports its median. The artifact is compiled with
+--profile-ops, so each op's measured time per call (braid-run's ops_ms) is
+printed beside the simulator's for the same op (braid-sim --trace of the
+same artifact with the repeat's calibration), the medians over repeats.
 
 usage: python3 bench/cpu_vs_torch/run.py [--ranks 2] [--threads 2]
            [--iterations 20] [--repeats 5] [--rows 1000000] [--batch 4096]
@@ -57,6 +60,50 @@ def calibrate_and_compile(bin_dir, mpirun, env, tmp, repeat, model_path, flags):
         ["-o", tmp / f"out{repeat}"])
     return (json.loads(description.read_text()),
             json.loads((tmp / f"out{repeat}" / "plan.json").read_text()))
+
+
+def op_times(ops):
+    """Milliseconds per op kind (tables merged): "shard_embedding_bag @t3"
+    counts as "shard_embedding_bag"."""
+    totals = {}
+    for name, ms in ops:
+        kind = name.split(" @")[0]
+        totals[kind] = totals.get(kind, 0.0) + ms
+    return totals
+
+
+def predicted_op_times(bin_dir, artifact, description, ranks, tmp, function):
+    """The simulator's time per op kind on its ranks' compute streams (where
+    the ops the runtime times run; a started collective's transfer is on
+    another stream and its start costs nothing there), the mean over ranks
+    as braid-run reports them."""
+    trace = tmp / "trace.json"
+    run([bin_dir / "braid-sim", artifact, "--function", function,
+         "--hardware", description, "--trace", trace])
+    events = json.loads(trace.read_text())
+    events = events["traceEvents"] if isinstance(events, dict) else events
+    return op_times((e["name"], e["dur"] / 1e3 / ranks) for e in events
+                    if e.get("ph") == "X" and e.get("tid") == 0)
+
+
+def print_op_table(measured_ops, predicted_ops, what):
+    """Prints measured beside predicted per op kind, the medians over the
+    repeats, largest first; returns the rows and the timed ops' total."""
+    kinds = sorted({k for r in measured_ops + predicted_ops for k in r},
+                   key=lambda k: -statistics.median(r.get(k, 0.0) for r in measured_ops))
+    rows = []
+    for kind in kinds:
+        pred = statistics.median(r.get(kind, 0.0) for r in predicted_ops)
+        meas = statistics.median(r.get(kind, 0.0) for r in measured_ops)
+        if max(pred, meas) >= 0.05:
+            rows.append({"op": kind, "predicted_ms": pred, "measured_ms": meas})
+    print(f"{'op (per ' + what + ', all tables)':<34} {'predicted':>10} {'measured':>10}")
+    for row in rows:
+        print(f"{row['op']:<34} {row['predicted_ms']:>10.2f} {row['measured_ms']:>10.2f}")
+    timed = statistics.median(sum(r.values()) for r in measured_ops)
+    print(f"{'(all timed ops)':<34} {statistics.median(sum(r.values()) for r in predicted_ops):>10.2f} "
+          f"{timed:>10.2f}")
+    return rows, timed
 
 
 def prediction_summary(predicted_ms, measured_ms):
@@ -135,16 +182,22 @@ def main():
         # before Braid's run, so that the prediction and the measurement see
         # the same machine state.
         braid_runs, torch_runs, predictions, calibrations = [], [], [], []
+        measured_ops, predicted_ops = [], []
         for repeat in range(args.repeats):
             calibrated, plan = calibrate_and_compile(
                 bin_dir, mpirun, env, tmp, repeat, tmp / "model.json",
-                ["--nodes", "1", "--ranks-per-node", str(args.ranks), "--target", "cpu"])
+                ["--nodes", "1", "--ranks-per-node", str(args.ranks), "--target", "cpu",
+                 "--profile-ops"])
             predictions.append(plan["predicted"])
             calibrations.append(calibrated)
             report = json.loads(run(mpirun + [bin_dir / "braid-run", tmp / f"out{repeat}",
                                               "--iterations", str(args.iterations), "--json"],
                                     env).splitlines()[-1])
             braid_runs.append(report["iteration_ms"])
+            measured_ops.append(op_times((o["op"], o["ms"]) for o in report["ops_ms"]))
+            predicted_ops.append(predicted_op_times(
+                bin_dir, tmp / f"out{repeat}", tmp / f"local-cpu{repeat}.json", args.ranks,
+                tmp, "forward"))
             torch_ms, torch_note = torch_time(model, args.iterations, args.threads)
             if torch_ms is not None:
                 torch_runs.append(torch_ms)
@@ -182,8 +235,9 @@ def main():
           f"vs measured {braid_ms:.3f} ms: {100 * summary['relative_error']:+.1f}% (each repeat: "
           + ", ".join(f"{100 * e:+.0f}%" for e in summary["per_repeat_relative_error"]) +
           f"); the planner's forward pass {estimate['forward_ms']:.3f} ms (last repeat)")
+    op_rows, timed = print_op_table(measured_ops, predicted_ops, "iteration")
     result = {"model": model["name"], "ranks": args.ranks, "threads": args.threads,
-              "repeats": args.repeats, "braid_runs_ms": braid_runs, "pytorch_runs_ms": torch_runs,
+              "repeats": args.repeats, "ops": op_rows, "timed_ops_ms": timed, "braid_runs_ms": braid_runs, "pytorch_runs_ms": torch_runs,
               "braid_iteration_ms": braid_ms, "pytorch_iteration_ms": torch_ms,
               "pytorch_note": torch_note, "embedding_GBps": achieved,
               "calibrated_bandwidth_GBps": bandwidth, "calibrated_gather_GBps": gather,

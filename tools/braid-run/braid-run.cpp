@@ -171,12 +171,16 @@ static void printResults(StringRef label, ArrayRef<HostTensor> results) {
 /// The minor page faults of a timed call after the first, on the rank that
 /// takes most (-1: not measured).
 static double faultsPerCall = -1;
+/// braid-compile --profile-ops: each timed op's name and milliseconds per
+/// call, the mean over ranks and over the calls after the first.
+static std::vector<std::pair<std::string, double>> opsMsPerCall;
 
 static llvm::Expected<RankValues>
 runNative(NativeProgram &program, const RankValues &rankArgs,
           ArrayRef<int64_t> rankIds, const TableMap &tables,
           double &iterationMs) {
   std::vector<double> perIteration(iterations, 0);
+  std::vector<double> opTotals(program.getProfiledOps().size(), 0);
   RankValues results(rankArgs.size());
   for (size_t local = 0; local < rankArgs.size(); ++local) {
     int64_t rank = rankIds[local];
@@ -202,7 +206,11 @@ runNative(NativeProgram &program, const RankValues &rankArgs,
       return std::move(error);
     args.clear();
     double faults = 0;
+    std::vector<double> opsBefore(opTotals.size());
     for (int64_t i = 0; i < iterations; ++i) {
+      if (i == 1)
+        for (auto [k, ms] : llvm::enumerate(opsBefore))
+          ms = braidrt_op_ms(int64_t(k));
       // Ranks start each timed call together: a rank's time is then its
       // own call, not also its wait for a peer that started later.
       if (isUnderMpirun() && braidrt_world_size() > 1)
@@ -219,6 +227,24 @@ runNative(NativeProgram &program, const RankValues &rankArgs,
     }
     if (iterations > 1)
       faultsPerCall = std::max(faultsPerCall, faults / double(iterations - 1));
+    for (auto [k, ms] : llvm::enumerate(opTotals))
+      if (iterations > 1)
+        ms += braidrt_op_ms(int64_t(k)) - opsBefore[k];
+  }
+  // Each op's time per call after the first, the mean over this process's
+  // ranks, then over every process's.
+  if (iterations > 1 && !opTotals.empty()) {
+    for (double &ms : opTotals)
+      ms /= double(iterations - 1) * double(rankArgs.size());
+    if (isUnderMpirun() && braidrt_world_size() > 1) {
+      std::vector<double> sum(opTotals.size());
+      braidrt_all_reduce(opTotals.data(), sum.data(), sum.size(), BRAIDRT_F64,
+                         BRAIDRT_SUM);
+      for (auto [mine, total] : llvm::zip(opTotals, sum))
+        mine = total / double(braidrt_world_size());
+    }
+    for (auto [name, ms] : llvm::zip(program.getProfiledOps(), opTotals))
+      opsMsPerCall.push_back({name, ms});
   }
   if (iterations > 1 && isUnderMpirun() && braidrt_world_size() > 1) {
     double largest = 0;
@@ -456,6 +482,12 @@ static int runArtifact(StringRef dir, const BindingOptions &options) {
         {"iterations", static_cast<int64_t>(iterations)}};
     if (faultsPerCall >= 0)
       report["page_faults_per_call"] = faultsPerCall;
+    if (!opsMsPerCall.empty()) {
+      llvm::json::Array ops;
+      for (const auto &[name, ms] : opsMsPerCall)
+        ops.push_back(llvm::json::Object{{"op", name}, {"ms", ms}});
+      report["ops_ms"] = std::move(ops);
+    }
     llvm::outs() << llvm::json::Value(std::move(report)) << "\n";
   } else {
     llvm::outs() << "per-rank program of @" << function << " on "
