@@ -385,8 +385,10 @@ static std::vector<double> opStartMs, opTotalMs;
 static int64_t openOp = -1;
 
 void braidrt_op_begin(int64_t index) {
-  if (index < 0)
-    braidrt_fail("braidrt_op_begin: negative op index %lld", (long long)index);
+  // A program has as many timers as ops; 2^20 is far past any.
+  if (index < 0 || index >= (int64_t(1) << 20))
+    braidrt_fail("braidrt_op_begin: op index %lld is out of range",
+                 (long long)index);
   if (size_t(index) >= opStartMs.size()) {
     opStartMs.resize(size_t(index) + 1, 0);
     opTotalMs.resize(size_t(index) + 1, 0);

@@ -12,3 +12,16 @@ module attributes {braid.profiled_ops = ["linear"]} {
 module {
   func.func private @braidrt_op_begin(i32)
 }
+
+// -----
+
+// A per-rank program's function is one block; the last timer brackets its
+// return.
+// expected-error @+1 {{braid-profile-ops needs functions of one block}}
+func.func @branches(%c: i1) {
+  cf.cond_br %c, ^a, ^b
+^a:
+  return
+^b:
+  return
+}

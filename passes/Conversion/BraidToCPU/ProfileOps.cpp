@@ -58,6 +58,13 @@ struct BraidProfileOpsPass
     for (auto func : llvm::to_vector(module.getOps<func::FuncOp>())) {
       if (!func.isPublic() || func.isExternal())
         continue;
+      // A per-rank program's function is one block ending in its return,
+      // which the last timer brackets.
+      if (!llvm::hasSingleElement(func.getBody()) ||
+          !isa<func::ReturnOp>(func.getBody().front().getTerminator())) {
+        func.emitError() << "braid-profile-ops needs functions of one block";
+        return signalPassFailure();
+      }
       for (Operation &op :
            llvm::make_early_inc_range(func.getBody().front())) {
         if (op.getDialect() != braid)
