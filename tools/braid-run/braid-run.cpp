@@ -243,6 +243,7 @@ runNative(NativeProgram &program, const RankValues &rankArgs,
       for (auto [mine, total] : llvm::zip(opTotals, sum))
         mine = total / double(braidrt_world_size());
     }
+    opsMsPerCall.clear();
     for (auto [name, ms] : llvm::zip(program.getProfiledOps(), opTotals))
       opsMsPerCall.push_back({name, ms});
   }
