@@ -322,7 +322,8 @@ int mlir::braid::runCompiledTraining(NativeProgram &program,
   };
   double medianMs = median(stepMs);
   model.stepsMs = stepMs;
-  // The mean over ranks, as the simulator's trace of its mean rank.
+  // Each op's time, the mean over ranks (a trace's counterpart is its ops
+  // averaged over its ranks, as bench/cpu_train_vs_torch takes them).
   if (options.steps > 1)
     for (auto [name, ms] : llvm::zip(profiled, opMs))
       model.opsMs.push_back({name, ms});
