@@ -223,14 +223,9 @@ int mlir::braid::runCompiledTraining(NativeProgram &program,
     for (auto [k, kind] : llvm::enumerate(kWaitKinds))
       waitedByKind[k] += sign * braidrt_comm_wait_ms_of(kind);
   };
-  // Each timed op's milliseconds (braid-compile --profile-ops), summed over
-  // the steps after the first like the waits by kind.
-  llvm::ArrayRef<std::string> profiled = program.getProfiledOps();
-  std::vector<double> opMs(profiled.size());
-  auto addOpTimes = [&](double sign) {
-    for (auto [i, ms] : llvm::enumerate(opMs))
-      ms += sign * braidrt_op_ms(int64_t(i));
-  };
+  // Each timed op's milliseconds (braid-compile --profile-ops) when the
+  // second step starts; its mean over the steps after the first, later.
+  std::vector<double> opsAtSecondStep, opMs;
   TrainedModel model;
   // Each step's time, the part of it this rank spent blocked on its
   // communication (braidrt_comm_wait_ms) and the CPU time it used.
@@ -268,7 +263,7 @@ int mlir::braid::runCompiledTraining(NativeProgram &program,
     double faultsBefore = minorPageFaults();
     if (step == 2) {
       addWaitedByKind(-1);
-      addOpTimes(-1);
+      opsAtSecondStep = program.readOpTimes();
     }
     double waitedBefore = braidrt_comm_wait_ms(), cpuBefore = cpuMs();
     llvm::Expected<std::vector<HostTensor>> results = program.run(ms);
@@ -293,9 +288,9 @@ int mlir::braid::runCompiledTraining(NativeProgram &program,
     addWaitedByKind(1);
     for (double &ms : waitedByKind)
       ms /= double(options.steps - 1);
-    addOpTimes(1);
-    for (double &ms : opMs)
-      ms /= double(options.steps - 1);
+    opMs = program.readOpTimes();
+    for (auto [ms, before] : llvm::zip(opMs, opsAtSecondStep))
+      ms = (ms - before) / double(options.steps - 1);
   }
   // A step takes as long as its slowest rank.
   if (mpi && ranks > 1) {
@@ -324,9 +319,8 @@ int mlir::braid::runCompiledTraining(NativeProgram &program,
   model.stepsMs = stepMs;
   // Each op's time, the mean over ranks (a trace's counterpart is its ops
   // averaged over its ranks, as bench/cpu_train_vs_torch takes them).
-  if (options.steps > 1)
-    for (auto [name, ms] : llvm::zip(profiled, opMs))
-      model.opsMs.push_back({name, ms});
+  for (auto [name, ms] : llvm::zip(program.getProfiledOps(), opMs))
+    model.opsMs.push_back({name, ms});
   model.metrics["comm_wait_ms"] = median(waitMs);
   model.metrics["cpu_ms"] = median(cpuStepMs);
   // By kind, the mean over the steps after the first.

@@ -156,6 +156,13 @@ llvm::Expected<NativeProgram> NativeProgram::load(llvm::StringRef dir) {
   return native;
 }
 
+std::vector<double> NativeProgram::readOpTimes() const {
+  std::vector<double> ms;
+  for (size_t i = 0; i < profiledOps.size(); ++i)
+    ms.push_back(braidrt_op_ms(int64_t(i)));
+  return ms;
+}
+
 llvm::Expected<braidrt_table_slice>
 NativeProgram::getTableSlice(size_t index, int64_t rank) const {
   braidrt_table_slice slice;

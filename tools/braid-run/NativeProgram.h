@@ -71,6 +71,8 @@ public:
   /// The ops braid-compile --profile-ops timed, by index (empty when it
   /// did not): braidrt_op_ms(i) is op i's time.
   llvm::ArrayRef<std::string> getProfiledOps() const { return profiledOps; }
+  /// Each profiled op's milliseconds so far (braidrt_op_ms), by index.
+  std::vector<double> readOpTimes() const;
   /// The per-rank program's inputs and parameters (its tables apart).
   const interp::Signature &getRankSignature() const { return perRank; }
   /// The slice of table argument `index` that `rank` passes.

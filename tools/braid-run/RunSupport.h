@@ -13,10 +13,12 @@
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/Twine.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <string>
+#include <utility>
 
 #include <sys/resource.h>
 
@@ -42,6 +44,16 @@ inline double cpuMs() {
     return double(time.tv_sec) * 1e3 + double(time.tv_usec) * 1e-3;
   };
   return ms(usage.ru_utime) + ms(usage.ru_stime);
+}
+
+/// Each timed op's time (braid-compile --profile-ops) as --json's `ops_ms`:
+/// [{"op": NAME, "ms": MS}, ...] in program order.
+inline llvm::json::Array
+opTimesJson(llvm::ArrayRef<std::pair<std::string, double>> ops) {
+  llvm::json::Array json;
+  for (const auto &[name, ms] : ops)
+    json.push_back(llvm::json::Object{{"op", name}, {"ms", ms}});
+  return json;
 }
 
 /// Reports `message` as one line written at once, so that lines of ranks

@@ -128,12 +128,8 @@ static void printTrainingJson(StringRef function, int64_t ranks,
     report["step_ms"] = stepMs;
   if (!model.stepsMs.empty())
     report["steps_ms"] = llvm::json::Array(model.stepsMs);
-  if (!model.opsMs.empty()) {
-    llvm::json::Array ops;
-    for (const auto &[name, ms] : model.opsMs)
-      ops.push_back(llvm::json::Object{{"op", name}, {"ms", ms}});
-    report["ops_ms"] = std::move(ops);
-  }
+  if (!model.opsMs.empty())
+    report["ops_ms"] = opTimesJson(model.opsMs);
   for (const auto &[name, value] : model.metrics)
     report[name] = value;
   llvm::outs() << llvm::json::Value(std::move(report)) << "\n";

@@ -206,11 +206,10 @@ runNative(NativeProgram &program, const RankValues &rankArgs,
       return std::move(error);
     args.clear();
     double faults = 0;
-    std::vector<double> opsBefore(opTotals.size());
+    std::vector<double> opsAtSecondCall;
     for (int64_t i = 0; i < iterations; ++i) {
       if (i == 1)
-        for (auto [k, ms] : llvm::enumerate(opsBefore))
-          ms = braidrt_op_ms(int64_t(k));
+        opsAtSecondCall = program.readOpTimes();
       // Ranks start each timed call together: a rank's time is then its
       // own call, not also its wait for a peer that started later.
       if (isUnderMpirun() && braidrt_world_size() > 1)
@@ -227,9 +226,12 @@ runNative(NativeProgram &program, const RankValues &rankArgs,
     }
     if (iterations > 1)
       faultsPerCall = std::max(faultsPerCall, faults / double(iterations - 1));
-    for (auto [k, ms] : llvm::enumerate(opTotals))
-      if (iterations > 1)
-        ms += braidrt_op_ms(int64_t(k)) - opsBefore[k];
+    if (iterations > 1) {
+      std::vector<double> opsAtEnd = program.readOpTimes();
+      for (auto [total, now, before] :
+           llvm::zip(opTotals, opsAtEnd, opsAtSecondCall))
+        total += now - before;
+    }
   }
   // Each op's time per call after the first, the mean over this process's
   // ranks, then over every process's.
@@ -483,12 +485,8 @@ static int runArtifact(StringRef dir, const BindingOptions &options) {
         {"iterations", static_cast<int64_t>(iterations)}};
     if (faultsPerCall >= 0)
       report["page_faults_per_call"] = faultsPerCall;
-    if (!opsMsPerCall.empty()) {
-      llvm::json::Array ops;
-      for (const auto &[name, ms] : opsMsPerCall)
-        ops.push_back(llvm::json::Object{{"op", name}, {"ms", ms}});
-      report["ops_ms"] = std::move(ops);
-    }
+    if (!opsMsPerCall.empty())
+      report["ops_ms"] = opTimesJson(opsMsPerCall);
     llvm::outs() << llvm::json::Value(std::move(report)) << "\n";
   } else {
     llvm::outs() << "per-rank program of @" << function << " on "
