@@ -264,7 +264,8 @@ LogicalResult mlir::braid::writeProgramArtifact(
   if (target.profileOps)
     compute.addPass(createBraidProfileOpsPass());
   compute.addPass(createConvertBraidToCPUPass(
-      {target.embeddingUpdateKernel, target.poolingLanes}));
+      {target.embeddingUpdateKernel, target.poolingLanes,
+       target.asyncCounts}));
   if (failed(compute.run(*module)))
     return failure();
   auto funcs = llvm::to_vector(

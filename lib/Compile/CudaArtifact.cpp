@@ -66,6 +66,9 @@ LogicalResult mlir::braid::writeCudaArtifact(
   // The fused embedding updates run on the device, as the generated kernel.
   cuda.embeddingUpdateKernel = true;
   cuda.poolingLanes = cudaLookupPoolingLanes;
+  // NCCL's lowering rewrites the counts exchange a started all_to_all_v
+  // makes before it returns.
+  cuda.asyncCounts = false;
   cuda.name = "cuda";
   // The CUDA runtime serves what it can; the CPU runtime the rest.
   cuda.runtimeLibraries = {"braidrt_cuda", "braidrt"};

@@ -284,8 +284,11 @@ void mlir::braid::buildLowerCudaPipeline(
   // tagged with its work) and runtime calls, as for the CPU; the embedding
   // updates as the generated kernel, which runs on the device; a lookup's
   // rows read 16 bytes a thread (cudaLookupPoolingLanes).
+  // NCCL's lowering rewrites the counts exchange a started all_to_all_v
+  // makes before it returns.
   pm.addPass(createConvertBraidToCPUPass(
-      {/*embeddingUpdateKernel=*/true, cudaLookupPoolingLanes}));
+      {/*embeddingUpdateKernel=*/true, cudaLookupPoolingLanes,
+       /*asyncCounts=*/false}));
   addLowerCudaKernelPasses(pm, options);
   addLowerCudaHostPasses(pm);
 }

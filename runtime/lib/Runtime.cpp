@@ -7,6 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Exchanges.h"
+
 #include "braidrt/braidrt.h"
 #include "braidrt/compiled.h"
 
@@ -97,6 +99,12 @@ size_t elementSize(braidrt_dtype dtype) {
   return dtype == BRAIDRT_F32 ? sizeof(float) : sizeof(double);
 }
 
+} // namespace
+
+namespace braidrt::detail {
+int callingRank() { return ::worldRank; }
+int rankCount() { return ::worldSize; }
+
 int checkedCount(int64_t count, const char *what) {
   if (count < 0 || count > std::numeric_limits<int>::max())
     braidrt_fail("%s: %lld elements are outside what MPI can count", what,
@@ -163,7 +171,9 @@ void waitFor(MPI_Request &request, const char *what) {
       std::this_thread::yield();
   }
 }
-} // namespace
+} // namespace braidrt::detail
+
+using namespace braidrt::detail;
 
 extern "C" {
 
@@ -187,6 +197,7 @@ void braidrt_init(int *argc, char ***argv) {
   }
   MPI_Comm_rank(MPI_COMM_WORLD, &worldRank);
   MPI_Comm_size(MPI_COMM_WORLD, &worldSize);
+  initDeferredExchanges();
   if (const char *timeout = std::getenv("BRAIDRT_TIMEOUT_S")) {
     char *end = nullptr;
     double value = std::strtod(timeout, &end);
@@ -203,6 +214,8 @@ void braidrt_init(int *argc, char ***argv) {
 void braidrt_finalize(void) {
   int finalized = 0;
   MPI_Finalized(&finalized);
+  if (!finalized)
+    finalizeDeferredExchanges();
   if (initializedHere && !finalized)
     MPI_Finalize();
 }
@@ -421,14 +434,7 @@ double braidrt_op_ms(int64_t index) {
 // Exchanges compiled programs call (compiled.h)
 //===----------------------------------------------------------------------===//
 
-namespace {
-/// A row-major buffer from an MLIR descriptor: its first byte, its rows
-/// (first dimension) and the bytes of one row.
-struct Rows {
-  char *data = nullptr;
-  int64_t rows = 0, rowBytes = 0;
-};
-
+namespace braidrt::detail {
 Rows rowsOf(const braidrt_unranked_memref *memref, size_t elementBytes,
             const char *what) {
   if (!memref || memref->rank < 1)
@@ -456,6 +462,9 @@ const int64_t *countsOf(const braidrt_unranked_memref *memref, const char *what)
                  static_cast<long long>(rows.rows), worldSize);
   return reinterpret_cast<const int64_t *>(rows.data);
 }
+} // namespace braidrt::detail
+
+namespace {
 
 /// An exchange in flight: MPI needs its count arrays until it completes.
 struct PendingExchange {
@@ -752,6 +761,7 @@ void braidrt_progress(void) {
   static const bool enabled = !std::getenv("BRAIDRT_NO_PROGRESS");
   if (!enabled)
     return;
+  progressDeferredExchanges();
   for (PendingExchange *pending : inFlight)
     if (pending->request != MPI_REQUEST_NULL) {
       int done = 0;

@@ -11,6 +11,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "braidrt/braidrt.h"
+#include "braidrt/compiled.h"
+
+#include <mpi.h>
 
 #include <csignal>
 
@@ -31,6 +34,49 @@ void expect(bool ok, const char *what) {
 }
 
 bool near(double a, double b) { return std::abs(a - b) <= 1e-5 * (1 + std::abs(b)); }
+
+/// A 1-D i64 buffer as compiled code passes it (MLIR's C interface).
+struct Buffer1D {
+  struct {
+    int64_t *allocated, *aligned;
+    int64_t offset, size, stride;
+  } descriptor;
+  braidrt_unranked_memref memref;
+  explicit Buffer1D(std::vector<int64_t> &data)
+      : descriptor{data.data(), data.data(), 0, int64_t(data.size()), 1},
+        memref{1, &descriptor} {}
+};
+
+/// The started all_to_all_v of compiled programs, whose start only posts
+/// the counts. Rank i sends `factor` (i + j + 1) copies of 10 i + j to j.
+struct PostedExchange {
+  std::vector<int64_t> counts, payload;
+  int64_t handle = 0, factor;
+  PostedExchange(int64_t rank, int64_t ranks, int64_t factor) : factor(factor) {
+    for (int64_t j = 0; j < ranks; ++j) {
+      counts.push_back(factor * (rank + j + 1));
+      payload.insert(payload.end(), factor * (rank + j + 1), 10 * rank + j);
+    }
+    Buffer1D in(payload), send(counts);
+    handle = _mlir_ciface_braidrt_all_to_all_v_post_i64(&in.memref, &send.memref);
+  }
+  void finish(int64_t rank, int64_t ranks) {
+    int64_t rows = braidrt_all_to_all_v_received_rows(handle);
+    int64_t expected = 0;
+    for (int64_t i = 0; i < ranks; ++i)
+      expected += factor * (i + rank + 1);
+    expect(rows == expected, "posted all_to_all_v rows");
+    std::vector<int64_t> out(rows, -1);
+    Buffer1D in(payload), result(out);
+    _mlir_ciface_braidrt_wait_all_to_all_v(handle, &in.memref, &result.memref);
+    int64_t at = 0;
+    bool ok = true;
+    for (int64_t i = 0; i < ranks; ++i)
+      for (int64_t k = 0; k < factor * (i + rank + 1); ++k)
+        ok = ok && out[at++] == 10 * i + rank;
+    expect(ok, "posted all_to_all_v data");
+  }
+};
 } // namespace
 
 int main(int argc, char **argv) {
@@ -97,6 +143,24 @@ int main(int argc, char **argv) {
   }
   expect(at == total, "all_to_all_v total");
   braidrt_free(received);
+
+  // Posted all_to_all_v: the start returns before any other rank has
+  // started. Rank 0 starts two, then receives a synchronous message the
+  // last rank sends before it starts them; were a start to wait for the
+  // counts, both would wait forever. The second is taken first: its rows
+  // are posted after the first's, in start order on every rank.
+  if (ranks > 1 && last)
+    MPI_Ssend(&value, 1, MPI_DOUBLE, 0, 7, MPI_COMM_WORLD);
+  PostedExchange first(rank, ranks, 1), second(rank, ranks, 3);
+  if (ranks > 1 && rank == 0) {
+    double message = 0;
+    MPI_Recv(&message, 1, MPI_DOUBLE, int(ranks - 1), 7, MPI_COMM_WORLD,
+             MPI_STATUS_IGNORE);
+    expect(message == double(ranks), "posted all_to_all_v start returned");
+  }
+  braidrt_progress();
+  second.finish(rank, ranks);
+  first.finish(rank, ranks);
 
   // A non-blocking all_reduce with work between start and wait.
   std::vector<float> big(1 << 16, 1.0f), reduced(1 << 16);

@@ -45,9 +45,11 @@ struct ArtifactTarget {
   std::vector<std::string> runtimeLibraries;
   /// Libraries the generated code calls directly (full paths), e.g. NCCL.
   std::vector<std::string> systemLibraries;
-  /// convert-braid-to-cpu's embedding-update-kernel and pooling-lanes.
+  /// convert-braid-to-cpu's embedding-update-kernel, pooling-lanes and
+  /// async-counts.
   bool embeddingUpdateKernel = false;
   int64_t poolingLanes = 0;
+  bool asyncCounts = true;
   /// braid-profile-ops before convert-braid-to-cpu; the manifest's
   /// `profiled_ops` names the timed ops.
   bool profileOps = false;

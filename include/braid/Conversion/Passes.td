@@ -55,7 +55,13 @@ def ConvertBraidToCPUPass : Pass<"convert-braid-to-cpu", "::mlir::ModuleOp"> {
       is read at run time;
     - the async forms (`all_to_all_start`, `reduce_scatter_start`,
       `wait`): non-blocking runtime calls and a wait that takes the
-      buffers.
+      buffers. `all_to_all_v_start` (with `async-counts`, the default)
+      only posts its counts exchange (`braidrt_all_to_all_v_post_*`);
+      the runtime posts the rows when the counts arrive, inside a later
+      `braidrt_progress`, and its wait asks how many rows arrived
+      (`braidrt_all_to_all_v_received_rows`), allocates the result and
+      takes them (`braidrt_wait_all_to_all_v`). Without it the start
+      exchanges the counts before it returns.
 
     It is a dialect conversion (`populateBraidComputeToCPUPatterns`,
     `populateBraidExchangeToCPUPatterns`); the runtime functions it calls
@@ -84,7 +90,12 @@ def ConvertBraidToCPUPass : Pass<"convert-braid-to-cpu", "::mlir::ModuleOp"> {
     Option<"poolingLanes", "pooling-lanes", "int64_t", /*default=*/"0",
            "Columns one iteration of a lookup's kernel pools (0: a bag's "
            "whole row); a count dividing the width makes the kernel a 2-D "
-           "loop over bags and column groups">
+           "loop over bags and column groups">,
+    Option<"asyncCounts", "async-counts", "bool", /*default=*/"true",
+           "A started all_to_all_v posts its counts exchange and returns; "
+           "its rows move once the counts have arrived, and the wait sizes "
+           "the result (off: the start exchanges the counts before it "
+           "returns, the form braid-lower-collectives-to-nccl rewrites)">
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::bufferization::BufferizationDialect",

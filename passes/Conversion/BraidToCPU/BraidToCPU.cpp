@@ -379,6 +379,7 @@ struct ConvertBraidToCPUPass
                     << static_cast<int64_t>(poolingLanes)),
              signalPassFailure();
     state.poolingLanes = poolingLanes;
+    state.asyncCounts = asyncCounts;
     for (auto func : module.getOps<func::FuncOp>())
       if (failed(prepareFunction(func, state)))
         return signalPassFailure();

@@ -121,7 +121,8 @@ public:
   FailureOr<Value> allToAll(OpTy op, PendingExchanges *pending = nullptr);
   FailureOr<Value> wait(WaitOp op, PendingExchanges &pending);
   template <typename OpTy>
-  FailureOr<Value> allToAllV(OpTy op, PendingExchanges *pending = nullptr);
+  FailureOr<Value> allToAllV(OpTy op, PendingExchanges *pending = nullptr,
+                             bool asyncCounts = false);
   template <typename OpTy>
   FailureOr<Value> reduceScatter(OpTy op, PendingExchanges *pending = nullptr);
   FailureOr<SmallVector<Value>> bucketize(BucketizeOp op);
@@ -233,6 +234,27 @@ FailureOr<Value> ExchangeLowering::wait(WaitOp op,
                              "reduce_scatter_start, all_reduce_start and "
                              "all_gather_start";
   PendingExchange exchange = it->second;
+  auto type = cast<RankedTensorType>(op.getResult().getType());
+  if (!exchange.output) {
+    // An all_to_all_v started with its counts still moving: how many rows
+    // arrive is known here, which sizes the result the wait fills.
+    func::FuncOp received = declareRuntimeFunction(
+        module, runtime::kAllToAllVReceivedRows, {b.getI64Type()},
+        {b.getI64Type()}, false);
+    Value rows = arith::IndexCastOp::create(
+        b, loc, b.getIndexType(),
+        func::CallOp::create(b, loc, received, ValueRange{exchange.handle})
+            .getResult(0));
+    Value out = allocate(type, rows);
+    func::FuncOp fn = declareRuntimeFunction(
+        module, runtime::kWaitAllToAllV,
+        {b.getI64Type(), exchange.input.getType(), exchange.input.getType()},
+        {}, true);
+    func::CallOp::create(b, loc, fn,
+                         ValueRange{exchange.handle, exchange.input,
+                                    unranked(out)});
+    return toTensor(type, out);
+  }
   func::FuncOp fn = declareRuntimeFunction(
       module, (runtime::kWaitExchange + exchange.suffix).str(),
       {b.getI64Type(), exchange.input.getType(), exchange.input.getType()}, {},
@@ -240,13 +262,13 @@ FailureOr<Value> ExchangeLowering::wait(WaitOp op,
   func::CallOp::create(
       b, loc, fn,
       ValueRange{exchange.handle, exchange.input, unranked(exchange.output)});
-  auto type = cast<RankedTensorType>(op.getResult().getType());
   return toTensor(type, exchange.output);
 }
 
 template <typename OpTy>
 FailureOr<Value> ExchangeLowering::allToAllV(OpTy op,
-                                             PendingExchanges *pending) {
+                                             PendingExchanges *pending,
+                                             bool asyncCounts) {
   Type resultType = op->getResult(0).getType();
   if (auto token = dyn_cast<TokenType>(resultType))
     resultType = token.getValueType();
@@ -257,6 +279,18 @@ FailureOr<Value> ExchangeLowering::allToAllV(OpTy op,
   auto countsType = cast<RankedTensorType>(op.getSendCounts().getType());
   int64_t ranks = countsType.getDimSize(0);
   Value send = toUnrankedBuffer(b, loc, op.getSendCounts());
+  if (pending && asyncCounts) {
+    // Started, counts and all: the start returns at once; the wait learns
+    // the received size and takes the rows (braidrt's DeferredExchanges).
+    Value input = toUnrankedBuffer(b, loc, op.getInput());
+    func::FuncOp fn = declareRuntimeFunction(
+        module, (runtime::kAllToAllVPost + *kind).str(),
+        {input.getType(), send.getType()}, {b.getI64Type()}, true);
+    Value handle =
+        func::CallOp::create(b, loc, fn, ValueRange{input, send}).getResult(0);
+    (*pending)[op->getResult(0)] = {handle, input, Value(), *kind};
+    return Value();
+  }
   Value recv = memref::AllocOp::create(
       b, loc, MemRefType::get({ranks}, b.getI64Type()));
   func::FuncOp exchange = declareRuntimeFunction(
@@ -402,7 +436,8 @@ struct StartLowering : CpuExchangePattern<OpTy> {
     if constexpr (std::is_same_v<OpTy, AllToAllStartOp>)
       started = lowering.allToAll(op, &this->state.pending);
     else if constexpr (std::is_same_v<OpTy, AllToAllVStartOp>)
-      started = lowering.allToAllV(op, &this->state.pending);
+      started = lowering.allToAllV(op, &this->state.pending,
+                                   this->state.asyncCounts);
     else
       started = lowering.reduceScatter(op, &this->state.pending);
     if (failed(started))

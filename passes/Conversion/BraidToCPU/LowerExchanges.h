@@ -42,7 +42,9 @@ FailureOr<std::pair<int64_t, Value>>
 lowerRankBlocks(OpBuilder &b, Location loc, ModuleOp module, Operation *op,
                 ReplicaGroupsAttr groups);
 
-/// Exchanges started and not yet waited for, by their token.
+/// Exchanges started and not yet waited for, by their token. The output
+/// is null for an all_to_all_v whose counts are still moving: the wait
+/// allocates it.
 struct PendingExchange {
   Value handle, input, output;
   std::string suffix;
@@ -66,6 +68,9 @@ struct CpuLoweringState {
   bool embeddingUpdateKernel = false;
   /// convert-braid-to-cpu's pooling-lanes (BagPooling::columnLanes).
   int64_t poolingLanes = 0;
+  /// convert-braid-to-cpu's async-counts: a started all_to_all_v posts its
+  /// counts and returns; the wait sizes the result.
+  bool asyncCounts = true;
 
   /// The argument of `table` in the function around `op`.
   Value tableArgument(Operation *op, FlatSymbolRefAttr table) const {

@@ -46,6 +46,17 @@ inline constexpr llvm::StringLiteral kAllToAllStart =
 inline constexpr llvm::StringLiteral kAllToAllV = "braidrt_all_to_all_v_";
 inline constexpr llvm::StringLiteral kAllToAllVStart =
     "braidrt_all_to_all_v_start_";
+/// i64 (memref in, memref send counts): started before the counts are
+/// known; a handle (convert-braid-to-cpu's async-counts).
+inline constexpr llvm::StringLiteral kAllToAllVPost =
+    "braidrt_all_to_all_v_post_";
+/// i64 (i64 handle): the rows a posted all_to_all_v brings this rank.
+inline constexpr llvm::StringLiteral kAllToAllVReceivedRows =
+    "braidrt_all_to_all_v_received_rows";
+/// (i64 handle, memref in, memref out): completes a posted all_to_all_v
+/// into `out`, which holds the received rows.
+inline constexpr llvm::StringLiteral kWaitAllToAllV =
+    "braidrt_wait_all_to_all_v";
 /// (memref in, memref out, i64 group size, i32 member, i32 reduction): over
 /// blocks of consecutive ranks; a rank whose block is no group of the op
 /// passes member 0 and gets its input back.

@@ -79,6 +79,23 @@ BRAIDRT_DECLARE_ALL_TO_ALL_V_START(f32)
 BRAIDRT_DECLARE_ALL_TO_ALL_V_START(f64)
 BRAIDRT_DECLARE_ALL_TO_ALL_V_START(i64)
 #undef BRAIDRT_DECLARE_ALL_TO_ALL_V_START
+/* all_to_all_v started with its counts still to move (the CPU target's
+ * braid.all_to_all_v_start): post returns at once, having only posted the
+ * counts exchange; the rows move, into the runtime's buffer, once the counts
+ * have arrived (inside braidrt_progress, or at the latest in
+ * received_rows, which says how many rows this rank receives); the wait
+ * copies them into `out`, which holds that many rows. */
+#define BRAIDRT_DECLARE_ALL_TO_ALL_V_POST(SUFFIX)                              \
+  int64_t _mlir_ciface_braidrt_all_to_all_v_post_##SUFFIX(                     \
+      braidrt_unranked_memref *in, braidrt_unranked_memref *send_counts);
+BRAIDRT_DECLARE_ALL_TO_ALL_V_POST(f32)
+BRAIDRT_DECLARE_ALL_TO_ALL_V_POST(f64)
+BRAIDRT_DECLARE_ALL_TO_ALL_V_POST(i64)
+#undef BRAIDRT_DECLARE_ALL_TO_ALL_V_POST
+int64_t braidrt_all_to_all_v_received_rows(int64_t handle);
+void _mlir_ciface_braidrt_wait_all_to_all_v(int64_t handle,
+                                            braidrt_unranked_memref *in,
+                                            braidrt_unranked_memref *out);
 int64_t _mlir_ciface_braidrt_reduce_scatter_start_f32(
     braidrt_unranked_memref *in, braidrt_unranked_memref *out,
     int64_t group_size, int32_t member, int32_t reduction);
