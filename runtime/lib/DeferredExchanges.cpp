@@ -139,6 +139,9 @@ int64_t start(braidrt_unranked_memref *in, braidrt_unranked_memref *counts,
                 exchange->recvCounts.data(), 1, MPI_INT64_T, MPI_COMM_WORLD,
                 &exchange->countsRequest);
   unposted.push_back(exchange);
+  // A start is a progress point too, as the synchronous counts exchange
+  // (which polled MPI) was: earlier exchanges' counts and rows move along.
+  braidrt_progress();
   return reinterpret_cast<int64_t>(exchange);
 }
 } // namespace
