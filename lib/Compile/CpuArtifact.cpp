@@ -264,8 +264,8 @@ LogicalResult mlir::braid::writeProgramArtifact(
   if (target.profileOps)
     compute.addPass(createBraidProfileOpsPass());
   compute.addPass(createConvertBraidToCPUPass(
-      {target.embeddingUpdateKernel, target.poolingLanes,
-       target.asyncCounts}));
+      {target.embeddingUpdateKernel, target.poolingLanes, target.asyncCounts,
+       target.biasGradColumns}));
   if (failed(compute.run(*module)))
     return failure();
   auto funcs = llvm::to_vector(

@@ -69,6 +69,8 @@ LogicalResult mlir::braid::writeCudaArtifact(
   // NCCL's lowering rewrites the counts exchange a started all_to_all_v
   // makes before it returns.
   cuda.asyncCounts = false;
+  // A GPU thread sums one bias gradient column.
+  cuda.biasGradColumns = 1;
   cuda.name = "cuda";
   // The CUDA runtime serves what it can; the CPU runtime the rest.
   cuda.runtimeLibraries = {"braidrt_cuda", "braidrt"};

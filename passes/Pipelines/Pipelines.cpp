@@ -285,10 +285,10 @@ void mlir::braid::buildLowerCudaPipeline(
   // updates as the generated kernel, which runs on the device; a lookup's
   // rows read 16 bytes a thread (cudaLookupPoolingLanes).
   // NCCL's lowering rewrites the counts exchange a started all_to_all_v
-  // makes before it returns.
+  // makes before it returns; a GPU thread sums one bias gradient column.
   pm.addPass(createConvertBraidToCPUPass(
       {/*embeddingUpdateKernel=*/true, cudaLookupPoolingLanes,
-       /*asyncCounts=*/false}));
+       /*asyncCounts=*/false, /*biasGradColumns=*/1}));
   addLowerCudaKernelPasses(pm, options);
   addLowerCudaHostPasses(pm);
 }

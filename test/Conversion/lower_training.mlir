@@ -4,8 +4,9 @@
 
 // A layer's backward with relu: its derivative (the result's mask) is one
 // elementwise linalg.generic over the [B, out] elements as one dimension;
-// the bias gradient a tensor.generate, a thread per output column summing
-// g down the batch in f64 and rounding once; the runtime then runs the two
+// the bias gradient an scf.forall over blocks of adjacent columns (here the
+// layer's 4, in bounds), each summing g's rows down the batch as one vector
+// of f64 accumulators and rounding once; the runtime then runs the two
 // GEMMs on g. Nothing of it is a runtime loop over the activations.
 // CHECK-LABEL: func.func @relu_grad
 // CHECK: %[[FG:.*]] = tensor.collapse_shape %arg3 {{\[}}[0, 1]] : tensor<?x4xf32> into tensor<?xf32>
@@ -15,14 +16,17 @@
 // CHECK: %[[POS:.*]] = arith.cmpf ogt, %[[Y]], %{{.*}} : f32
 // CHECK: arith.select %[[POS]], %[[DY]], %{{.*}} : f32
 // CHECK: %[[G:.*]] = tensor.expand_shape %[[MASKED]] {{\[}}[0, 1]] output_shape [%{{.*}}, 4] : tensor<?xf32> into tensor<?x4xf32>
-// CHECK: %[[DB:.*]] = tensor.generate
-// CHECK: ^bb0(%[[COL:.*]]: index):
-// CHECK: scf.for %[[ROW:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}) -> (f64) {
-// CHECK: %[[E:.*]] = tensor.extract %[[G]][%[[ROW]], %[[COL]]] : tensor<?x4xf32>
-// CHECK: %[[WIDE:.*]] = arith.extf %[[E]] : f32 to f64
-// CHECK: arith.addf %[[ACC]], %[[WIDE]] : f64
-// CHECK: arith.truncf %{{.*}} : f64 to f32
-// CHECK: } : tensor<4xf32>
+// CHECK: %[[GB:.*]] = bufferization.to_buffer %[[G]] read_only : tensor<?x4xf32> to memref<?x4xf32>
+// CHECK: %[[OUT:.*]] = memref.alloc() : memref<4xf32>
+// CHECK: scf.forall (%[[BLOCK:.*]]) in (%{{.*}}) {
+// CHECK: %[[COL:.*]] = arith.muli %[[BLOCK]], %{{.*}} : index
+// CHECK: %[[SUM:.*]] = scf.for %[[ROW:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}) -> (vector<4xf64>) {
+// CHECK: %[[E:.*]] = vector.transfer_read %[[GB]][%[[ROW]], %[[COL]]], %{{.*}} {in_bounds = [true]} : memref<?x4xf32>, vector<4xf32>
+// CHECK: %[[WIDE:.*]] = arith.extf %[[E]] : vector<4xf32> to vector<4xf64>
+// CHECK: arith.addf %[[ACC]], %[[WIDE]] : vector<4xf64>
+// CHECK: %[[NARROW:.*]] = arith.truncf %[[SUM]] : vector<4xf64> to vector<4xf32>
+// CHECK: vector.transfer_write %[[NARROW]], %[[OUT]][%[[COL]]] {in_bounds = [true]} : vector<4xf32>, memref<4xf32>
+// CHECK: %[[DB:.*]] = bufferization.to_tensor %[[OUT]] restrict writable
 // CHECK: bufferization.to_buffer %[[G]] read_only
 // CHECK: call @braidrt_linear_grad_gemms_f32(
 // CHECK: return %{{.*}}, %{{.*}}, %[[DB]] :
@@ -52,6 +56,7 @@ func.func @sigmoid_grad(%x: tensor<8x3xf32>, %w: tensor<1x3xf32>, %y: tensor<8x1
 }
 
 // RUN: braid-opt %s --convert-braid-to-cpu --split-input-file | FileCheck %s
+// RUN: braid-opt %s --convert-braid-to-cpu=bias-grad-columns=1 --split-input-file | FileCheck %s --check-prefix=COLUMN
 
 // A fused update of a whole table (one rank): the table argument becomes
 // writable (the runtime updates it in place, step after step), the
@@ -154,7 +159,7 @@ func.func @train_step(%idx: tensor<?xi64> {braid.input = "t.indices"},
 // Without an activation, g is the result's gradient itself: only the bias
 // gradient's kernel, then the runtime's two GEMMs.
 // CHECK-NOT: linalg.generic
-// CHECK: tensor.generate
+// CHECK: scf.forall
 // CHECK: call @braidrt_linear_grad_gemms_f32({{.*}}) : (memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>, memref<*xf32>) -> ()
 // CHECK: %[[STEP:.*]] = tensor.extract %{{.*}}[] : tensor<i64>
 // CHECK: %[[BAD:.*]] = arith.cmpi slt, %[[STEP]], %{{.*}} : i64
@@ -300,4 +305,22 @@ func.func @gather(%p: tensor<?x4xf32>) -> tensor<?x4xf32> {
   %g = braid.all_gather %p dim = 0 groups [[2, 3]] : tensor<?x4xf32> -> tensor<?x4xf32>
   return %g : tensor<?x4xf32>
 }
+}
+
+// -----
+
+// A layer of 20 columns: blocks of 16, the last one past the end, so its
+// reads give 0 there and its write stops at the end (transfers not in
+// bounds). With bias-grad-columns=1 (the CUDA target's), a thread per column.
+// CHECK-LABEL: func.func @wide_grad
+// CHECK: scf.forall
+// CHECK: vector.transfer_read %{{.*}}[%{{.*}}, %{{.*}}], %{{.*}} : memref<?x20xf32>, vector<16xf32>
+// CHECK: vector.transfer_write %{{.*}}, %{{.*}}[%{{.*}}] : vector<16xf32>, memref<20xf32>
+// COLUMN-LABEL: func.func @wide_grad
+// COLUMN: vector.transfer_read %{{.*}}[%{{.*}}, %{{.*}}], %{{.*}} {in_bounds = [true]} : memref<?x20xf32>, vector<1xf32>
+// COLUMN: arith.addf %{{.*}}, %{{.*}} : vector<1xf64>
+// COLUMN: vector.transfer_write %{{.*}}, %{{.*}}[%{{.*}}] {in_bounds = [true]} : vector<1xf32>, memref<20xf32>
+func.func @wide_grad(%x: tensor<?x3xf32>, %w: tensor<20x3xf32>, %y: tensor<?x20xf32>, %dy: tensor<?x20xf32>) -> (tensor<?x3xf32>, tensor<20x3xf32>, tensor<20xf32>) {
+  %dx, %dw, %db = braid.linear_grad %x, %w, %y, %dy none : (tensor<?x3xf32>, tensor<20x3xf32>, tensor<?x20xf32>, tensor<?x20xf32>) -> (tensor<?x3xf32>, tensor<20x3xf32>, tensor<20xf32>)
+  return %dx, %dw, %db : tensor<?x3xf32>, tensor<20x3xf32>, tensor<20xf32>
 }

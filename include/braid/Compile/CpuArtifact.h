@@ -45,11 +45,12 @@ struct ArtifactTarget {
   std::vector<std::string> runtimeLibraries;
   /// Libraries the generated code calls directly (full paths), e.g. NCCL.
   std::vector<std::string> systemLibraries;
-  /// convert-braid-to-cpu's embedding-update-kernel, pooling-lanes and
-  /// async-counts.
+  /// convert-braid-to-cpu's embedding-update-kernel, pooling-lanes,
+  /// async-counts and bias-grad-columns.
   bool embeddingUpdateKernel = false;
   int64_t poolingLanes = 0;
   bool asyncCounts = true;
+  int64_t biasGradColumns = 16;
   /// braid-profile-ops before convert-braid-to-cpu; the manifest's
   /// `profiled_ops` names the timed ops.
   bool profileOps = false;

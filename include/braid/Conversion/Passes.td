@@ -95,7 +95,12 @@ def ConvertBraidToCPUPass : Pass<"convert-braid-to-cpu", "::mlir::ModuleOp"> {
            "A started all_to_all_v posts its counts exchange and returns; "
            "its rows move once the counts have arrived, and the wait sizes "
            "the result (off: the start exchanges the counts before it "
-           "returns, the form braid-lower-collectives-to-nccl rewrites)">
+           "returns, the form braid-lower-collectives-to-nccl rewrites)">,
+    Option<"biasGradColumns", "bias-grad-columns", "int64_t",
+           /*default=*/"16",
+           "Columns of a linear_grad's bias gradient one iteration of its "
+           "kernel sums, as one vector of f64 accumulators (at least 1; "
+           "braid-lower-cuda takes 1, a thread per column)">
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::bufferization::BufferizationDialect",

@@ -380,6 +380,13 @@ struct ConvertBraidToCPUPass
              signalPassFailure();
     state.poolingLanes = poolingLanes;
     state.asyncCounts = asyncCounts;
+    if (biasGradColumns < 1 || biasGradColumns > 256)
+      return (void)(module.emitError()
+                    << "convert-braid-to-cpu: bias-grad-columns must be in "
+                       "[1, 256], got "
+                    << static_cast<int64_t>(biasGradColumns)),
+             signalPassFailure();
+    state.biasGradColumns = biasGradColumns;
     for (auto func : module.getOps<func::FuncOp>())
       if (failed(prepareFunction(func, state)))
         return signalPassFailure();

@@ -71,6 +71,8 @@ struct CpuLoweringState {
   /// convert-braid-to-cpu's async-counts: a started all_to_all_v posts its
   /// counts and returns; the wait sizes the result.
   bool asyncCounts = true;
+  /// convert-braid-to-cpu's bias-grad-columns (buildLinearGradPointwise).
+  int64_t biasGradColumns = 16;
 
   /// The argument of `table` in the function around `op`.
   Value tableArgument(Operation *op, FlatSymbolRefAttr table) const {

@@ -231,7 +231,7 @@ FailureOr<SmallVector<Value>> TrainingLowering::lower(LinearGradOp op) {
   // The activation's derivative and the bias gradient are generated
   // kernels (a GPU's activations never visit the host); the runtime runs
   // the two GEMMs on g (BLAS, or cuBLASLt on the CUDA target).
-  auto [g, db] = buildLinearGradPointwise(b, op);
+  auto [g, db] = buildLinearGradPointwise(b, op, state.biasGradColumns);
   call(runtime::kLinearGradGemmsF32, {read(op.getInput()), read(op.getWeight()),
                                       read(g), unranked(dx), unranked(dw)});
   return SmallVector<Value>{toTensor(op.getInputGrad().getType(), dx),

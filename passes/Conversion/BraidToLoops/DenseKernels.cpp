@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/AffineMap.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::braid;
@@ -150,7 +151,8 @@ static Location withKernelSuffix(Location loc, StringRef suffix) {
 }
 
 std::pair<Value, Value>
-mlir::braid::buildLinearGradPointwise(OpBuilder &b, LinearGradOp op) {
+mlir::braid::buildLinearGradPointwise(OpBuilder &b, LinearGradOp op,
+                                      int64_t biasColumns) {
   Location opLoc = op.getLoc();
   Type f32 = b.getF32Type(), f64 = b.getF64Type();
   // Without an activation g is the result's gradient itself.
@@ -164,34 +166,74 @@ mlir::braid::buildLinearGradPointwise(OpBuilder &b, LinearGradOp op) {
                       op.getResultGrad(), op.getResult(), activation);
   Location loc = withKernelSuffix(opLoc, "bias");
 
-  // db[o]: a thread per column, the batch summed in order in f64; adjacent
-  // threads read adjacent columns of a row.
+  // db[o]: the batch summed in order in f64, `biasColumns` adjacent columns
+  // per iteration, read as one vector of a row of g and summed into a
+  // vector of f64 accumulators: each column's sum is the same, in the same
+  // order, whatever the width; a wider one keeps that many independent
+  // additions in flight (one column's chain of dependent f64 additions is
+  // latency-bound) and reads rows contiguously.
   auto biasType = cast<RankedTensorType>(op.getBiasGrad().getType());
-  Value zeroIndex = arith::ConstantIndexOp::create(b, loc, 0);
-  Value oneIndex = arith::ConstantIndexOp::create(b, loc, 1);
+  auto gType = cast<RankedTensorType>(g.getType());
+  // No wider than a narrow layer's columns (rounded up to a power of two).
+  if (!gType.isDynamicDim(1))
+    biasColumns = std::min<int64_t>(
+        biasColumns, int64_t(llvm::PowerOf2Ceil(
+                         uint64_t(std::max<int64_t>(1, gType.getDimSize(1))))));
+  biasColumns = std::max<int64_t>(1, biasColumns);
+  Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
+  Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
+  Value width = arith::ConstantIndexOp::create(b, loc, biasColumns);
   Value batch = tensor::DimOp::create(b, loc, g, 0);
+  Value columns = tensor::DimOp::create(b, loc, g, 1);
+  Value gBuffer = bufferization::ToBufferOp::create(
+      b, loc, MemRefType::get(gType.getShape(), gType.getElementType()), g,
+      /*read_only=*/b.getUnitAttr());
   SmallVector<Value> biasSizes;
   if (biasType.isDynamicDim(0))
-    biasSizes.push_back(tensor::DimOp::create(b, loc, g, 1));
-  auto biasGrad = tensor::GenerateOp::create(
-      b, loc, biasType, biasSizes,
-      [&](OpBuilder &nb, Location nloc, ValueRange indices) {
-        Value zero = arith::ConstantOp::create(nb, nloc, f64,
-                                               nb.getFloatAttr(f64, 0.0));
-        auto sum = scf::ForOp::create(
-            nb, nloc, zeroIndex, batch, oneIndex, ValueRange{zero},
-            [&](OpBuilder &lb, Location lloc, Value row, ValueRange acc) {
-              Value element = tensor::ExtractOp::create(
-                  lb, lloc, g, ValueRange{row, indices[0]});
-              Value wide = arith::ExtFOp::create(lb, lloc, f64, element);
-              Value next = arith::AddFOp::create(lb, lloc, acc[0], wide);
-              scf::YieldOp::create(lb, lloc, next);
-            });
-        Value narrow =
-            arith::TruncFOp::create(nb, nloc, f32, sum.getResult(0));
-        tensor::YieldOp::create(nb, nloc, narrow);
+    biasSizes.push_back(columns);
+  Value out = memref::AllocOp::create(
+      b, loc, MemRefType::get(biasType.getShape(), f32), biasSizes);
+  Value blocks = arith::DivUIOp::create(
+      b, loc,
+      arith::AddIOp::create(
+          b, loc, columns,
+          arith::ConstantIndexOp::create(b, loc, biasColumns - 1)),
+      width);
+  auto forall = scf::ForallOp::create(
+      b, loc, ArrayRef<OpFoldResult>{OpFoldResult(blocks)}, ValueRange{},
+      /*mapping=*/std::nullopt);
+  OpBuilder body = OpBuilder::atBlockBegin(forall.getBody());
+  Value first =
+      arith::MulIOp::create(body, loc, forall.getInductionVar(0), width);
+  auto wideType = VectorType::get({biasColumns}, f64);
+  auto narrowType = VectorType::get({biasColumns}, f32);
+  Value zero = arith::ConstantOp::create(
+      body, loc, wideType,
+      DenseElementsAttr::get(wideType, body.getFloatAttr(f64, 0.0)));
+  Value padding =
+      arith::ConstantOp::create(body, loc, f32, body.getFloatAttr(f32, 0.0));
+  // The last block may pass the columns' end: its reads give 0 there and
+  // its write stops at the end (transfers not in bounds).
+  bool inBounds = !gType.isDynamicDim(1) &&
+                  gType.getDimSize(1) % biasColumns == 0;
+  auto sum = scf::ForOp::create(
+      body, loc, c0, batch, c1, ValueRange{zero},
+      [&](OpBuilder &lb, Location lloc, Value row, ValueRange acc) {
+        Value element = vector::TransferReadOp::create(
+            lb, lloc, narrowType, gBuffer, ValueRange{row, first}, padding,
+            ArrayRef<bool>{inBounds});
+        Value wide = arith::ExtFOp::create(lb, lloc, wideType, element);
+        scf::YieldOp::create(
+            lb, lloc, arith::AddFOp::create(lb, lloc, acc[0], wide).getResult());
       });
-  return {g, biasGrad.getResult()};
+  Value narrow =
+      arith::TruncFOp::create(body, loc, narrowType, sum.getResult(0));
+  vector::TransferWriteOp::create(body, loc, narrow, out, ValueRange{first},
+                                  ArrayRef<bool>{inBounds});
+  Value biasGrad = bufferization::ToTensorOp::create(b, loc, biasType, out,
+                                                     /*restrict=*/true,
+                                                     /*writable=*/true);
+  return {g, biasGrad};
 }
 
 FailureOr<Value>

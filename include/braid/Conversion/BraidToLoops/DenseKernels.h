@@ -23,10 +23,13 @@ Value buildLinearKernel(OpBuilder &b, LinearOp linear);
 /// target: the pre-activation gradient g = dy * act'(y) (relu's mask,
 /// sigmoid's y (1 - y) in f64) as one elementwise linalg.generic over the
 /// flattened [B, out] result, and the bias gradient, each output column's
-/// sum of g over the batch in f64, as a tensor.generate with a thread per
-/// column. Returns {g, db}.
+/// sum of g over the batch in f64, in batch order, as an scf.forall whose
+/// iteration sums `biasColumns` adjacent columns as one vector (the CPU
+/// target's 16 keep independent additions in flight; 1 is a thread per
+/// column). Returns {g, db}.
 std::pair<Value, Value> buildLinearGradPointwise(OpBuilder &b,
-                                                 LinearGradOp op);
+                                                 LinearGradOp op,
+                                                 int64_t biasColumns);
 
 /// `interaction`: `cat` as a tensor.concat; `dot` concatenates the
 /// features and computes the dense columns and the pairwise dot products
