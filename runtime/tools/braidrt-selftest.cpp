@@ -6,7 +6,9 @@
 // rank look up a row outside its table; `--stall` makes the last rank miss
 // a collective, which the others must report after BRAIDRT_TIMEOUT_S;
 // `--kill` and `--stop` make the last rank send itself SIGKILL or SIGSTOP
-// there, and the job must still end (through mpirun, or the timeout).
+// there, and the job must still end (through mpirun, or the timeout);
+// `--short-result` makes the last rank take a posted all_to_all_v into a
+// result one row short of what it receives.
 //
 //===----------------------------------------------------------------------===//
 
@@ -60,12 +62,14 @@ struct PostedExchange {
     Buffer1D in(payload), send(counts);
     handle = _mlir_ciface_braidrt_all_to_all_v_post_i64(&in.memref, &send.memref);
   }
-  void finish(int64_t rank, int64_t ranks) {
+  void finish(int64_t rank, int64_t ranks, bool shortResult = false) {
     int64_t rows = braidrt_all_to_all_v_received_rows(handle);
     int64_t expected = 0;
     for (int64_t i = 0; i < ranks; ++i)
       expected += factor * (i + rank + 1);
     expect(rows == expected, "posted all_to_all_v rows");
+    if (shortResult)
+      --rows;
     std::vector<int64_t> out(rows, -1);
     Buffer1D in(payload), result(out);
     _mlir_ciface_braidrt_wait_all_to_all_v(handle, &in.memref, &result.memref);
@@ -81,7 +85,7 @@ struct PostedExchange {
 
 int main(int argc, char **argv) {
   braidrt_init(&argc, &argv);
-  bool badIndex = false, stall = false;
+  bool badIndex = false, stall = false, shortResult = false;
   int selfSignal = 0;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--bad-index"))
@@ -92,9 +96,11 @@ int main(int argc, char **argv) {
       selfSignal = SIGKILL;
     else if (!std::strcmp(argv[i], "--stop"))
       selfSignal = SIGSTOP;
+    else if (!std::strcmp(argv[i], "--short-result"))
+      shortResult = true;
     else
       braidrt_fail("unknown argument '%s' (expected --bad-index, --stall, "
-                   "--kill or --stop)",
+                   "--kill, --stop or --short-result)",
                    argv[i]);
   }
   int64_t rank = braidrt_rank(), ranks = braidrt_world_size();
@@ -159,7 +165,7 @@ int main(int argc, char **argv) {
     expect(message == double(ranks), "posted all_to_all_v start returned");
   }
   braidrt_progress();
-  second.finish(rank, ranks);
+  second.finish(rank, ranks, shortResult && last);
   first.finish(rank, ranks);
 
   // A non-blocking all_reduce with work between start and wait.
