@@ -57,6 +57,10 @@ func.func @sigmoid_grad(%x: tensor<8x3xf32>, %w: tensor<1x3xf32>, %y: tensor<8x1
 
 // RUN: braid-opt %s --convert-braid-to-cpu --split-input-file | FileCheck %s
 // RUN: braid-opt %s --convert-braid-to-cpu=bias-grad-columns=1 --split-input-file | FileCheck %s --check-prefix=COLUMN
+// RUN: not braid-opt %s --convert-braid-to-cpu=bias-grad-columns=0 --split-input-file 2>&1 | FileCheck %s --check-prefix=NO-COLUMNS
+// RUN: not braid-opt %s --convert-braid-to-cpu=bias-grad-columns=257 --split-input-file 2>&1 | FileCheck %s --check-prefix=TOO-MANY-COLUMNS
+// NO-COLUMNS: convert-braid-to-cpu: bias-grad-columns must be in [1, 256], got 0
+// TOO-MANY-COLUMNS: convert-braid-to-cpu: bias-grad-columns must be in [1, 256], got 257
 
 // A fused update of a whole table (one rank): the table argument becomes
 // writable (the runtime updates it in place, step after step), the

@@ -372,20 +372,18 @@ struct ConvertBraidToCPUPass
     CpuLoweringState state;
     state.module = module;
     state.embeddingUpdateKernel = embeddingUpdateKernel;
-    if (poolingLanes < 0)
-      return (void)(module.emitError()
-                    << "convert-braid-to-cpu: pooling-lanes must not be "
-                       "negative, got "
-                    << static_cast<int64_t>(poolingLanes)),
-             signalPassFailure();
-    state.poolingLanes = poolingLanes;
     state.asyncCounts = asyncCounts;
+    auto reject = [&](const Twine &message) {
+      module.emitError() << "convert-braid-to-cpu: " << message;
+      signalPassFailure();
+    };
+    if (poolingLanes < 0)
+      return reject("pooling-lanes must not be negative, got " +
+                    Twine(static_cast<int64_t>(poolingLanes)));
     if (biasGradColumns < 1 || biasGradColumns > 256)
-      return (void)(module.emitError()
-                    << "convert-braid-to-cpu: bias-grad-columns must be in "
-                       "[1, 256], got "
-                    << static_cast<int64_t>(biasGradColumns)),
-             signalPassFailure();
+      return reject("bias-grad-columns must be in [1, 256], got " +
+                    Twine(static_cast<int64_t>(biasGradColumns)));
+    state.poolingLanes = poolingLanes;
     state.biasGradColumns = biasGradColumns;
     for (auto func : module.getOps<func::FuncOp>())
       if (failed(prepareFunction(func, state)))
