@@ -210,9 +210,10 @@ func.func @dense(%x: tensor<?x3xf32>, %w: tensor<1x3xf32>, %z: tensor<?x1xf32>,
 // CHECK: %[[A:.*]] = vector.transfer_read %[[DCAT]][%[[S]], %{{.*}}], %{{.*}} {in_bounds = [true]} : memref<?x7xf32>, vector<3xf32>
 // CHECK: vector.transfer_write %[[A]], %[[GA]][%[[S]], %{{.*}}]
 // CHECK: vector.transfer_read %[[DCAT]][%[[S]], %c3]{{.*}} : memref<?x7xf32>, vector<4xf32>
-// dot: one feature's gradient at a time, the other features in ascending
-// order (columns 4, 5, 6 are the pairs (1, 0), (2, 0), (2, 1)), each read
-// again where it is used.
+// dot: one feature's gradient at a time, a block of up to 16 columns at a
+// time, the other features in ascending order (columns 4, 5, 6 are the
+// pairs (1, 0), (2, 0), (2, 1), each read and widened once per sample),
+// each feature read again where it is used.
 // CHECK: %[[DDOT:.*]] = bufferization.to_buffer %arg3 read_only
 // CHECK-DAG: %[[D:.*]] = bufferization.to_buffer %arg4 read_only
 // CHECK-DAG: %[[E:.*]] = bufferization.to_buffer %arg5 read_only
@@ -221,28 +222,31 @@ func.func @dense(%x: tensor<?x3xf32>, %w: tensor<1x3xf32>, %z: tensor<?x1xf32>,
 // CHECK-DAG: %[[GE:.*]] = memref.alloc(%{{.*}}) : memref<?x4xf32>
 // CHECK-DAG: %[[GF:.*]] = memref.alloc(%{{.*}}) : memref<?x4xf32>
 // CHECK: scf.forall (%[[T:.*]]) in
-// CHECK: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : vector<4xf64>
 // CHECK: %[[OWN:.*]] = vector.transfer_read %[[DDOT]][%[[T]], %{{.*}}]{{.*}} vector<4xf32>
 // CHECK: %[[OWN64:.*]] = arith.extf %[[OWN]] : vector<4xf32> to vector<4xf64>
-// CHECK: memref.load %[[DDOT]][%[[T]], %c4]
+// CHECK: %[[L4:.*]] = memref.load %[[DDOT]][%[[T]], %c4]
+// CHECK: %[[P4:.*]] = arith.extf %[[L4]] : f32 to f64
 // CHECK: vector.transfer_read %[[E]][%[[T]]
 // CHECK: %[[D1:.*]] = vector.fma %{{.*}}, %{{.*}}, %[[OWN64]] : vector<4xf64>
-// CHECK: memref.load %[[DDOT]][%[[T]], %c5]
+// CHECK: %[[L5:.*]] = memref.load %[[DDOT]][%[[T]], %c5]
+// CHECK: %[[P5:.*]] = arith.extf %[[L5]] : f32 to f64
 // CHECK: vector.transfer_read %[[F]][%[[T]]
 // CHECK: %[[D2:.*]] = vector.fma %{{.*}}, %{{.*}}, %[[D1]] : vector<4xf64>
 // CHECK: %[[D32:.*]] = arith.truncf %[[D2]] : vector<4xf64> to vector<4xf32>
 // CHECK: vector.transfer_write %[[D32]], %[[GD]][%[[T]]
-// CHECK: memref.load %[[DDOT]][%[[T]], %c4
+// CHECK: %[[ZE:.*]] = arith.constant dense<0.000000e+00> : vector<4xf64>
+// CHECK: %[[S4:.*]] = vector.broadcast %[[P4]] : f64 to vector<4xf64>
 // CHECK: vector.transfer_read %[[D]][%[[T]]
-// CHECK: %[[E1:.*]] = vector.fma %{{.*}}, %{{.*}}, %[[ZERO]] : vector<4xf64>
+// CHECK: %[[E1:.*]] = vector.fma %[[S4]], %{{.*}}, %[[ZE]] : vector<4xf64>
 // CHECK: memref.load %[[DDOT]][%[[T]], %c6]
 // CHECK: vector.transfer_read %[[F]][%[[T]]
 // CHECK: %[[E2:.*]] = vector.fma %{{.*}}, %{{.*}}, %[[E1]] : vector<4xf64>
 // CHECK: vector.transfer_write %{{.*}}, %[[GE]][%[[T]]
-// CHECK: memref.load %[[DDOT]][%[[T]], %c5
+// CHECK: %[[ZF:.*]] = arith.constant dense<0.000000e+00> : vector<4xf64>
+// CHECK: %[[S5:.*]] = vector.broadcast %[[P5]] : f64 to vector<4xf64>
 // CHECK: vector.transfer_read %[[D]][%[[T]]
-// CHECK: %[[F1:.*]] = vector.fma %{{.*}}, %{{.*}}, %[[ZERO]] : vector<4xf64>
-// CHECK: memref.load %[[DDOT]][%[[T]], %c6
+// CHECK: %[[F1:.*]] = vector.fma %[[S5]], %{{.*}}, %[[ZF]] : vector<4xf64>
+// CHECK-NOT: memref.load
 // CHECK: vector.transfer_read %[[E]][%[[T]]
 // CHECK: %[[F2:.*]] = vector.fma %{{.*}}, %{{.*}}, %[[F1]] : vector<4xf64>
 // CHECK: vector.transfer_write %{{.*}}, %[[GF]][%[[T]]

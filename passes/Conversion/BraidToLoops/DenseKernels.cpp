@@ -324,6 +324,11 @@ mlir::braid::buildInteractionKernel(OpBuilder &b,
       .getResult();
 }
 
+/// Columns of a dot interaction's feature gradient one block of its kernel
+/// accumulates: 16 doubles are 4 AVX2 registers, so the accumulator and a
+/// widened operand stay in registers.
+static constexpr int64_t kGradColumns = 16;
+
 FailureOr<SmallVector<Value>>
 mlir::braid::buildInteractionGradKernel(OpBuilder &b, InteractionGradOp op) {
   Location loc = op.getLoc();
@@ -404,48 +409,67 @@ mlir::braid::buildInteractionGradKernel(OpBuilder &b, InteractionGradOp op) {
     // as the reference semantics does: a 16-bit table's update rounds these
     // gradients' last bits into its values.
     //
-    // One feature's gradient at a time: it sums g(i, m) * f_m over the
-    // other features m in ascending order, which is the order the pairs'
-    // loop (i ascending, then k < i) adds them in, so every sum is the same
-    // bit for bit. Holding every feature's f64 row and gradient at once
-    // (18 rows of 64 doubles for 9 features) spilled out of the registers
-    // and made this kernel 4x its memory time on the CPU. Each feature is
-    // read again where it is used; the reads hit L1.
+    // One feature's gradient at a time, and of it one block of columns at
+    // a time: it sums g(i, m) * f_m over the other features m in ascending
+    // order, which is the order the pairs' loop (i ascending, then k < i)
+    // adds them in, so every sum is the same bit for bit. Holding every
+    // feature's f64 row and gradient at once (18 rows of 64 doubles for 9
+    // features) spilled out of the registers and made this kernel 4x its
+    // memory time on the CPU; so did one whole row of 64 doubles (16 AVX2
+    // registers, the accumulator alone). A block of kGradColumns columns
+    // keeps the accumulator and one widened operand in registers. Each
+    // feature is read again where it is used; the reads hit L1.
     int64_t dim = widths.front();
     for (int64_t width : widths)
       if (width != dim)
         return op.emitError() << "dot interaction features must share one "
                                  "width";
     Type f64 = body.getF64Type();
-    auto wide = VectorType::get({dim}, f64);
-    auto widen = [&](Value vector) -> Value {
-      return arith::ExtFOp::create(body, loc, wide, vector);
-    };
-    Value zeros = arith::ConstantOp::create(
-        body, loc, wide, DenseElementsAttr::get(wide, body.getF64FloatAttr(0)));
-    auto narrow = VectorType::get({dim}, f32);
     int64_t count = featureBuffers.size();
     // The result column of the pair (i, k), i > k.
     auto pairColumn = [&](int64_t i, int64_t k) {
       return dim + i * (i - 1) / 2 + k;
     };
-    for (int64_t i = 0; i < count; ++i) {
-      Value grad = i == 0 ? widen(read(dy, 0, dim)) : zeros;
-      for (int64_t m = 0; m < count; ++m) {
-        if (m == i)
-          continue;
-        int64_t column = i > m ? pairColumn(i, m) : pairColumn(m, i);
-        Value pair = arith::ExtFOp::create(
+    // Each pair's gradient, widened once per sample.
+    llvm::DenseMap<int64_t, Value> pairs;
+    auto pairGrad = [&](int64_t column) {
+      Value &pair = pairs[column];
+      if (!pair)
+        pair = arith::ExtFOp::create(
             body, loc, f64,
             memref::LoadOp::create(body, loc, dy,
                                    ValueRange{row, index(column)})
                 .getResult());
-        Value splat = vector::BroadcastOp::create(body, loc, wide, pair);
-        grad = vector::FMAOp::create(body, loc, splat,
-                                     widen(read(featureBuffers[m], 0, dim)),
-                                     grad);
+      return pair;
+    };
+    for (int64_t i = 0; i < count; ++i) {
+      for (int64_t first = 0; first < dim; first += kGradColumns) {
+        int64_t width = std::min(kGradColumns, dim - first);
+        auto wide = VectorType::get({width}, f64);
+        auto widen = [&](Value vector) -> Value {
+          return arith::ExtFOp::create(body, loc, wide, vector);
+        };
+        Value grad =
+            i == 0 ? widen(read(dy, first, width))
+                   : arith::ConstantOp::create(
+                         body, loc, wide,
+                         DenseElementsAttr::get(wide, body.getF64FloatAttr(0)));
+        for (int64_t m = 0; m < count; ++m) {
+          if (m == i)
+            continue;
+          Value splat = vector::BroadcastOp::create(
+              body, loc, wide,
+              pairGrad(i > m ? pairColumn(i, m) : pairColumn(m, i)));
+          grad = vector::FMAOp::create(
+              body, loc, splat, widen(read(featureBuffers[m], first, width)),
+              grad);
+        }
+        vector::TransferWriteOp::create(
+            body, loc,
+            arith::TruncFOp::create(body, loc, VectorType::get({width}, f32),
+                                    grad),
+            outs[i], ValueRange{row, index(first)}, ArrayRef<bool>{true});
       }
-      write(arith::TruncFOp::create(body, loc, narrow, grad), outs[i]);
     }
   }
   SmallVector<Value> results;
