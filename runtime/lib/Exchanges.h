@@ -1,6 +1,6 @@
 //===- Exchanges.h - What the runtime's exchange files share ----*- C++ -*-===//
 //
-// Internal to libbraidrt: the calling rank and world, the deadline-bounded
+// Internal to libbraidrt: the number of ranks, the deadline-bounded
 // wait every collective ends in, and the row buffers the exchanges of
 // compiled programs move. Runtime.cpp defines them; DeferredExchanges.cpp
 // (the all_to_all_v whose counts move after its start) uses them.
@@ -19,8 +19,7 @@
 
 namespace braidrt::detail {
 
-/// The calling rank and the number of ranks (MPI_COMM_WORLD).
-int callingRank();
+/// The number of ranks (MPI_COMM_WORLD).
 int rankCount();
 
 /// Fails (braidrt_fail) unless MPI is initialized.

@@ -102,7 +102,6 @@ size_t elementSize(braidrt_dtype dtype) {
 } // namespace
 
 namespace braidrt::detail {
-int callingRank() { return ::worldRank; }
 int rankCount() { return ::worldSize; }
 
 int checkedCount(int64_t count, const char *what) {
