@@ -263,9 +263,7 @@ LogicalResult mlir::braid::writeProgramArtifact(
   PassManager compute(module->getContext());
   if (target.profileOps)
     compute.addPass(createBraidProfileOpsPass());
-  compute.addPass(createConvertBraidToCPUPass(
-      {target.embeddingUpdateKernel, target.poolingLanes, target.asyncCounts,
-       target.biasGradColumns}));
+  compute.addPass(createConvertBraidToCPUPass(target.convertToCPU));
   if (failed(compute.run(*module)))
     return failure();
   auto funcs = llvm::to_vector(
@@ -411,8 +409,8 @@ LogicalResult mlir::braid::writeCpuArtifact(ModuleOp program, ModuleOp model,
                                             bool profileOps) {
   ArtifactTarget cpu;
   cpu.name = "cpu";
-  cpu.embeddingUpdateKernel = embeddingUpdateKernel;
-  cpu.poolingLanes = poolingLanes;
+  cpu.convertToCPU.embeddingUpdateKernel = embeddingUpdateKernel;
+  cpu.convertToCPU.poolingLanes = poolingLanes;
   cpu.profileOps = profileOps;
   cpu.runtimeLibraries = {"braidrt"};
   cpu.lowerToLLVM = [](ModuleOp module) {

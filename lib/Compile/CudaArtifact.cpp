@@ -63,14 +63,9 @@ LogicalResult mlir::braid::writeCudaArtifact(
   // Each kernel's PTX, cubins, fat binary and resources, beside the program.
   options.kernelDir = kernelDir;
   ArtifactTarget cuda;
-  // The fused embedding updates run on the device, as the generated kernel.
-  cuda.embeddingUpdateKernel = true;
-  cuda.poolingLanes = cudaLookupPoolingLanes;
-  // NCCL's lowering rewrites the counts exchange a started all_to_all_v
-  // makes before it returns.
-  cuda.asyncCounts = false;
-  // A GPU thread sums one bias gradient column.
-  cuda.biasGradColumns = 1;
+  // The fused embedding updates run on the device, as the generated kernel,
+  // and the rest in the forms braid-lower-cuda takes.
+  cuda.convertToCPU = cudaConvertBraidToCPUOptions();
   cuda.name = "cuda";
   // The CUDA runtime serves what it can; the CPU runtime the rest.
   cuda.runtimeLibraries = {"braidrt_cuda", "braidrt"};

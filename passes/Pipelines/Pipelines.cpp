@@ -278,17 +278,21 @@ void mlir::braid::addLowerCudaHostPasses(OpPassManager &pm) {
   addHostToLLVMPasses(pm, /*cuda=*/true);
 }
 
+ConvertBraidToCPUPassOptions mlir::braid::cudaConvertBraidToCPUOptions() {
+  ConvertBraidToCPUPassOptions options;
+  options.embeddingUpdateKernel = true;
+  options.poolingLanes = cudaLookupPoolingLanes;
+  options.asyncCounts = false;
+  options.biasGradColumns = 1;
+  return options;
+}
+
 void mlir::braid::buildLowerCudaPipeline(
     OpPassManager &pm, const LowerCudaPipelineOptions &options) {
   // Braid's ops to tensor, linalg, scf and vector (every op's location
-  // tagged with its work) and runtime calls, as for the CPU; the embedding
-  // updates as the generated kernel, which runs on the device; a lookup's
-  // rows read 16 bytes a thread (cudaLookupPoolingLanes).
-  // NCCL's lowering rewrites the counts exchange a started all_to_all_v
-  // makes before it returns; a GPU thread sums one bias gradient column.
-  pm.addPass(createConvertBraidToCPUPass(
-      {/*embeddingUpdateKernel=*/true, cudaLookupPoolingLanes,
-       /*asyncCounts=*/false, /*biasGradColumns=*/1}));
+  // tagged with its work) and runtime calls, as for the CPU, in the CUDA
+  // target's form (cudaConvertBraidToCPUOptions).
+  pm.addPass(createConvertBraidToCPUPass(cudaConvertBraidToCPUOptions()));
   addLowerCudaKernelPasses(pm, options);
   addLowerCudaHostPasses(pm);
 }

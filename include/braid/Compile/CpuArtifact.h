@@ -8,6 +8,8 @@
 #ifndef BRAID_COMPILE_CPUARTIFACT_H
 #define BRAID_COMPILE_CPUARTIFACT_H
 
+#include "braid/Conversion/Passes.h"
+
 #include "mlir/IR/BuiltinOps.h"
 
 #include <functional>
@@ -45,12 +47,8 @@ struct ArtifactTarget {
   std::vector<std::string> runtimeLibraries;
   /// Libraries the generated code calls directly (full paths), e.g. NCCL.
   std::vector<std::string> systemLibraries;
-  /// convert-braid-to-cpu's embedding-update-kernel, pooling-lanes,
-  /// async-counts and bias-grad-columns.
-  bool embeddingUpdateKernel = false;
-  int64_t poolingLanes = 0;
-  bool asyncCounts = true;
-  int64_t biasGradColumns = 16;
+  /// How convert-braid-to-cpu runs for this target.
+  ConvertBraidToCPUPassOptions convertToCPU;
   /// braid-profile-ops before convert-braid-to-cpu; the manifest's
   /// `profiled_ops` names the timed ops.
   bool profileOps = false;

@@ -14,6 +14,8 @@
 #ifndef BRAID_PIPELINES_PIPELINES_H
 #define BRAID_PIPELINES_PIPELINES_H
 
+#include "braid/Conversion/Passes.h"
+
 #include "mlir/Pass/PassOptions.h"
 
 namespace mlir {
@@ -179,6 +181,13 @@ llvm::SmallVector<std::string> defaultCudaChips();
 /// pooling-lanes on the CUDA target): 4 f32 are one 16-byte load, so a
 /// 128-float row is read by 32 threads at once instead of one thread's loop.
 inline constexpr int64_t cudaLookupPoolingLanes = 4;
+
+/// convert-braid-to-cpu as the CUDA target runs it (braid-lower-cuda and
+/// braid-compile --target cuda alike): the embedding updates as the
+/// generated kernel, lookups cudaLookupPoolingLanes a thread, a started
+/// all_to_all_v's counts exchanged at its start (the form NCCL's lowering
+/// rewrites), and a thread per bias gradient column.
+ConvertBraidToCPUPassOptions cudaConvertBraidToCPUOptions();
 
 std::string printCompilePipeline(const CompilePipelineOptions &options);
 
