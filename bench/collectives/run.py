@@ -76,9 +76,16 @@ def predict_sweep(braid_sim, hardware, sweep):
     kind, nodes = sweep["collective"], sweep["nodes"]
     ranks = nodes * sweep["gpus_per_node"]
     sizes = ",".join(str(p["bytes"]) for p in sweep["points"])
+    # The NCCL environment the run is known to have used (its source's
+    # launch script or the cloud image's profile of that date) replaces the
+    # description's default lists.
+    env = sweep.get("nccl_env", {})
+    flags = [arg for variable, flag in (("NCCL_PROTO", "--nccl-proto"),
+                                        ("NCCL_ALGO", "--nccl-algo"))
+             if variable in env for arg in (flag, env[variable])]
     out = subprocess.run(
         [braid_sim, "collective", "--kind", kind, "--sizes", sizes, "--ranks", str(ranks),
-         "--nodes", str(nodes), "--hardware", hardware, "--json"],
+         "--nodes", str(nodes), "--hardware", hardware, "--json"] + flags,
         check=True, capture_output=True, text=True).stdout
     return [json.loads(line) for line in out.splitlines()]
 

@@ -143,6 +143,82 @@ private:
 };
 } // namespace
 
+/// Reads one of NCCL's selection lists (`variable`'s syntax: names separated
+/// by commas, case-insensitive, a leading `^` to exclude them) into `mask`,
+/// where `bitsOf` maps a name to its bits (0 for a name NCCL knows and Braid
+/// does not model) or to nothing for an unknown name.
+static Error
+parseNcclList(StringRef variable, StringRef list, unsigned all,
+              function_ref<std::optional<unsigned>(StringRef)> bitsOf,
+              StringRef expected, unsigned &mask) {
+  auto error = [&](const Twine &message) {
+    return createStringError(inconvertibleErrorCode(),
+                             variable + " '" + list + "': " + message);
+  };
+  StringRef rest = list.trim();
+  bool exclude = rest.consume_front("^");
+  if (rest.trim().empty())
+    return error("expected " + expected);
+  unsigned named = 0;
+  SmallVector<StringRef> items;
+  rest.split(items, ',');
+  for (StringRef item : items) {
+    std::optional<unsigned> bits = bitsOf(item.trim().lower());
+    if (!bits)
+      return error("unknown name '" + item.trim() + "' (expected " + expected +
+                   ")");
+    named |= *bits;
+  }
+  mask = exclude ? all & ~named : named;
+  if (!mask)
+    return error("leaves nothing Braid models to choose from");
+  return Error::success();
+}
+
+Error mlir::braid::cluster::parseNcclProtocols(StringRef list,
+                                               NcclSelection &selection) {
+  return parseNcclList(
+      "NCCL_PROTO", list, 0b111,
+      [](StringRef name) -> std::optional<unsigned> {
+        if (name == "ll")
+          return 1u << unsigned(NcclProtocol::ll);
+        if (name == "ll128")
+          return 1u << unsigned(NcclProtocol::ll128);
+        if (name == "simple")
+          return 1u << unsigned(NcclProtocol::simple);
+        return std::nullopt;
+      },
+      "LL, LL128 or Simple", selection.protocols);
+}
+
+Error mlir::braid::cluster::parseNcclAlgorithms(StringRef list,
+                                                NcclSelection &selection) {
+  if (list.contains(':') || list.contains(';'))
+    return createStringError(
+        inconvertibleErrorCode(),
+        "NCCL_ALGO '" + list +
+            "': per-collective lists (NCCL 2.24's `allreduce:tree`) are not "
+            "supported; give one list for every collective");
+  return parseNcclList(
+      "NCCL_ALGO", list, 0b1111,
+      [](StringRef name) -> std::optional<unsigned> {
+        if (name == "ring")
+          return 1u << unsigned(NcclAlgorithm::ring);
+        if (name == "tree")
+          return 1u << unsigned(NcclAlgorithm::tree);
+        if (name == "nvls")
+          return 1u << unsigned(NcclAlgorithm::nvls);
+        if (name == "nvlstree")
+          return 1u << unsigned(NcclAlgorithm::nvlsTree);
+        if (name == "collnetdirect" || name == "collnetchain" ||
+            name == "collnet" || name == "pat")
+          return 0u;
+        return std::nullopt;
+      },
+      "Ring, Tree, NVLS, NVLSTree, CollNetDirect, CollNetChain or PAT",
+      selection.algorithms);
+}
+
 std::vector<std::string> mlir::braid::cluster::getPresetNames() {
   std::vector<std::string> names;
   for (const Preset &preset : kPresets)
@@ -164,7 +240,7 @@ Expected<HardwareDesc> mlir::braid::cluster::parseHardware(StringRef text,
   top.checkKeys({"name", "device", "intra_node", "inter_node", "comm_channels",
                  "comm_chunk_KiB", "comm_rate_beside_compute",
                  "compute_slowdown_beside_comm", "collective_floor_us",
-                 "rank_skew", "topology"});
+                 "rank_skew", "nccl", "topology"});
   HardwareDesc hw;
   hw.name = top.string("name");
   hw.commChannels = top.integer("comm_channels");
@@ -315,6 +391,27 @@ Expected<HardwareDesc> mlir::braid::cluster::parseHardware(StringRef text,
   if (inter.has("duplex_efficiency"))
     hw.interNode.duplexEfficiency = inter.fraction("duplex_efficiency");
   top.adopt(inter);
+
+  if (top.ok() && top.has("nccl") &&
+      hw.intraNode.kind == IntraNodeKind::shm)
+    top.fail("nccl", "an \"shm\" node runs MPI's collectives, not NCCL's");
+  if (top.ok() && top.has("nccl")) {
+    FieldReader nccl(name, top.childPath("nccl"), top.child("nccl"));
+    nccl.checkKeys({"proto", "algo"});
+    if (nccl.has("proto"))
+      if (Error error =
+              parseNcclProtocols(nccl.string("proto"), hw.nccl))
+        nccl.fail("proto", toString(std::move(error)));
+    if (nccl.ok() && nccl.has("algo")) {
+      if (Error error =
+              parseNcclAlgorithms(nccl.string("algo"), hw.nccl))
+        nccl.fail("algo", toString(std::move(error)));
+      else if (!hw.nccl.allows(NcclAlgorithm::ring))
+        nccl.fail("algo", "a system's default must allow Ring, the one "
+                          "algorithm every collective Braid prices runs on");
+    }
+    top.adopt(nccl);
+  }
 
   FieldReader topology(name, top.childPath("topology"), top.child("topology"));
   topology.checkKeys({"nodes", "ranks_per_node"});

@@ -28,6 +28,8 @@ using namespace mlir::braid::cost;
 using cluster::Arch;
 using cluster::HardwareDesc;
 using cluster::IntraNodeKind;
+using cluster::NcclAlgorithm;
+using cluster::NcclProtocol;
 
 namespace {
 enum Protocol { LL = 0, LL128 = 1, Simple = 2 };
@@ -254,6 +256,13 @@ static CollectiveEstimate estimateWithFloor(const HardwareDesc &hw,
   // Bytes every rank moves over its busiest link ("bus bytes").
   double busBytes = bytes * factor;
   Candidate best;
+  // What NCCL may run here: its environment's lists (hw.nccl), and LL128
+  // only where NCCL enables it.
+  auto allowed = [&](NcclAlgorithm algorithm, Protocol protocol) {
+    return hw.nccl.allows(algorithm) &&
+           hw.nccl.allows(static_cast<NcclProtocol>(protocol)) &&
+           (protocol != LL128 || hasLL128(hw));
+  };
 
   if (hw.intraNode.kind == IntraNodeKind::shm) {
     // MPI over shared memory (a braid-calibrate description): one protocol,
@@ -383,7 +392,7 @@ static CollectiveEstimate estimateWithFloor(const HardwareDesc &hw,
                                    (protocol == Simple ? 2.0 : 1.0);
     };
     for (Protocol protocol : {LL, LL128, Simple}) {
-      if (protocol == LL128 && !hasLL128(hw))
+      if (!allowed(NcclAlgorithm::ring, protocol))
         continue;
       double bw = ringBw;
       if (protocol == LL)
@@ -434,7 +443,7 @@ static CollectiveEstimate estimateWithFloor(const HardwareDesc &hw,
                                       hw.interNode.effectiveNicGBps() *
                                       (nodes <= 2 ? 2.0 : 1.0));
       for (Protocol protocol : {LL, LL128, Simple}) {
-        if (protocol == LL128 && !hasLL128(hw))
+        if (!allowed(NcclAlgorithm::tree, protocol))
           continue;
         double bw = 0.92 * treeBw;
         if (protocol == LL)
@@ -464,7 +473,9 @@ static CollectiveEstimate estimateWithFloor(const HardwareDesc &hw,
       // network once up and once down a tree over the nodes: the NICs
       // carry it at their rate (half of it beyond 2 nodes, where a node is
       // an inner vertex of the tree), at NCCL's 5/6 of the slower side.
-      if (hw.intraNode.nvls) {
+      if (hw.intraNode.nvls &&
+          allowed(nodes == 1 ? NcclAlgorithm::nvls : NcclAlgorithm::nvlsTree,
+                  Simple)) {
         double nvlsChannels = static_cast<double>(hw.intraNode.nvlsChannels);
         double intraBw = hw.intraNode.bandwidthGBps() *
                          hw.intraNode.nvlsEfficiency *
@@ -614,5 +625,10 @@ cost::estimateCollectiveRequest(const HardwareDesc &hw, llvm::StringRef kind,
   if (m < 1 || m > r || r % m != 0)
     return error("the nodes must divide the ranks (" + llvm::Twine(r) +
                  "), got " + llvm::Twine(m));
-  return estimateCollective(hw, *parsed, bytes, r, m);
+  CollectiveEstimate estimate = estimateCollective(hw, *parsed, bytes, r, m);
+  if (estimate.algorithm.empty())
+    return error("NCCL's environment (NCCL_ALGO, NCCL_PROTO) leaves no "
+                 "algorithm Braid models for " +
+                 kind + " on " + llvm::Twine(m) + " node(s)");
+  return estimate;
 }

@@ -4,7 +4,8 @@
 // the simulator:
 //
 //   braid-sim collective --kind K --bytes N --ranks R --nodes M
-//                        --hardware PRESET|FILE [--json]
+//                        --hardware PRESET|FILE [--nccl-proto P]
+//                        [--nccl-algo A] [--json]
 //   braid-sim FILE.mlir|ARTIFACT_DIR --hardware PRESET|FILE [--ranks R]
 //                       [--function F] [--json] [--trace OUT.json]
 //                       [--expect-overlap]
@@ -62,6 +63,14 @@ static cl::list<double>
     sizeList(cl::cat(toolOptions), "sizes", cl::CommaSeparated,
              cl::desc("collective: several buffer sizes (comma-separated), "
                       "one line each (one JSON object per line with --json)"));
+static cl::opt<std::string> ncclProto(
+    cl::cat(toolOptions), "nccl-proto",
+    cl::desc("collective: the protocols NCCL may use, as NCCL_PROTO lists "
+             "them (e.g. Simple or ^LL); replaces the hardware's"));
+static cl::opt<std::string> ncclAlgo(
+    cl::cat(toolOptions), "nccl-algo",
+    cl::desc("collective: the algorithms NCCL may use, as NCCL_ALGO lists "
+             "them (e.g. Ring,Tree); replaces the hardware's"));
 static cl::opt<bool> emitJson(cl::cat(toolOptions), "json",
                               cl::desc("Print one JSON object"));
 static cl::opt<std::string>
@@ -234,9 +243,18 @@ int main(int argc, char **argv) {
         cluster::loadHardware(hardwareName);
     if (!hw)
       return fail(llvm::toString(hw.takeError()));
+    if (ncclProto.getNumOccurrences())
+      if (llvm::Error error = cluster::parseNcclProtocols(ncclProto, hw->nccl))
+        return fail("--nccl-proto: " + llvm::toString(std::move(error)));
+    if (ncclAlgo.getNumOccurrences())
+      if (llvm::Error error = cluster::parseNcclAlgorithms(ncclAlgo, hw->nccl))
+        return fail("--nccl-algo: " + llvm::toString(std::move(error)));
     return runCollective(*hw);
   }
   if (!kindName.empty() || bytes >= 0)
     return fail("--kind and --bytes belong to 'braid-sim collective'");
+  if (ncclProto.getNumOccurrences() || ncclAlgo.getNumOccurrences())
+    return fail("--nccl-proto and --nccl-algo belong to 'braid-sim "
+                "collective'");
   return runProgram();
 }

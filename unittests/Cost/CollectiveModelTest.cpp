@@ -406,3 +406,52 @@ TEST(CollectiveModelTest, PcieLinkEfficiencyScalesBandwidth) {
   double full = estimateCollective(nominal, CollectiveKind::all_gather, 8e9, 4, 1).busbwGBps;
   EXPECT_NEAR(reached / full, pcie.intraNode.linkEfficiency, 0.01);
 }
+
+// NCCL's environment (NCCL_PROTO, NCCL_ALGO) restricts what the model may
+// pick, exactly as it restricts NCCL's tuner; every size of every kind still
+// gets a price, and never a faster one than with everything allowed.
+TEST(CollectiveModelTest, NcclEnvironmentRestrictsTheChoice) {
+  cluster::HardwareDesc all = *cluster::loadHardware("dgx-h100");
+  cluster::HardwareDesc simple = all;
+  ASSERT_FALSE(static_cast<bool>(cluster::parseNcclProtocols("Simple", simple.nccl)));
+  cluster::HardwareDesc noLL = all;
+  ASSERT_FALSE(static_cast<bool>(cluster::parseNcclProtocols("^LL", noLL.nccl)));
+  cluster::HardwareDesc ringTree = all;
+  ASSERT_FALSE(static_cast<bool>(cluster::parseNcclAlgorithms("Ring,Tree", ringTree.nccl)));
+  bool tookLL = false, tookNvls = false;
+  for (CollectiveKind kind : kKinds)
+    for (int64_t nodes : {1, 2})
+      for (double bytes = 8; bytes <= 16e9; bytes *= 4) {
+        CollectiveEstimate free = estimateCollective(all, kind, bytes, 8 * nodes, nodes);
+        tookLL |= llvm::StringRef(free.algorithm).ends_with("/ll");
+        tookNvls |= llvm::StringRef(free.algorithm).starts_with("nvls");
+        std::string at = (stringifyCollectiveKind(kind) + " " + std::to_string(bytes) +
+                          " on " + std::to_string(nodes))
+                             .str();
+        CollectiveEstimate s = estimateCollective(simple, kind, bytes, 8 * nodes, nodes);
+        CollectiveEstimate n = estimateCollective(noLL, kind, bytes, 8 * nodes, nodes);
+        CollectiveEstimate r = estimateCollective(ringTree, kind, bytes, 8 * nodes, nodes);
+        // Point-to-point operations keep NCCL's size rule.
+        if (kind != CollectiveKind::all_to_all) {
+          EXPECT_TRUE(llvm::StringRef(s.algorithm).ends_with("/simple")) << at << ": " << s.algorithm;
+          EXPECT_FALSE(llvm::StringRef(n.algorithm).ends_with("/ll")) << at << ": " << n.algorithm;
+        }
+        EXPECT_FALSE(llvm::StringRef(r.algorithm).starts_with("nvls")) << at << ": " << r.algorithm;
+        for (const CollectiveEstimate *e : {&s, &n, &r}) {
+          EXPECT_TRUE(std::isfinite(e->timeUs)) << at;
+          EXPECT_GE(e->timeUs, free.timeUs * (1 - 1e-12)) << at;
+        }
+      }
+  // The restrictions above are not vacuous on this machine.
+  EXPECT_TRUE(tookLL);
+  EXPECT_TRUE(tookNvls);
+  // With everything excluded but one protocol, the one left runs at every size.
+  cluster::HardwareDesc ll128 = all;
+  ASSERT_FALSE(static_cast<bool>(cluster::parseNcclProtocols("ll128", ll128.nccl)));
+  for (double bytes = 8; bytes <= 16e9; bytes *= 16)
+    EXPECT_TRUE(llvm::StringRef(estimateCollective(ll128, CollectiveKind::all_reduce,
+                                                   bytes, 8, 1)
+                                    .algorithm)
+                    .ends_with("/ll128"))
+        << bytes;
+}

@@ -216,3 +216,97 @@ TEST(HardwareTest, UnknownPresetOrFile) {
   EXPECT_NE(message.find("'dgx-z9000' is neither a preset (dgx-a100, dgx-h100, pcie-a100x4, aws-p4d, aws-p5, gcp-a3, gcp-a3-mega, gcp-a3-ultra, azure-nd-h100-v5, oci-a100, oci-h100, oci-h200, local-cpu)"),
             std::string::npos);
 }
+
+// NCCL_PROTO's and NCCL_ALGO's syntax: names in any case, a leading ^
+// excludes; names NCCL knows and Braid does not model are accepted.
+TEST(HardwareTest, NcclEnvironmentLists) {
+  auto protocols = [](llvm::StringRef list) -> std::string {
+    NcclSelection selection;
+    if (llvm::Error error = parseNcclProtocols(list, selection))
+      return llvm::toString(std::move(error));
+    return std::to_string(selection.protocols);
+  };
+  auto algorithms = [](llvm::StringRef list) -> std::string {
+    NcclSelection selection;
+    if (llvm::Error error = parseNcclAlgorithms(list, selection))
+      return llvm::toString(std::move(error));
+    return std::to_string(selection.algorithms);
+  };
+  EXPECT_EQ(protocols("Simple"), "4");
+  EXPECT_EQ(protocols("simple,LL128"), "6");
+  EXPECT_EQ(protocols(" ^LL "), "6");
+  EXPECT_EQ(protocols("LL,LL128,Simple"), "7");
+  EXPECT_EQ(protocols("LL129"),
+            "NCCL_PROTO 'LL129': unknown name 'LL129' (expected LL, LL128 or Simple)");
+  EXPECT_EQ(protocols(""), "NCCL_PROTO '': expected LL, LL128 or Simple");
+  EXPECT_EQ(protocols("Simple,"),
+            "NCCL_PROTO 'Simple,': unknown name '' (expected LL, LL128 or Simple)");
+  EXPECT_EQ(protocols("^ll,LL128,simple"),
+            "NCCL_PROTO '^ll,LL128,simple': leaves nothing Braid models to choose from");
+  EXPECT_EQ(algorithms("Ring,Tree"), "3");
+  EXPECT_EQ(algorithms("^NVLS,NVLSTree"), "3");
+  EXPECT_EQ(algorithms("ring,collnetdirect,PAT"), "1");
+  EXPECT_EQ(algorithms("nvlstree"), "8");
+  EXPECT_EQ(algorithms("PAT"),
+            "NCCL_ALGO 'PAT': leaves nothing Braid models to choose from");
+  EXPECT_EQ(algorithms("Rings"),
+            "NCCL_ALGO 'Rings': unknown name 'Rings' (expected Ring, Tree, NVLS, "
+            "NVLSTree, CollNetDirect, CollNetChain or PAT)");
+  EXPECT_EQ(algorithms("allreduce:tree;allgather:ring"),
+            "NCCL_ALGO 'allreduce:tree;allgather:ring': per-collective lists "
+            "(NCCL 2.24's `allreduce:tree`) are not supported; give one list for "
+            "every collective");
+}
+
+// A description's `nccl` object: the system's default lists.
+TEST(HardwareTest, NcclObjectInADescription) {
+  std::string good = R"({"name": "x", "comm_channels": 4,
+    "device": {"arch": "hopper", "name": "d", "peak_tflops": {"f32": 1, "tf32": 2, "bf16": 3, "f16": 3},
+               "gemm_efficiency": 0.5, "memory_bandwidth_GBps": 100, "memory_efficiency": 0.9,
+               "memory_capacity_GB": 8, "l2_MB": 1, "sms": 10, "launch_overhead_us": 1},
+    "intra_node": {"kind": "nvlink", "links": 2, "link_bandwidth_GBps": 10, "nvls": false},
+    "inter_node": {"nics_per_node": 1, "nic_bandwidth_GBps": 10, "nic_efficiency": 0.9},
+    NCCL
+    "topology": {"nodes": 1, "ranks_per_node": 2}})";
+  auto with = [&](llvm::StringRef nccl) {
+    std::string text = good;
+    text.replace(text.find("NCCL"), 4, nccl.str());
+    return parseHardware(text, "hw.json");
+  };
+  llvm::Expected<HardwareDesc> none = with("");
+  ASSERT_TRUE(static_cast<bool>(none)) << llvm::toString(none.takeError());
+  EXPECT_EQ(none->nccl.protocols, 7u);
+  EXPECT_EQ(none->nccl.algorithms, 15u);
+  llvm::Expected<HardwareDesc> gcp =
+      with(R"("nccl": {"proto": "Simple", "algo": "Ring,Tree"},)");
+  ASSERT_TRUE(static_cast<bool>(gcp)) << llvm::toString(gcp.takeError());
+  EXPECT_TRUE(gcp->nccl.allows(NcclProtocol::simple));
+  EXPECT_FALSE(gcp->nccl.allows(NcclProtocol::ll128));
+  EXPECT_TRUE(gcp->nccl.allows(NcclAlgorithm::tree));
+  EXPECT_FALSE(gcp->nccl.allows(NcclAlgorithm::nvlsTree));
+  auto errorWith = [&](llvm::StringRef nccl) {
+    llvm::Expected<HardwareDesc> hw = with(nccl);
+    EXPECT_FALSE(static_cast<bool>(hw));
+    return hw ? "" : llvm::toString(hw.takeError());
+  };
+  EXPECT_EQ(errorWith(R"("nccl": {"proto": "LL256"},)"),
+            "hw.json: nccl.proto: NCCL_PROTO 'LL256': unknown name 'LL256' "
+            "(expected LL, LL128 or Simple)");
+  EXPECT_EQ(errorWith(R"("nccl": {"algo": "Tree"},)"),
+            "hw.json: nccl.algo: a system's default must allow Ring, the one "
+            "algorithm every collective Braid prices runs on");
+  EXPECT_EQ(errorWith(R"("nccl": {"proto": 3},)"),
+            "hw.json: nccl.proto: expected a non-empty string");
+  EXPECT_EQ(errorWith(R"("nccl": {"protocol": "Simple"},)"),
+            "hw.json: nccl.protocol: unknown field");
+  EXPECT_EQ(errorWith(R"("nccl": "Simple",)"), "hw.json: nccl: expected an object");
+  // An MPI (shm) node runs MPI's collectives: the lists do not apply.
+  std::string shm = good;
+  shm.replace(shm.find("\"kind\": \"nvlink\""), 16,
+              "\"kind\": \"shm\", \"hop_latency_us\": 1");
+  shm.replace(shm.find("NCCL"), 4, R"("nccl": {"proto": "Simple"},)");
+  llvm::Expected<HardwareDesc> mpi = parseHardware(shm, "hw.json");
+  ASSERT_FALSE(static_cast<bool>(mpi));
+  EXPECT_EQ(llvm::toString(mpi.takeError()),
+            "hw.json: nccl: an \"shm\" node runs MPI's collectives, not NCCL's");
+}

@@ -108,6 +108,37 @@ struct InterNodeDesc {
   double transferUs(double outBytes, double inBytes, double GBps) const;
 };
 
+/// The protocols and algorithms NCCL may choose among, as its environment
+/// restricts them (NCCL_PROTO, NCCL_ALGO; NCCL_NVLS_ENABLE=0 is NCCL_ALGO
+/// without NVLS and NVLSTree). Cloud images set them: GCP's TCPXO profile
+/// ran Simple alone on Ring and Tree until 2025 (docs/cost-model.md).
+/// NCCL's other algorithms (CollNet, PAT) are accepted by name but not
+/// modelled. Point-to-point operations (all_to_all) are not restricted:
+/// NCCL picks their protocol by size (NCCL_P2P_LL_THRESHOLD).
+enum class NcclProtocol { ll, ll128, simple };
+enum class NcclAlgorithm { ring, tree, nvls, nvlsTree };
+struct NcclSelection {
+  /// A bit per NcclProtocol, and per NcclAlgorithm: set where allowed.
+  unsigned protocols = 0b111;
+  unsigned algorithms = 0b1111;
+  bool allows(NcclProtocol protocol) const {
+    return protocols & (1u << unsigned(protocol));
+  }
+  bool allows(NcclAlgorithm algorithm) const {
+    return algorithms & (1u << unsigned(algorithm));
+  }
+};
+
+/// Reads a list in NCCL_PROTO's syntax (case-insensitive, comma-separated
+/// among LL, LL128 and Simple; a leading `^` excludes those named instead)
+/// into `selection.protocols`.
+llvm::Error parseNcclProtocols(llvm::StringRef list, NcclSelection &selection);
+/// Reads a list in NCCL_ALGO's syntax (Ring, Tree, NVLS, NVLSTree,
+/// CollNetDirect, CollNetChain, CollNet, PAT; `^` as above) into
+/// `selection.algorithms`. A list that leaves none of the modelled four is
+/// an error, as is NCCL 2.24's per-collective form (`allreduce:tree`).
+llvm::Error parseNcclAlgorithms(llvm::StringRef list, NcclSelection &selection);
+
 struct HardwareDesc {
   std::string name;
   DeviceDesc device;
@@ -145,6 +176,10 @@ struct HardwareDesc {
   /// whatever the fabric's own latency. Fitted per intra-node class on the
   /// calibration half of bench/collectives' corpus (docs/cost-model.md).
   double collectiveFloorUs = 0;
+  /// What NCCL's environment allows on this system by default (optional
+  /// `nccl` object: `proto` and `algo` strings in the syntax of NCCL_PROTO
+  /// and NCCL_ALGO). braid-sim's --nccl-proto and --nccl-algo override it.
+  NcclSelection nccl;
   int64_t nodes = 1;
   int64_t ranksPerNode = 1;
   int64_t worldSize() const { return nodes * ranksPerNode; }
