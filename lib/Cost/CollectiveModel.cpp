@@ -130,6 +130,19 @@ bool hasLL128(const HardwareDesc &hw) {
   return hw.intraNode.kind == IntraNodeKind::nvlink;
 }
 
+/// What the network transport adds to a step that crosses nodes: its
+/// latency, and on Simple as much again for the flush that makes received
+/// data visible to the GPU (NCCL's tuner: "Also add the flush extra
+/// latency"). NCCL flushes only on GPUs before Hopper unless the network
+/// plugin forces it (ncclTopoNeedFlush, src/graph/paths.cc: "Flush is
+/// required on Ampere and earlier"); the plugins of the presets' transports
+/// do not (aws-ofi-nccl and GCP's TCPXO plugin report no forceFlush).
+double transportLatencyUs(const HardwareDesc &hw, Protocol protocol) {
+  bool flushes = protocol == Simple && (hw.device.arch == Arch::volta ||
+                                        hw.device.arch == Arch::ampere);
+  return hw.interNode.latencyUs * (flushes ? 2.0 : 1.0);
+}
+
 int nodeIndex(int64_t nodes) { return nodes <= 1 ? 0 : nodes == 2 ? 1 : 2; }
 
 /// Per-hop intra-node latency for an algorithm table.
@@ -156,7 +169,7 @@ double ringBusBandwidth(const HardwareDesc &hw, int64_t nodes) {
 /// faster of the two is taken, LL at half the bandwidth (a flag beside
 /// every 8 bytes). The peers on the node are reached at once (one hop's
 /// latency); each peer on another node costs the network's latency (with
-/// the transport's own, twice on Simple), as many at once as the rank's
+/// the transport's own, and its flush on Simple before Hopper), as many at once as the rank's
 /// share of the node's NICs allows (kP2pPerNic per NIC). The sends to
 /// remote peers are posted one after the other by the rank's network
 /// proxy, so they take at least the transport's cost per post each.
@@ -167,8 +180,7 @@ double allToAllUs(const HardwareDesc &hw, int64_t ranks, int64_t perNode,
       1.0, double(hw.interNode.nicsPerNode) / double(perNode) * kP2pPerNic);
   double best = std::numeric_limits<double>::infinity();
   for (Protocol protocol : {LL, Simple}) {
-    double transport =
-        hw.interNode.latencyUs * (protocol == Simple ? 2.0 : 1.0);
+    double transport = transportLatencyUs(hw, protocol);
     double latency =
         kBaseRing[protocol] + intraLatency(hw, kNvlinkRing, kPciRing, protocol) +
         std::max(remotePeers * (kNetRing[protocol] + transport) / concurrency,
@@ -368,7 +380,7 @@ static CollectiveEstimate estimateWithFloor(const HardwareDesc &hw,
     // Ring, every kind. NCCL: nsteps = 2(n-1) for all_reduce, n-1
     // otherwise; the steps crossing nodes (2 per node for all_reduce, as
     // NCCL >= 2.19 counts them) pay the network's latency, the transport's
-    // own included (twice with Simple: the flush).
+    // own included (and its flush on Simple, before Hopper).
     bool allReduce = kind == CollectiveKind::all_reduce;
     double ringBw = ringBusBandwidth(hw, nodes);
     // A pipeline of `hops` hops fills one step at a time: the first piece
@@ -388,8 +400,7 @@ static CollectiveEstimate estimateWithFloor(const HardwareDesc &hw,
     double interSteps = allReduce ? (nodes > 1 ? 2.0 * nodes : 0.0)
                                   : double(nodes - 1);
     auto netLatency = [&](const double *table, Protocol protocol) {
-      return table[protocol] + hw.interNode.latencyUs *
-                                   (protocol == Simple ? 2.0 : 1.0);
+      return table[protocol] + transportLatencyUs(hw, protocol);
     };
     for (Protocol protocol : {LL, LL128, Simple}) {
       if (!allowed(NcclAlgorithm::ring, protocol))
@@ -492,7 +503,7 @@ static CollectiveEstimate estimateWithFloor(const HardwareDesc &hw,
           double latency =
               kNvlsLatency + 2 * std::floor(std::log2(double(nodes))) *
                                  (kNvlsTreeNetLatency +
-                                  2 * hw.interNode.latencyUs);
+                                  transportLatencyUs(hw, Simple));
           double depth = 2 * (1 + std::log2(double(nodes)));
           best.consider(latency + (bytes + pipelineFill(depth, bytes)) / bw * 1e-3,
                         "nvls_tree/simple");

@@ -455,3 +455,33 @@ TEST(CollectiveModelTest, NcclEnvironmentRestrictsTheChoice) {
                     .ends_with("/ll128"))
         << bytes;
 }
+
+// On Simple NCCL flushes each receive from the network before the GPU reads
+// it, paying the transport's latency again, on GPUs before Hopper only
+// (ncclTopoNeedFlush).
+TEST(CollectiveModelTest, SimpleFlushesOnlyBeforeHopper) {
+  cluster::HardwareDesc hopper = *cluster::loadHardware("dgx-h100");
+  hopper.interNode.latencyUs = 50;
+  hopper.collectiveFloorUs = 0;
+  ASSERT_FALSE(static_cast<bool>(cluster::parseNcclProtocols("Simple", hopper.nccl)));
+  ASSERT_FALSE(static_cast<bool>(cluster::parseNcclAlgorithms("Ring", hopper.nccl)));
+  cluster::HardwareDesc ampere = hopper;
+  ampere.device.arch = cluster::Arch::ampere;
+  // An all_gather over 2 nodes crosses them once: one flush more before Hopper.
+  double tiny = 8;
+  EXPECT_NEAR(estimateCollective(ampere, CollectiveKind::all_gather, tiny, 16, 2).timeUs -
+                  estimateCollective(hopper, CollectiveKind::all_gather, tiny, 16, 2).timeUs,
+              50, 0.01);
+  // An all_reduce's ring crosses them twice per node (4 steps on 2 nodes;
+  // too small a message for NCCL's plateau factor).
+  EXPECT_NEAR(estimateCollective(ampere, CollectiveKind::all_reduce, tiny, 16, 2).timeUs -
+                  estimateCollective(hopper, CollectiveKind::all_reduce, tiny, 16, 2).timeUs,
+              4 * 50, 0.01);
+  // LL needs no flush on either.
+  cluster::HardwareDesc hopperLL = hopper, ampereLL = ampere;
+  ASSERT_FALSE(static_cast<bool>(cluster::parseNcclProtocols("LL", hopperLL.nccl)));
+  ASSERT_FALSE(static_cast<bool>(cluster::parseNcclProtocols("LL", ampereLL.nccl)));
+  double gap = estimateCollective(ampereLL, CollectiveKind::all_gather, tiny, 16, 2).timeUs -
+               estimateCollective(hopperLL, CollectiveKind::all_gather, tiny, 16, 2).timeUs;
+  EXPECT_NEAR(gap, 0, 0.01);
+}
