@@ -257,6 +257,51 @@ OpCost ProgramCoster::unevenExchange(ArrayRef<double> sendBytes, bool async,
               category);
 }
 
+/// A kernel followed by a pass over memory of `bytes`, one after the other.
+static cost::KernelEstimate thenPass(const HardwareDesc &hw,
+                                     cost::KernelEstimate kernel,
+                                     double bytes) {
+  if (bytes <= 0)
+    return kernel;
+  cost::KernelEstimate pass = cost::estimateElementwise(hw, bytes);
+  double total = kernel.timeUs + pass.timeUs;
+  cost::KernelEstimate sum;
+  sum.timeUs = total;
+  sum.memoryBoundFraction =
+      total > 0 ? (kernel.timeUs * kernel.memoryBoundFraction + pass.timeUs) /
+                      total
+                : 0;
+  return sum;
+}
+
+/// Bytes per output element that the CPU runtime's dense layers move besides
+/// the one write of the product that estimateGemm counts. braid.linear
+/// (runtime/lib/Compiled.cpp) fills its output with the bias, multiplies
+/// into it (OpenBLAS reads it back for beta = 1) and applies the activation
+/// in a pass of its own. linear_grad (runtime/lib/Training.cpp) zeroes both
+/// gradients, OpenBLAS zeroes them again for beta = 0 (BETA_OPERATION,
+/// driver/level3/level3.c) and reads them back as its kernel accumulates.
+/// A GPU's GEMM writes its output once, its epilogue fused.
+static double cpuLinearPassBytes(Activation activation) {
+  return 4 /*bias fill*/ + 4 /*read back*/ +
+         (activation == Activation::none ? 0 : 8 /*activation pass*/);
+}
+/// braid.linear on `rows` rows: its GEMM, and on a CPU the runtime's passes.
+static cost::KernelEstimate linearEstimate(const HardwareDesc &hw,
+                                           LinearOp linear, int64_t rows) {
+  auto input = linear.getInput().getType();
+  int64_t out = linear.getWeight().getType().getDimSize(0);
+  cost::KernelEstimate gemm = cost::estimateGemm(
+      hw, rows, out, input.getDimSize(1), dtypeOf(input));
+  if (hw.device.arch != cluster::Arch::cpu)
+    return gemm;
+  return thenPass(hw, gemm,
+                  double(rows) * out *
+                      cpuLinearPassBytes(linear.getActivation()));
+}
+constexpr double kCpuLinearGradPassBytes =
+    4 /*runtime's fill*/ + 4 /*BLAS's beta = 0*/ + 4 /*read back*/;
+
 FailureOr<OpCost> ProgramCoster::costOf(Operation &op,
                                         const ProgramShapes &shapes,
                                         int64_t rank) {
@@ -266,11 +311,10 @@ FailureOr<OpCost> ProgramCoster::costOf(Operation &op,
     if (!weight.hasStaticShape() || input.isDynamicDim(1))
       return linear.emitError() << "braid-sim needs static weights and "
                                    "features";
-    return kernel(cost::estimateGemm(
-                      hw, int64_t(std::ceil(shapes.rows(linear.getInput()))),
-                      weight.getDimSize(0), input.getDimSize(1),
-                      dtypeOf(input)),
-                  "dense");
+    return kernel(
+        linearEstimate(hw, linear,
+                       int64_t(std::ceil(shapes.rows(linear.getInput())))),
+        "dense");
   }
   if (isa<EmbeddingBagOp, ShardEmbeddingBagOp>(op)) {
     TableOp table = routing.tableOf(&op);
@@ -316,18 +360,19 @@ FailureOr<OpCost> ProgramCoster::costOf(Operation &op,
         cost::estimateGemm(hw, batch, in, out, dtypeOf(input));
     cost::KernelEstimate weightGrad =
         cost::estimateGemm(hw, out, in, batch, dtypeOf(input));
-    cost::KernelEstimate activation = cost::estimateElementwise(
-        hw, 3 * shapes.elements(grad.getResultGrad()) * 4);
-    double total = inputGrad.timeUs + weightGrad.timeUs + activation.timeUs;
-    cost::KernelEstimate sum;
-    sum.timeUs = total;
-    sum.memoryBoundFraction =
-        total > 0 ? (inputGrad.timeUs * inputGrad.memoryBoundFraction +
-                     weightGrad.timeUs * weightGrad.memoryBoundFraction +
-                     activation.timeUs) /
-                        total
-                  : 0;
-    return kernel(sum, "dense");
+    double passBytes = 3 * shapes.elements(grad.getResultGrad()) * 4;
+    if (hw.device.arch == cluster::Arch::cpu)
+      passBytes += (double(batch) * in + double(out) * in) *
+                   kCpuLinearGradPassBytes;
+    cost::KernelEstimate gemms;
+    gemms.timeUs = inputGrad.timeUs + weightGrad.timeUs;
+    gemms.memoryBoundFraction =
+        gemms.timeUs > 0
+            ? (inputGrad.timeUs * inputGrad.memoryBoundFraction +
+               weightGrad.timeUs * weightGrad.memoryBoundFraction) /
+                  gemms.timeUs
+            : 0;
+    return kernel(thenPass(hw, gemms, passBytes), "dense");
   }
   if (isa<ShardEmbeddingBagUpdateOp, EmbeddingBagUpdateOp>(op)) {
     // The backward of a lookup fused with the optimizer: each looked-up row
@@ -655,9 +700,7 @@ FailureOr<double> mlir::braid::sim::estimateDenseStageUs(
       if (!input.hasStaticShape() || !weight.hasStaticShape())
         return linear.emitError() << "the dense stage needs static shapes";
       int64_t rows = (input.getDimSize(0) + ranks - 1) / ranks;
-      totalUs += cost::estimateGemm(hw, rows, weight.getDimSize(0),
-                                    input.getDimSize(1), dtypeOf(input))
-                     .timeUs;
+      totalUs += linearEstimate(hw, linear, rows).timeUs;
       continue;
     }
     if (isa<InteractionOp>(op) || op.getDialect()->getNamespace() == "arith" ||

@@ -116,3 +116,61 @@ TEST_F(DenseStageTest, RankSkewSpreadsComputeOverTheRanks) {
   }
   EXPECT_TRUE(sawLinear);
 }
+
+// On a CPU the runtime's dense layer makes passes of its own over its output
+// (the bias fill, BLAS's read-back for beta = 1, the activation); a GPU's
+// GEMM writes it once.
+TEST_F(DenseStageTest, CpuLinearPaysTheRuntimesPasses) {
+  func::FuncOp forward = parseForward(R"mlir(
+func.func @forward(%x: tensor<4096x64xf32>, %w: tensor<32x64xf32>, %w2: tensor<32x32xf32>, %b: tensor<32xf32>) -> tensor<4096x32xf32> {
+  %h = braid.linear %x, %w, %b relu : tensor<4096x64xf32>, tensor<32x64xf32>, tensor<32xf32> -> tensor<4096x32xf32>
+  %y = braid.linear %h, %w2, %b none : tensor<4096x32xf32>, tensor<32x32xf32>, tensor<32xf32> -> tensor<4096x32xf32>
+  return %y : tensor<4096x32xf32>
+}
+)mlir");
+  ASSERT_TRUE(forward);
+  cluster::HardwareDesc cpu = hw;
+  cpu.device.arch = cluster::Arch::cpu;
+  FailureOr<double> gpuUs = sim::estimateDenseStageUs(forward, hw, 4096, 2);
+  FailureOr<double> cpuUs = sim::estimateDenseStageUs(forward, cpu, 4096, 2);
+  ASSERT_TRUE(succeeded(gpuUs) && succeeded(cpuUs));
+  double gemms = cost::estimateGemm(hw, 2048, 32, 64, "f32").timeUs +
+                 cost::estimateGemm(hw, 2048, 32, 32, "f32").timeUs;
+  EXPECT_NEAR(*gpuUs, gemms, 1e-9 * gemms);
+  // 2048 x 32 outputs each: 16 bytes an element with relu, 8 without.
+  double passes = cost::estimateElementwise(hw, 2048.0 * 32 * 16).timeUs +
+                  cost::estimateElementwise(hw, 2048.0 * 32 * 8).timeUs;
+  EXPECT_NEAR(*cpuUs, gemms + passes, 1e-9 * (gemms + passes));
+}
+
+// linear_grad on a CPU: the runtime zeroes both gradients, BLAS zeroes them
+// again (beta = 0) and reads them back; 12 bytes an element beyond the GEMMs
+// and the activation's gradient.
+TEST_F(DenseStageTest, CpuLinearGradPaysTheRuntimesPasses) {
+  func::FuncOp step = parseForward(R"mlir(
+func.func @forward(%x: tensor<2048x64xf32>, %w: tensor<32x64xf32>, %y: tensor<2048x32xf32>, %g: tensor<2048x32xf32>) -> tensor<32x64xf32> {
+  %dx, %dw, %db = braid.linear_grad %x, %w, %y, %g relu : (tensor<2048x64xf32>, tensor<32x64xf32>, tensor<2048x32xf32>, tensor<2048x32xf32>) -> (tensor<2048x64xf32>, tensor<32x64xf32>, tensor<32xf32>)
+  return %dw : tensor<32x64xf32>
+}
+)mlir");
+  ASSERT_TRUE(step);
+  cluster::HardwareDesc cpu = hw;
+  cpu.device.arch = cluster::Arch::cpu;
+  auto gradUs = [&](const cluster::HardwareDesc &machine) {
+    FailureOr<std::vector<sim::SimOp>> ops = sim::buildSchedule(step, machine, 1, 1);
+    EXPECT_TRUE(succeeded(ops));
+    for (const sim::SimOp &op : *ops)
+      if (op.name == "linear_grad")
+        return op.durationUs;
+    ADD_FAILURE() << "no linear_grad in the schedule";
+    return 0.0;
+  };
+  double gemms = cost::estimateGemm(hw, 2048, 64, 32, "f32").timeUs +
+                 cost::estimateGemm(hw, 32, 64, 2048, "f32").timeUs;
+  double activation = cost::estimateElementwise(hw, 3 * 2048.0 * 32 * 4).timeUs;
+  EXPECT_NEAR(gradUs(hw), gemms + activation, 1e-6 * gemms);
+  double passes = cost::estimateElementwise(
+                      hw, 3 * 2048.0 * 32 * 4 + (2048.0 * 64 + 32.0 * 64) * 12)
+                      .timeUs;
+  EXPECT_NEAR(gradUs(cpu), gemms + passes, 1e-6 * gemms);
+}
