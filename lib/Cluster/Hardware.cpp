@@ -143,14 +143,32 @@ private:
 };
 } // namespace
 
+namespace {
+/// A name in one of NCCL's selection lists and the bits it stands for (none
+/// for a name NCCL knows and Braid does not model).
+struct NcclName {
+  StringLiteral name;
+  unsigned bits;
+};
+constexpr unsigned bit(NcclProtocol protocol) { return 1u << unsigned(protocol); }
+constexpr unsigned bit(NcclAlgorithm algorithm) {
+  return 1u << unsigned(algorithm);
+}
+constexpr NcclName kProtocolNames[] = {{"ll", bit(NcclProtocol::ll)},
+                                       {"ll128", bit(NcclProtocol::ll128)},
+                                       {"simple", bit(NcclProtocol::simple)}};
+constexpr NcclName kAlgorithmNames[] = {
+    {"ring", bit(NcclAlgorithm::ring)},   {"tree", bit(NcclAlgorithm::tree)},
+    {"nvls", bit(NcclAlgorithm::nvls)},   {"nvlstree", bit(NcclAlgorithm::nvlsTree)},
+    {"collnetdirect", 0},                 {"collnetchain", 0},
+    {"collnet", 0},                       {"pat", 0}};
+} // namespace
+
 /// Reads one of NCCL's selection lists (`variable`'s syntax: names separated
-/// by commas, case-insensitive, a leading `^` to exclude them) into `mask`,
-/// where `bitsOf` maps a name to its bits (0 for a name NCCL knows and Braid
-/// does not model) or to nothing for an unknown name.
-static Error
-parseNcclList(StringRef variable, StringRef list, unsigned all,
-              function_ref<std::optional<unsigned>(StringRef)> bitsOf,
-              StringRef expected, unsigned &mask) {
+/// by commas, case-insensitive, a leading `^` to exclude them) into `mask`.
+static Error parseNcclList(StringRef variable, StringRef list,
+                           ArrayRef<NcclName> names, StringRef expected,
+                           unsigned &mask) {
   auto error = [&](const Twine &message) {
     return createStringError(inconvertibleErrorCode(),
                              variable + " '" + list + "': " + message);
@@ -159,15 +177,19 @@ parseNcclList(StringRef variable, StringRef list, unsigned all,
   bool exclude = rest.consume_front("^");
   if (rest.trim().empty())
     return error("expected " + expected);
-  unsigned named = 0;
+  unsigned all = 0, named = 0;
+  for (const NcclName &known : names)
+    all |= known.bits;
   SmallVector<StringRef> items;
   rest.split(items, ',');
   for (StringRef item : items) {
-    std::optional<unsigned> bits = bitsOf(item.trim().lower());
-    if (!bits)
+    const NcclName *known = llvm::find_if(names, [&](const NcclName &known) {
+      return item.trim().equals_insensitive(known.name);
+    });
+    if (known == names.end())
       return error("unknown name '" + item.trim() + "' (expected " + expected +
                    ")");
-    named |= *bits;
+    named |= known->bits;
   }
   mask = exclude ? all & ~named : named;
   if (!mask)
@@ -177,18 +199,8 @@ parseNcclList(StringRef variable, StringRef list, unsigned all,
 
 Error mlir::braid::cluster::parseNcclProtocols(StringRef list,
                                                NcclSelection &selection) {
-  return parseNcclList(
-      "NCCL_PROTO", list, 0b111,
-      [](StringRef name) -> std::optional<unsigned> {
-        if (name == "ll")
-          return 1u << unsigned(NcclProtocol::ll);
-        if (name == "ll128")
-          return 1u << unsigned(NcclProtocol::ll128);
-        if (name == "simple")
-          return 1u << unsigned(NcclProtocol::simple);
-        return std::nullopt;
-      },
-      "LL, LL128 or Simple", selection.protocols);
+  return parseNcclList("NCCL_PROTO", list, kProtocolNames,
+                       "LL, LL128 or Simple", selection.protocols);
 }
 
 Error mlir::braid::cluster::parseNcclAlgorithms(StringRef list,
@@ -200,21 +212,7 @@ Error mlir::braid::cluster::parseNcclAlgorithms(StringRef list,
             "': per-collective lists (NCCL 2.24's `allreduce:tree`) are not "
             "supported; give one list for every collective");
   return parseNcclList(
-      "NCCL_ALGO", list, 0b1111,
-      [](StringRef name) -> std::optional<unsigned> {
-        if (name == "ring")
-          return 1u << unsigned(NcclAlgorithm::ring);
-        if (name == "tree")
-          return 1u << unsigned(NcclAlgorithm::tree);
-        if (name == "nvls")
-          return 1u << unsigned(NcclAlgorithm::nvls);
-        if (name == "nvlstree")
-          return 1u << unsigned(NcclAlgorithm::nvlsTree);
-        if (name == "collnetdirect" || name == "collnetchain" ||
-            name == "collnet" || name == "pat")
-          return 0u;
-        return std::nullopt;
-      },
+      "NCCL_ALGO", list, kAlgorithmNames,
       "Ring, Tree, NVLS, NVLSTree, CollNetDirect, CollNetChain or PAT",
       selection.algorithms);
 }
