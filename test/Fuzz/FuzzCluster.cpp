@@ -1,6 +1,6 @@
 //===- FuzzCluster.cpp - Fuzz the cluster description reader --------------===//
 //
-// Input: a hardware description (docs/cluster-spec.md). A description the
+// Input: a hardware description (docs/cost-model.md). A description the
 // reader accepts must give finite, positive predictions: every collective
 // kind at small, medium and large sizes over the described cluster, a GEMM
 // and an embedding lookup.
