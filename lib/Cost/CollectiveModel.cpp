@@ -169,8 +169,9 @@ double ringBusBandwidth(const HardwareDesc &hw, int64_t nodes) {
 /// faster of the two is taken, LL at half the bandwidth (a flag beside
 /// every 8 bytes). The peers on the node are reached at once (one hop's
 /// latency); each peer on another node costs the network's latency (with
-/// the transport's own, and its flush on Simple before Hopper), as many at once as the rank's
-/// share of the node's NICs allows (kP2pPerNic per NIC). The sends to
+/// the transport's own, and its flush on Simple before Hopper), as many at
+/// once as the rank's share of the node's NICs allows (kP2pPerNic per NIC).
+/// The sends to
 /// remote peers are posted one after the other by the rank's network
 /// proxy, so they take at least the transport's cost per post each.
 double allToAllUs(const HardwareDesc &hw, int64_t ranks, int64_t perNode,
