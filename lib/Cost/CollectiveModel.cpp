@@ -171,9 +171,8 @@ double ringBusBandwidth(const HardwareDesc &hw, int64_t nodes) {
 /// latency); each peer on another node costs the network's latency (with
 /// the transport's own, and its flush on Simple before Hopper), as many at
 /// once as the rank's share of the node's NICs allows (kP2pPerNic per NIC).
-/// The sends to
-/// remote peers are posted one after the other by the rank's network
-/// proxy, so they take at least the transport's cost per post each.
+/// The sends to remote peers are posted one after the other by the rank's
+/// network proxy, so they take at least the transport's cost per post each.
 double allToAllUs(const HardwareDesc &hw, int64_t ranks, int64_t perNode,
                   double linkUs, Protocol *chosen = nullptr) {
   double remotePeers = double(ranks - perNode);
