@@ -378,9 +378,9 @@ static CollectiveEstimate estimateWithFloor(const HardwareDesc &hw,
     best.consider(total, std::string("p2p/") + kProtocolNames[protocol]);
   } else {
     // Ring, every kind. NCCL: nsteps = 2(n-1) for all_reduce, n-1
-    // otherwise; the steps crossing nodes (2 per node for all_reduce, as
-    // NCCL >= 2.19 counts them) pay the network's latency, the transport's
-    // own included (and its flush on Simple, before Hopper).
+    // otherwise; the steps crossing nodes (2 (nodes - 1) for all_reduce, as
+    // NCCL >= 2.23 counts them; 2 nodes before) pay the network's latency,
+    // the transport's own included (and its flush on Simple, before Hopper).
     bool allReduce = kind == CollectiveKind::all_reduce;
     double ringBw = ringBusBandwidth(hw, nodes);
     // A pipeline of `hops` hops fills one step at a time: the first piece
@@ -397,8 +397,7 @@ static CollectiveEstimate estimateWithFloor(const HardwareDesc &hw,
       return hops * std::min(hw.commChunkBytes * channels, perHop);
     };
     double steps = allReduce ? 2.0 * (ranks - 1) : double(ranks - 1);
-    double interSteps = allReduce ? (nodes > 1 ? 2.0 * nodes : 0.0)
-                                  : double(nodes - 1);
+    double interSteps = allReduce ? 2.0 * double(nodes - 1) : double(nodes - 1);
     auto netLatency = [&](const double *table, Protocol protocol) {
       return table[protocol] + transportLatencyUs(hw, protocol);
     };
