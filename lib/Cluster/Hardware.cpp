@@ -408,6 +408,13 @@ Expected<HardwareDesc> mlir::braid::cluster::parseHardware(StringRef text,
         nccl.fail("algo", "a system's default must allow Ring, the one "
                           "algorithm every collective Braid prices runs on");
     }
+    // NCCL runs LL128 on NVLink only (the collective model's hasLL128).
+    if (nccl.ok() && hw.intraNode.kind != IntraNodeKind::nvlink &&
+        !hw.nccl.allows(NcclProtocol::ll) &&
+        !hw.nccl.allows(NcclProtocol::simple))
+      nccl.fail("proto", "a \"pcie\" node runs no LL128 (NCCL enables it on "
+                         "NVLink only), so its collectives would have no "
+                         "protocol");
     top.adopt(nccl);
   }
 

@@ -257,20 +257,17 @@ OpCost ProgramCoster::unevenExchange(ArrayRef<double> sendBytes, bool async,
               category);
 }
 
-/// A kernel followed by a pass over memory of `bytes`, one after the other.
-static cost::KernelEstimate thenPass(const HardwareDesc &hw,
-                                     cost::KernelEstimate kernel,
-                                     double bytes) {
-  if (bytes <= 0)
-    return kernel;
-  cost::KernelEstimate pass = cost::estimateElementwise(hw, bytes);
-  double total = kernel.timeUs + pass.timeUs;
+/// Kernels that run one after the other, as one estimate: their times add,
+/// and the share bound by memory is their times' weighted share.
+static cost::KernelEstimate
+inSequence(ArrayRef<cost::KernelEstimate> kernels) {
   cost::KernelEstimate sum;
-  sum.timeUs = total;
-  sum.memoryBoundFraction =
-      total > 0 ? (kernel.timeUs * kernel.memoryBoundFraction + pass.timeUs) /
-                      total
-                : 0;
+  double memoryBoundUs = 0;
+  for (const cost::KernelEstimate &kernel : kernels) {
+    sum.timeUs += kernel.timeUs;
+    memoryBoundUs += kernel.timeUs * kernel.memoryBoundFraction;
+  }
+  sum.memoryBoundFraction = sum.timeUs > 0 ? memoryBoundUs / sum.timeUs : 0;
   return sum;
 }
 
@@ -295,9 +292,10 @@ static cost::KernelEstimate linearEstimate(const HardwareDesc &hw,
       hw, rows, out, input.getDimSize(1), dtypeOf(input));
   if (hw.device.arch != cluster::Arch::cpu)
     return gemm;
-  return thenPass(hw, gemm,
-                  double(rows) * out *
-                      cpuLinearPassBytes(linear.getActivation()));
+  return inSequence({gemm, cost::estimateElementwise(
+                               hw, double(rows) * out *
+                                       cpuLinearPassBytes(
+                                           linear.getActivation()))});
 }
 constexpr double kCpuLinearGradPassBytes =
     4 /*runtime's fill*/ + 4 /*BLAS's beta = 0*/ + 4 /*read back*/;
@@ -348,7 +346,8 @@ FailureOr<OpCost> ProgramCoster::costOf(Operation &op,
   }
   if (auto grad = dyn_cast<LinearGradOp>(op)) {
     // Two GEMMs, the input's gradient (g w) and the weight's (g^T x), and
-    // the activation's gradient on the way in.
+    // the activation's gradient on the way in (on a CPU, with the runtime's
+    // passes over the two gradients).
     auto input = grad.getInput().getType();
     auto weight = grad.getWeight().getType();
     if (!weight.hasStaticShape() || input.isDynamicDim(1))
@@ -364,15 +363,9 @@ FailureOr<OpCost> ProgramCoster::costOf(Operation &op,
     if (hw.device.arch == cluster::Arch::cpu)
       passBytes += (double(batch) * in + double(out) * in) *
                    kCpuLinearGradPassBytes;
-    cost::KernelEstimate gemms;
-    gemms.timeUs = inputGrad.timeUs + weightGrad.timeUs;
-    gemms.memoryBoundFraction =
-        gemms.timeUs > 0
-            ? (inputGrad.timeUs * inputGrad.memoryBoundFraction +
-               weightGrad.timeUs * weightGrad.memoryBoundFraction) /
-                  gemms.timeUs
-            : 0;
-    return kernel(thenPass(hw, gemms, passBytes), "dense");
+    return kernel(inSequence({inputGrad, weightGrad,
+                              cost::estimateElementwise(hw, passBytes)}),
+                  "dense");
   }
   if (isa<ShardEmbeddingBagUpdateOp, EmbeddingBagUpdateOp>(op)) {
     // The backward of a lookup fused with the optimizer: each looked-up row

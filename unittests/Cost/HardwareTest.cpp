@@ -300,6 +300,17 @@ TEST(HardwareTest, NcclObjectInADescription) {
   EXPECT_EQ(errorWith(R"("nccl": {"protocol": "Simple"},)"),
             "hw.json: nccl.protocol: unknown field");
   EXPECT_EQ(errorWith(R"("nccl": "Simple",)"), "hw.json: nccl: expected an object");
+  // A PCIe node runs no LL128: a list of it alone leaves nothing to run.
+  std::string pcie = good;
+  pcie.replace(pcie.find("\"kind\": \"nvlink\""), 16, "\"kind\": \"pcie\"");
+  pcie.replace(pcie.find("NCCL"), 4, R"("nccl": {"proto": "LL128"},)");
+  llvm::Expected<HardwareDesc> pcieLL128 = parseHardware(pcie, "hw.json");
+  ASSERT_FALSE(static_cast<bool>(pcieLL128));
+  EXPECT_EQ(llvm::toString(pcieLL128.takeError()),
+            "hw.json: nccl.proto: a \"pcie\" node runs no LL128 (NCCL enables it "
+            "on NVLink only), so its collectives would have no protocol");
+  // The same list on an NVLink node is fine.
+  EXPECT_TRUE(static_cast<bool>(with(R"("nccl": {"proto": "LL128"},)")));
   // An MPI (shm) node runs MPI's collectives: the lists do not apply.
   std::string shm = good;
   shm.replace(shm.find("\"kind\": \"nvlink\""), 16,
