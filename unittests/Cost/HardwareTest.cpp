@@ -220,17 +220,19 @@ TEST(HardwareTest, UnknownPresetOrFile) {
 // NCCL_PROTO's and NCCL_ALGO's syntax: names in any case, a leading ^
 // excludes; names NCCL knows and Braid does not model are accepted.
 TEST(HardwareTest, NcclEnvironmentLists) {
-  auto protocols = [](llvm::StringRef list) -> std::string {
+  // A list's mask, or its error.
+  auto read = [](auto parse, unsigned NcclSelection::*mask,
+                 llvm::StringRef list) -> std::string {
     NcclSelection selection;
-    if (llvm::Error error = parseNcclProtocols(list, selection))
+    if (llvm::Error error = parse(list, selection))
       return llvm::toString(std::move(error));
-    return std::to_string(selection.protocols);
+    return std::to_string(selection.*mask);
   };
-  auto algorithms = [](llvm::StringRef list) -> std::string {
-    NcclSelection selection;
-    if (llvm::Error error = parseNcclAlgorithms(list, selection))
-      return llvm::toString(std::move(error));
-    return std::to_string(selection.algorithms);
+  auto protocols = [&](llvm::StringRef list) {
+    return read(parseNcclProtocols, &NcclSelection::protocols, list);
+  };
+  auto algorithms = [&](llvm::StringRef list) {
+    return read(parseNcclAlgorithms, &NcclSelection::algorithms, list);
   };
   EXPECT_EQ(protocols("Simple"), "4");
   EXPECT_EQ(protocols("simple,LL128"), "6");
