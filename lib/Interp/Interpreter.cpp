@@ -283,6 +283,18 @@ LogicalResult LockstepInterpreter::execute(Operation &op) {
         });
       })
       .Case([&](BucketizeOp bucketize) { return runBucketizeOp(bucketize); })
+      .Case([&](SliceBagsOp slice) {
+        return perRankMulti(op, [&](int64_t rank)
+                                    -> FailureOr<std::vector<HostTensor>> {
+          FailureOr<std::array<HostTensor, 2>> range =
+              runSliceBags(slice, lookup(slice.getIndices())[rank],
+                           lookup(slice.getOffsets())[rank]);
+          if (failed(range))
+            return failure();
+          return std::vector<HostTensor>{std::move((*range)[0]),
+                                         std::move((*range)[1])};
+        });
+      })
       .Case([&](AllToAllVOp exchange) {
         FailureOr<std::vector<HostTensor>> results = runAllToAllV(
             exchange, lookup(exchange.getInput()),
@@ -367,6 +379,19 @@ LogicalResult LockstepInterpreter::execute(Operation &op) {
       })
       .Case<arith::MulFOp, arith::MulIOp>([&](auto) {
         return runElementwise(op, [](double a, double b) { return a * b; });
+      })
+      .Case<arith::MinUIOp, arith::MaxUIOp>([&](auto) -> LogicalResult {
+        // Index arithmetic on sizes (a chunk's rows): non-negative integers.
+        for (Value operand : op.getOperands())
+          for (const HostTensor &value : lookup(operand))
+            if (llvm::any_of(value.data, [](double e) { return e < 0; }))
+              return op.emitError() << "the reference semantics takes the "
+                                       "unsigned minimum and maximum of "
+                                       "non-negative integers only";
+        bool min = isa<arith::MinUIOp>(op);
+        return runElementwise(op, [min](double a, double b) {
+          return min ? std::min(a, b) : std::max(a, b);
+        });
       })
       .Case([&](arith::DivFOp) {
         return runElementwise(op, [](double a, double b) { return a / b; });

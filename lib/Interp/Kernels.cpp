@@ -134,6 +134,27 @@ LogicalResult mlir::braid::interp::checkOffsets(Operation *op,
   return success();
 }
 
+FailureOr<std::array<HostTensor, 2>>
+mlir::braid::interp::runSliceBags(SliceBagsOp op, const HostTensor &indices,
+                                  const HostTensor &offsets) {
+  if (failed(checkOffsets(op, offsets, indices.getNumElements())))
+    return failure();
+  int64_t numBags = offsets.getNumElements() - 1;
+  int64_t start = op.getStartAttr().getInt();
+  int64_t first = std::min(start, numBags);
+  int64_t last = std::min(start + op.getCountAttr().getInt(), numBags);
+  auto base = static_cast<int64_t>(offsets.data[first]);
+  auto end = static_cast<int64_t>(offsets.data[last]);
+  std::array<HostTensor, 2> result = {
+      HostTensor(indices.kind, {end - base}),
+      HostTensor(offsets.kind, {last - first + 1})};
+  std::copy(indices.data.begin() + base, indices.data.begin() + end,
+            result[0].data.begin());
+  for (int64_t b = first; b <= last; ++b)
+    result[1].data[b - first] = offsets.data[b] - double(base);
+  return result;
+}
+
 FailureOr<HostTensor> mlir::braid::interp::runEmbeddingBag(
     EmbeddingBagOp op, const TableData &table, const HostTensor &indices,
     const HostTensor &offsets, const HostTensor *weights) {

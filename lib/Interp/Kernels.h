@@ -49,6 +49,12 @@ FailureOr<HostTensor> allocate(Operation *op, ElementKind kind,
 LogicalResult checkOffsets(Operation *op, const HostTensor &offsets,
                            int64_t numIndices);
 
+/// braid.slice_bags: the bags [start, start + count) of `indices` and
+/// `offsets`, cut short at the batch's end, with offsets rebased to 0.
+FailureOr<std::array<HostTensor, 2>> runSliceBags(SliceBagsOp op,
+                                                  const HostTensor &indices,
+                                                  const HostTensor &offsets);
+
 FailureOr<HostTensor> runEmbeddingBag(EmbeddingBagOp op, const TableData &table,
                                       const HostTensor &indices,
                                       const HostTensor &offsets,

@@ -17,6 +17,7 @@
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/STLExtras.h"
 
+#include <algorithm>
 #include <cmath>
 
 using namespace mlir;
@@ -101,6 +102,10 @@ std::optional<double> ProgramShapes::indexValueOf(Value value) const {
     return *lhs - *rhs;
   if (isa<arith::MulIOp>(def))
     return *lhs * *rhs;
+  if (isa<arith::MinUIOp>(def))
+    return std::min(*lhs, *rhs);
+  if (isa<arith::MaxUIOp>(def))
+    return std::max(*lhs, *rhs);
   if (isa<arith::DivUIOp>(def) && *rhs > 0)
     return std::floor(*lhs / *rhs);
   if (isa<arith::RemUIOp>(def) && *rhs > 0)
@@ -165,7 +170,14 @@ double ProgramShapes::routed(BucketizeOp bucketize, int64_t from,
                              int64_t to) const {
   if (batchSplit.empty())
     return 0;
-  return batchSplit[from] * routing->perSample(bucketize)[to];
+  // A bucketize of a range of the bags (braid.slice_bags) routes that share
+  // of every rank's batch: the ranks run the same program on the same
+  // ranges of their batches.
+  double share = 1;
+  if (batchSplit[rank] > 0)
+    share = std::clamp((rows(bucketize.getOffsets()) - 1) / batchSplit[rank],
+                       0.0, 1.0);
+  return share * batchSplit[from] * routing->perSample(bucketize)[to];
 }
 
 /// The bag offsets `use` feeds, and whether it is per index (indices or
@@ -181,7 +193,22 @@ static std::pair<Value, bool> bagOperandOf(OpOperand &use) {
     return {bucketize.getOffsets(), operand == bucketize.getIndices()};
   if (auto combine = dyn_cast<CombineShardsOp>(user))
     return {combine.getOffsets(), false};
+  if (auto slice = dyn_cast<SliceBagsOp>(user))
+    return {slice.getOffsets(), operand == slice.getIndices()};
   return {Value(), false};
+}
+
+/// The table whose indices `use` feeds: its user's, or for a range of bags
+/// (braid.slice_bags), that of a lookup of the range.
+static TableOp tableOfIndices(OpOperand &use, RoutingTable &routing) {
+  Operation *user = use.getOwner();
+  if (auto slice = dyn_cast<SliceBagsOp>(user)) {
+    for (OpOperand &next : slice.getResultIndices().getUses())
+      if (TableOp table = tableOfIndices(next, routing))
+        return table;
+    return nullptr;
+  }
+  return routing.tableOf(user);
 }
 
 /// Whether `arg` is used as bag offsets (bound before the indices).
@@ -206,8 +233,12 @@ LogicalResult ProgramShapes::bindArgument(BlockArgument arg) {
     if (!offsets)
       continue;
     if (perIndex) {
-      double pooling =
-          routing->tableOf(use.getOwner()).getPoolingFactor().convertToDouble();
+      TableOp table = tableOfIndices(use, *routing);
+      if (!table)
+        return emitError(arg.getLoc())
+               << "cannot bind the size of argument " << arg.getArgNumber()
+               << ": its bags feed no lookup of a table";
+      double pooling = table.getPoolingFactor().convertToDouble();
       setRows(arg, std::max(0.0, rows(offsets) - 1) * pooling);
       return success();
     }
@@ -289,6 +320,16 @@ LogicalResult ProgramShapes::bindOp(Operation &op) {
   }
   if (auto shard = dyn_cast<ShardEmbeddingBagOp>(op)) {
     setRows(shard.getResult(), rows(shard.getLengths()));
+    return success();
+  }
+  if (auto slice = dyn_cast<SliceBagsOp>(op)) {
+    double bags = std::max(0.0, rows(slice.getOffsets()) - 1);
+    double taken =
+        std::clamp(bags - double(slice.getStartAttr().getInt()), 0.0,
+                   double(slice.getCountAttr().getInt()));
+    setRows(slice.getResultOffsets(), taken + 1);
+    setRows(slice.getResultIndices(),
+            bags > 0 ? rows(slice.getIndices()) * taken / bags : 0);
     return success();
   }
   if (auto bag = dyn_cast<EmbeddingBagOp>(op)) {

@@ -419,6 +419,12 @@ FailureOr<OpCost> ProgramCoster::costOf(Operation &op,
     return kernel(cost::estimateElementwise(hw, bytes),
                   isa<DenseUpdateOp>(op) ? "optimizer" : "embedding_update");
   }
+  // A range of bags: its indices are a view, its offsets a rebased copy.
+  if (auto slice = dyn_cast<SliceBagsOp>(op))
+    return kernel(cost::estimateElementwise(
+                      hw, 2 * shapes.elements(slice.getResultOffsets()) *
+                              elementBytes(slice.getResultOffsets().getType())),
+                  "routing");
   if (isa<BucketizeOp, CombineShardsOp, CombineShardsGradOp>(op)) {
     double bytes = 0;
     for (Value value : llvm::concat<Value>(op.getOperands(), op.getResults()))
@@ -510,6 +516,9 @@ FailureOr<OpCost> ProgramCoster::costOf(Operation &op,
   // bucket's members, unpacked).
   if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp,
           tensor::ExtractSliceOp, tensor::CastOp>(op))
+    return OpCost{};
+  // A size is the tensor's metadata: reading it moves no data.
+  if (isa<tensor::DimOp>(op))
     return OpCost{};
   if (isa<InteractionOp, InteractionGradOp, BceWithLogitsOp>(op) ||
       op.getDialect()->getNamespace() == "arith" ||

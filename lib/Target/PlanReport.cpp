@@ -39,6 +39,11 @@ static CoOptSummary summarizeCoOpt(func::FuncOp func) {
     if (isa<CollectiveOpInterface>(op) &&
         cast<CollectiveOpInterface>(op).isAsync())
       ++summary.started;
+    // Chunk j of a pipelined forward pass takes bags [j c, (j + 1) c).
+    if (auto slice = dyn_cast<SliceBagsOp>(op))
+      summary.lookupChunks = std::max<int64_t>(
+          summary.lookupChunks,
+          slice.getStartAttr().getInt() / slice.getCountAttr().getInt() + 1);
     // A sharded optimizer step updates a slice of its parameter.
     if (auto update = dyn_cast<DenseUpdateOp>(op))
       if (update.getParam().getDefiningOp<tensor::ExtractSliceOp>())
@@ -166,7 +171,8 @@ static llvm::json::Value coOptToJson(const CoOptSummary &summary) {
                             {"started_collectives", summary.started},
                             {"sharded_optimizer_steps", summary.shardedSteps},
                             {"parameters_stored_as_blocks",
-                             summary.parameterBlocks}};
+                             summary.parameterBlocks},
+                            {"lookup_chunks", summary.lookupChunks}};
 }
 
 /// "lookups 0.120, dense compute 0.300" for the printed report.
@@ -417,14 +423,14 @@ void mlir::braid::printPlanReport(llvm::raw_ostream &os,
     os << llvm::formatv(
         "co-optimized {0}: {1} optimizer step(s) on shards, {2} bucket(s) "
         "of {3} collectives, {7} fused exchange(s) of {8} all_to_alls, {4} "
-        "collectives started early, {9} parameter(s) stored as blocks; "
-        "{5:f3} of {6:f3} ms of communication hidden behind computation on "
-        "the slowest rank\n",
+        "collectives started early, {9} parameter(s) stored as blocks, "
+        "lookups in {10} chunk(s); {5:f3} of {6:f3} ms of communication "
+        "hidden behind computation on the slowest rank\n",
         name, summary.shardedSteps, summary.buckets, summary.bucketedMembers,
         summary.started,
         std::max(0.0, critical.commUs - critical.exposedCommUs) * 1e-3,
         critical.commUs * 1e-3, summary.fusedExchanges, summary.fusedMembers,
-        summary.parameterBlocks);
+        summary.parameterBlocks, summary.lookupChunks);
   };
   if (p)
     describeCoOpt(report.trainPrediction ? "@forward" : "program",

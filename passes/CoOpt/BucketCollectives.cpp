@@ -449,6 +449,9 @@ void emitExchangeBucket(Block &block, const Bucket &bucket, int64_t worldSize) {
       b, loc, RankedTensorType::get({received}, element), packed,
       /*split_dim=*/0, /*concat_dim=*/0, b.getDenseI64ArrayAttr(matrix),
       first->getAttrOfType<ReplicaGroupsAttr>("replica_groups"));
+  // A chunk's exchanges fused stay that chunk's.
+  if (Attribute chunk = first->getAttr(BraidDialect::kChunkAttrName))
+    exchange->setAttr(BraidDialect::kChunkAttrName, chunk);
   // Unpacked where the first member's result is first read.
   SmallVector<Operation *> results;
   for (Member &member : members)
@@ -619,8 +622,9 @@ bool bucketCollectives(func::FuncOp func, int64_t capBytes, int64_t worldSize,
   llvm::stable_sort(candidates, [&](Operation *a, Operation *b) {
     return order.readyAt(a->getOperand(0)) < order.readyAt(b->getOperand(0));
   });
-  // One open bucket per kind, reduction, groups and element type.
-  using Key = std::tuple<int64_t, int64_t, Attribute, Type>;
+  // One open bucket per kind, reduction, groups and element type (and, for
+  // a pipelined forward pass's exchanges, chunk).
+  using Key = std::tuple<int64_t, int64_t, Attribute, Type, Attribute>;
   llvm::MapVector<Key, Bucket> open;
   SmallVector<Bucket> closed;
   for (Operation *op : candidates) {
@@ -645,7 +649,8 @@ bool bucketCollectives(func::FuncOp func, int64_t capBytes, int64_t worldSize,
     if (kind == BucketKind::exchange)
       reduction = exchangeLayout(op, worldSize)->bySender ? -1 : -2;
     Key key{static_cast<int64_t>(kind), reduction, groups,
-            cast<RankedTensorType>(input.getType()).getElementType()};
+            cast<RankedTensorType>(input.getType()).getElementType(),
+            op->getAttr(BraidDialect::kChunkAttrName)};
     // An exchange's size is what a rank receives (the same on every rank).
     int64_t bytes = 0;
     if (kind == BucketKind::exchange) {
@@ -708,6 +713,15 @@ bool bucketCollectives(func::FuncOp func, int64_t capBytes, int64_t worldSize,
   return changed;
 }
 
+} // namespace
+
+bool mlir::braid::fuseExchanges(func::FuncOp func, int64_t worldSize) {
+  BucketCounts counts;
+  return bucketCollectives(func, kDefaultBucketBytes, worldSize,
+                           /*exchanges=*/true, counts);
+}
+
+namespace {
 struct BraidBucketCollectivesPass
     : braid::impl::BraidBucketCollectivesPassBase<BraidBucketCollectivesPass> {
   using Base::Base;

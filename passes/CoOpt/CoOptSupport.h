@@ -127,6 +127,16 @@ Operation *opAt(func::FuncOp func, int64_t position);
 /// all_reduce, all_gather and all_to_all_v.
 std::optional<StringRef> getStartFormName(Operation *op);
 
+/// The bucket cap of braid-bucket-collectives' `bucket-mib` default (25
+/// MiB, PyTorch DDP's bucket_cap_mb).
+constexpr int64_t kDefaultBucketBytes = 25 * 1024 * 1024;
+
+/// Fuses the uniform exchanges of `func` as braid-bucket-collectives does
+/// with its defaults, without asking the simulator (a later pass's work, for
+/// a rewrite whose gain depends on it); returns whether it fused any.
+/// `worldSize` is the group of an exchange without groups.
+bool fuseExchanges(func::FuncOp func, int64_t worldSize);
+
 /// Replaces the synchronous collective `op` with its start form `startName`
 /// (same operands and attributes, a token of its result type) and a
 /// braid.wait right after it; returns the wait.

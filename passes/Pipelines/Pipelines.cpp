@@ -88,8 +88,14 @@ void mlir::braid::buildCoOptimizePipeline(
     BraidOverlapPassOptions overlap;
     overlap.force = force;
     pm.addPass(createBraidOverlapPass(overlap));
+    // ...pipeline a forward pass's lookups, their exchanges and the dense
+    // work after them over chunks of the bags...
+    BraidChunkLookupsPassOptions chunkLookups;
+    chunkLookups.force = force;
+    pm.addPass(createBraidChunkLookupsPass(chunkLookups));
     // ...then fuse the pooled-row exchanges, started as they now are, into
-    // one where that beats starting them one by one...
+    // one where that beats starting them one by one (a chunk's with each
+    // other)...
     BraidBucketCollectivesPassOptions fuseExchanges;
     fuseExchanges.force = force;
     fuseExchanges.gradients = false;

@@ -135,6 +135,15 @@ LogicalResult BraidDialect::verifyOperationAttribute(Operation *op,
                                << cluster.getWorldSize() << " ranks";
     return success();
   }
+  if (attr.getName() == kChunkAttrName) {
+    auto chunk = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!isa<AllToAllOp, AllToAllStartOp>(op) || !chunk ||
+        !chunk.getType().isInteger(64) || chunk.getInt() < 0)
+      return op->emitOpError() << "'" << kChunkAttrName
+                               << "' must be a non-negative i64 on a "
+                                  "braid.all_to_all or braid.all_to_all_start";
+    return success();
+  }
   return op->emitOpError() << "unknown Braid attribute '" << attr.getName().getValue()
                            << "'";
 }

@@ -14,6 +14,7 @@
 #include "llvm/ADT/DenseSet.h"
 
 #include <cmath>
+#include <tuple>
 
 using namespace mlir;
 using namespace mlir::braid;
@@ -153,6 +154,31 @@ LogicalResult EmbeddingBagOp::verify() {
     if (getMode() != PoolingMode::sum)
       return emitOpError() << "per_sample_weights need mode sum, got "
                            << stringifyPoolingMode(getMode());
+  }
+  return success();
+}
+
+LogicalResult SliceBagsOp::verify() {
+  int64_t start = getStartAttr().getInt(), count = getCountAttr().getInt();
+  if (start < 0)
+    return emitOpError() << "start must not be negative, got " << start;
+  if (count < 1)
+    return emitOpError() << "count must be positive, got " << count;
+  for (auto [operand, result, name] :
+       {std::tuple<Value, Value, StringRef>{getIndices(), getResultIndices(),
+                                           "indices"},
+        std::tuple<Value, Value, StringRef>{getOffsets(), getResultOffsets(),
+                                           "offsets"}}) {
+    auto from = cast<RankedTensorType>(operand.getType());
+    auto to = cast<RankedTensorType>(result.getType());
+    if (from.getElementType() != to.getElementType())
+      return emitOpError() << "result " << name << " have element type "
+                           << to.getElementType() << ", not the operand's "
+                           << from.getElementType();
+    if (!to.isDynamicDim(0))
+      return emitOpError() << "result " << name
+                           << " must have a dynamic size: how many a range of "
+                              "bags holds depends on the batch";
   }
   return success();
 }

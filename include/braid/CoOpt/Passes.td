@@ -386,6 +386,76 @@ def BraidOverlapPass : Pass<"braid-overlap", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::braid::BraidDialect"];
 }
 
+def BraidChunkLookupsPass
+    : Pass<"braid-chunk-lookups", "::mlir::ModuleOp"> {
+  let summary = "pipelines a forward pass's sharded lookups, their exchanges "
+                "and the dense work after them over chunks of the bags, where "
+                "the simulator predicts a gain";
+  let description = [{
+    Finds, in each function of a per-rank program, the sharded lookups
+    (`braid.bucketize` of a table's bags, the index exchanges,
+    `braid.shard_embedding_bag`, the pooled rows' `all_to_all` or
+    `reduce_scatter`, synchronous or started) and the row-wise work their
+    `braid.combine_shards` feed up to the function's results (the
+    interaction, dense layers on their input, elementwise float
+    arithmetic), when nothing else reads their values: a forward pass. It
+    splits both into k chunks of every rank's bags. Chunk j takes bags
+    [j * b/k, (j + 1) * b/k) of each table (`braid.slice_bags`, b the bags
+    per rank), routes, exchanges and looks them up with b/k bags per rank,
+    and runs the combines, the interaction and the top MLP on its rows
+    (`tensor.extract_slice` of the batch-shaped values from outside, such
+    as the bottom MLP's output); a `tensor.concat` of the chunks' rows is
+    returned. Each run of consecutive front ops (routing to the pooled
+    rows' start) and of back ops (the pooled rows' wait onwards) is
+    emitted chunk after chunk where it stood, so chunk j + 1's lookups and
+    exchanges run beside chunk j's dense work. Each chunk's `all_to_all`s
+    carry `braid.chunk = j`, so that `braid-bucket-collectives` fuses a
+    chunk's exchanges only with each other.
+
+    Bags are independent and every rank takes the same ranges of its own
+    bags, so chunk j's exchanges carry exactly chunk j's rows and the
+    concatenation is the unchunked result. The simulator chooses k among
+    2, 4 and 8 (dividing the bags per rank) or no chunking, for the whole
+    per-rank program; `force` takes 2. A training step reads the forward's
+    values in its backward, so it is left whole.
+
+    ```mlir
+    %len, %vals, %counts = braid.bucketize @t(%idx, %off) to [0] bags_per_rank = 4 ...
+    ... // index exchanges, the shard's lookup
+    %tok = braid.all_to_all_start %pooled split_dim = 0 concat_dim = 0 split_sizes = [4, 4, 0, 0] ...
+    %recv = braid.wait %tok : !braid.token<tensor<4x16xf32>>
+    %e = braid.combine_shards @t(%recv, %off) sum bags_per_rank = 4 ...
+    %y = braid.interaction dot %dense, %e ...
+    // becomes, with 2 chunks
+    %idx0, %off0 = braid.slice_bags %idx, %off bags [0, 2] ...
+    %len0, %vals0, %counts0 = braid.bucketize @t(%idx0, %off0) to [0] bags_per_rank = 2 ...
+    %tok0 = braid.all_to_all_start %pooled0 ... split_sizes = [2, 2, 0, 0] {braid.chunk = 0 : i64} ...
+    %idx1, %off1 = braid.slice_bags %idx, %off bags [2, 2] ...
+    ... // chunk 1's routing and lookup, beside chunk 0's exchange
+    %recv0 = braid.wait %tok0 : !braid.token<tensor<2x16xf32>>
+    %e0 = braid.combine_shards @t(%recv0, %off0) sum bags_per_rank = 2 ...
+    %d0 = tensor.extract_slice %dense[%first0, 0] [%rows0, 16] [1, 1] ...
+    %y0 = braid.interaction dot %d0, %e0 ...  // beside chunk 1's exchange
+    ... // chunk 1's back
+    %y = tensor.concat dim(0) %y0, %y1 ...
+    ```
+  }];
+  let options = [
+    Option<"force", "force", "bool", "false",
+           "Split every forward pass into 2 chunks without asking the "
+           "simulator (for tests)">,
+  ];
+  let statistics = [
+    Statistic<"numChunked", "functions-chunked",
+              "Functions whose lookups were pipelined in chunks">,
+    Statistic<"numRejected", "rejected-by-simulator",
+              "Functions the simulator predicted no faster in chunks">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::braid::BraidDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def BraidChunkPipelinePass
     : Pass<"braid-chunk-pipeline", "::mlir::ModuleOp"> {
   let summary = "splits a gathered batch's row-wise work into chunks whose "

@@ -35,6 +35,9 @@ struct CoOptSummary {
   int64_t shardedSteps = 0;
   /// Parameters stored as this rank's block (braid.param_shard).
   int64_t parameterBlocks = 0;
+  /// The chunks of the bags a pipelined forward pass looks up
+  /// (braid-chunk-lookups' braid.slice_bags); 1 when it is whole.
+  int64_t lookupChunks = 1;
 };
 
 struct PlanReport {

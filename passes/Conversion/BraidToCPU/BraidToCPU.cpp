@@ -304,10 +304,65 @@ template <typename OpTy> struct ComputeOpLowering : OpConversionPattern<OpTy> {
 };
 } // namespace
 
+namespace {
+/// braid.slice_bags on tensors: the batch checked as a lookup checks it, the
+/// range's indices a slice of the batch's (a view once bufferized), its
+/// offsets a slice less the first (an elementwise kernel).
+struct SliceBagsLowering : OpConversionPattern<SliceBagsOp> {
+  SliceBagsLowering(MLIRContext *context, CpuLoweringState &state)
+      : OpConversionPattern<SliceBagsOp>(context), state(state) {}
+  LogicalResult
+  matchAndRewrite(SliceBagsOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value indices = adaptor.getIndices(), offsets = adaptor.getOffsets();
+    emitOffsetsCheck(rewriter, loc, declareOffsetsError(state.module), offsets,
+                     indices);
+    auto index = [&](int64_t value) -> Value {
+      return arith::ConstantIndexOp::create(rewriter, loc, value);
+    };
+    Value c1 = index(1);
+    Value bags = arith::SubIOp::create(
+        rewriter, loc, tensor::DimOp::create(rewriter, loc, offsets, 0), c1);
+    int64_t start = op.getStartAttr().getInt();
+    Value first = arith::MinUIOp::create(rewriter, loc, index(start), bags);
+    Value last = arith::MinUIOp::create(
+        rewriter, loc, index(start + op.getCountAttr().getInt()), bags);
+    Value base = tensor::ExtractOp::create(rewriter, loc, offsets, first);
+    auto asIndex = [&](Value value) -> Value {
+      return arith::IndexCastOp::create(rewriter, loc, rewriter.getIndexType(),
+                                        value);
+    };
+    Value begin = asIndex(base);
+    Value end =
+        asIndex(tensor::ExtractOp::create(rewriter, loc, offsets, last));
+    Value rangeIndices = tensor::ExtractSliceOp::create(
+        rewriter, loc, cast<RankedTensorType>(op.getResultIndices().getType()),
+        indices, ValueRange{begin},
+        ValueRange{arith::SubIOp::create(rewriter, loc, end, begin)},
+        ValueRange{c1});
+    Value entries = arith::AddIOp::create(
+        rewriter, loc, arith::SubIOp::create(rewriter, loc, last, first), c1);
+    auto offsetsType = cast<RankedTensorType>(op.getResultOffsets().getType());
+    Value rangeOffsets = tensor::ExtractSliceOp::create(
+        rewriter, loc, offsetsType, offsets, ValueRange{first},
+        ValueRange{entries}, ValueRange{c1});
+    Value bases = tensor::SplatOp::create(rewriter, loc, offsetsType, base,
+                                          ValueRange{entries});
+    Value rebased =
+        arith::SubIOp::create(rewriter, loc, rangeOffsets, bases);
+    rewriter.replaceOp(op, {rangeIndices, rebased});
+    return success();
+  }
+  CpuLoweringState &state;
+};
+} // namespace
+
 void mlir::braid::populateBraidComputeToCPUPatterns(RewritePatternSet &patterns,
                                                     CpuLoweringState &state) {
   patterns.add<ComputeOpLowering<EmbeddingBagOp>, ComputeOpLowering<LinearOp>,
-               ComputeOpLowering<InteractionOp>>(patterns.getContext(), state);
+               ComputeOpLowering<InteractionOp>, SliceBagsLowering>(
+      patterns.getContext(), state);
 }
 
 /// The name of the parameter `value` is, where it is a function argument
@@ -404,7 +459,8 @@ struct ConvertBraidToCPUPass
     // Every Braid op a program runs is converted; the kernels and calls
     // they become are upstream ops.
     ConversionTarget target(getContext());
-    target.addIllegalOp<EmbeddingBagOp, LinearOp, InteractionOp, AllToAllOp,
+    target.addIllegalOp<EmbeddingBagOp, SliceBagsOp, LinearOp, InteractionOp,
+                        AllToAllOp,
                         AllToAllVOp, ReduceScatterOp, BucketizeOp,
                         ShardEmbeddingBagOp, CombineShardsOp, AllToAllStartOp,
                         AllToAllVStartOp, ReduceScatterStartOp, WaitOp>();

@@ -76,6 +76,11 @@ def Braid_Dialect : Dialect {
     /// blocks split (an integer; 0 when absent).
     static constexpr ::llvm::StringLiteral kShardDimAttrName = "braid.shard_dim";
 
+    /// On an all_to_all of a forward pass pipelined in chunks of its bags
+    /// (braid-chunk-lookups): the chunk it carries, a non-negative integer;
+    /// braid-bucket-collectives fuses exchanges of one chunk only.
+    static constexpr ::llvm::StringLiteral kChunkAttrName = "braid.chunk";
+
     void registerAttributes();
     void registerTypes();
   }];

@@ -107,6 +107,41 @@ def Braid_EmbeddingBagOp : Braid_Op<"embedding_bag",
   let hasVerifier = 1;
 }
 
+def Braid_SliceBagsOp : Braid_Op<"slice_bags", [Pure]> {
+  let summary = "takes a range of bags out of a jagged batch";
+  let description = [{
+    Bags `[start, start + count)` of the batch `indices`, `offsets` (the
+    layout of `braid.embedding_bag`), as a jagged batch of their own: the
+    result's offsets are the range's, less the offset of its first bag, so
+    they start at 0 and end at the number of result indices, and the result's
+    indices are the range's. A range that runs past the batch's B bags
+    stops at its end, so the result has `min(count, max(B - start, 0))`
+    bags; a range wholly past it has none (offsets `[0]`). Bags of a batch
+    are independent, so a lookup of each range, concatenated, is the lookup
+    of the batch (`braid-chunk-lookups` pipelines a forward pass that way).
+
+    ```mlir
+    %idx1, %off1 = braid.slice_bags %idx, %off bags [4, 4]
+        : (tensor<?xi64>, tensor<?xi64>) -> (tensor<?xi64>, tensor<?xi64>)
+    ```
+
+    Constraints:
+    - `start` is not negative and `count` is positive;
+    - each result has its operand's element type and a dynamic size (how
+      many bags and indices a range holds depends on the batch).
+  }];
+  let arguments = (ins 1DTensorOf<[AnySignlessInteger]>:$indices,
+                       1DTensorOf<[AnySignlessInteger]>:$offsets,
+                       I64Attr:$start, I64Attr:$count);
+  let results = (outs 1DTensorOf<[AnySignlessInteger]>:$result_indices,
+                      1DTensorOf<[AnySignlessInteger]>:$result_offsets);
+  let assemblyFormat = [{
+    $indices `,` $offsets `bags` `[` $start `,` $count `]` attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 def Braid_LinearOp : Braid_Op<"linear", [Pure]> {
   let summary = "a dense layer with bias and fused activation";
   let description = [{

@@ -1,0 +1,436 @@
+//===- ChunkLookups.cpp - The braid-chunk-lookups pass --------------------===//
+//
+// This file implements braid-chunk-lookups: a forward pass's sharded lookups
+// (route, exchange the indices, look up, exchange the pooled rows) and the
+// row-wise work after them (combine, interaction, top MLP) are split into
+// chunks of each rank's bags. Chunk j routes, looks up and exchanges bags
+// [j b/k, (j+1) b/k) of every rank (braid.slice_bags), and its interaction
+// and top MLP run on those rows; chunk j + 1's lookups and exchanges then run
+// beside chunk j's dense work: the issue's "split the batch and pipeline
+// lookup -> exchange -> interaction/top MLP over the chunks". The simulator
+// picks the number of chunks, or none.
+//
+// Every op of the chunked region treats bags (rows) independently, and every
+// rank takes the same ranges of its own bags, so each exchange of chunk j
+// carries exactly chunk j's rows and the chunks' results, concatenated in
+// order, are the unchunked result.
+//
+//===----------------------------------------------------------------------===//
+
+#include "braid/CoOpt/Passes.h"
+
+#include "CoOptSupport.h"
+
+#include "braid/Dialect/Braid/IR/Braid.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace mlir::braid {
+#define GEN_PASS_DEF_BRAIDCHUNKLOOKUPSPASS
+#include "braid/CoOpt/Passes.h.inc"
+} // namespace mlir::braid
+
+using namespace mlir;
+using namespace mlir::braid;
+
+namespace {
+/// Where an op of the chunked region runs.
+enum class Stage {
+  /// From routing a table's bags to starting its pooled rows' exchange.
+  front,
+  /// From the pooled rows' arrival to the function's results.
+  back,
+};
+
+/// The region of a function to chunk.
+struct Region {
+  /// Each op of the region and its stage.
+  llvm::MapVector<Operation *, Stage> ops;
+  /// The bags per rank every routing and combine of the region has.
+  int64_t bagsPerRank = 0;
+  /// An offsets argument: the rank's bags are its entries less one.
+  Value offsets;
+};
+
+/// Whether `op` may be on the way from a table's routing to its pooled
+/// rows: the routing, its index exchanges, the shard's lookup and the
+/// pooled rows' exchange, synchronous or started.
+bool isFrontKind(Operation *op) {
+  return isa<BucketizeOp, AllToAllOp, AllToAllStartOp, AllToAllVOp,
+             AllToAllVStartOp, ReduceScatterOp, ReduceScatterStartOp,
+             ShardEmbeddingBagOp, WaitOp>(op);
+}
+
+/// Whether `op` may be in the back: the combine of pooled rows, and ops
+/// that treat the rows of their batch-shaped operands independently.
+bool isBackKind(Operation *op) {
+  return isa<CombineShardsOp, InteractionOp, LinearOp, arith::AddFOp,
+             arith::SubFOp, arith::MulFOp, arith::DivFOp, arith::NegFOp,
+             arith::MaximumFOp, arith::MinimumFOp, arith::ExtFOp,
+             arith::TruncFOp>(op);
+}
+
+/// Whether operand `index` of back op `op` has the batch's rows: a dense
+/// layer's input, and every operand of the interaction and of elementwise
+/// ops (a layer's weight and bias do not).
+bool isBatchOperand(Operation *op, unsigned index) {
+  if (isa<LinearOp>(op))
+    return index == 0;
+  return !isa<CombineShardsOp>(op);
+}
+
+/// Whether `type` has a dynamic first dimension (rows of the batch).
+bool hasBatchRows(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor && tensor.getRank() > 0 && tensor.isDynamicDim(0);
+}
+
+/// The region of `func`'s body to chunk, or nothing when the body has no
+/// sharded lookup or something outside the region reads its values.
+std::optional<Region> findRegion(func::FuncOp func) {
+  if (func.isExternal() || !llvm::hasSingleElement(func.getBody()))
+    return std::nullopt;
+  Block &block = func.getBody().front();
+  auto inFunc = [&](Value value) {
+    auto arg = dyn_cast<BlockArgument>(value);
+    return arg && arg.getOwner() == &block;
+  };
+  Region region;
+  SmallVector<CombineShardsOp> combines(block.getOps<CombineShardsOp>());
+  if (combines.empty())
+    return std::nullopt;
+  auto sameBags = [&](int64_t bags) {
+    if (!region.bagsPerRank)
+      region.bagsPerRank = bags;
+    return region.bagsPerRank == bags;
+  };
+  // The front: everything between a combine's rows and its routing.
+  SmallVector<Operation *> back;
+  for (CombineShardsOp combine : combines) {
+    if (!inFunc(combine.getOffsets()) || !sameBags(combine.getBagsPerRank()))
+      return std::nullopt;
+    back.push_back(combine);
+    SmallVector<Value> worklist = {combine.getReceived()};
+    // The wait that completes the pooled rows runs with the back.
+    if (auto wait = combine.getReceived().getDefiningOp<WaitOp>()) {
+      back.push_back(wait);
+      worklist = {wait.getToken()};
+    }
+    bool routed = false;
+    while (!worklist.empty()) {
+      Value value = worklist.pop_back_val();
+      Operation *op = value.getDefiningOp();
+      if (!op || !isFrontKind(op) || op->getBlock() != &block)
+        return std::nullopt;
+      if (region.ops.count(op))
+        continue;
+      region.ops[op] = Stage::front;
+      if (auto bucketize = dyn_cast<BucketizeOp>(op)) {
+        // A table's bags: arguments of the function, the combine's offsets.
+        if (!inFunc(bucketize.getIndices()) ||
+            bucketize.getOffsets() != combine.getOffsets() ||
+            !sameBags(bucketize.getBagsPerRank()))
+          return std::nullopt;
+        routed = true;
+        continue;
+      }
+      llvm::append_range(worklist, op->getOperands());
+    }
+    if (!routed)
+      return std::nullopt;
+    region.offsets = combine.getOffsets();
+  }
+  // The back: what the combines' rows flow into, up to the results.
+  SmallVector<Value> worklist;
+  for (Operation *op : back) {
+    region.ops[op] = Stage::back;
+    if (isa<CombineShardsOp>(op))
+      worklist.push_back(op->getResult(0));
+  }
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    if (!hasBatchRows(value.getType()))
+      return std::nullopt;
+    for (Operation *user : value.getUsers()) {
+      if (isa<func::ReturnOp>(user) || region.ops.count(user))
+        continue;
+      if (!isBackKind(user) || user->getBlock() != &block)
+        return std::nullopt;
+      region.ops[user] = Stage::back;
+      llvm::append_range(worklist, user->getResults());
+    }
+  }
+  // Nothing outside reads the region's values (the results aside), and the
+  // back's batch-shaped operands from outside have the batch's rows.
+  for (auto [op, stage] : region.ops) {
+    for (Operation *user : op->getUsers())
+      if (!region.ops.count(user) &&
+          !(stage == Stage::back && isa<func::ReturnOp>(user)))
+        return std::nullopt;
+    if (stage == Stage::front)
+      continue;
+    for (OpOperand &operand : op->getOpOperands()) {
+      Operation *def = operand.get().getDefiningOp();
+      if ((def && region.ops.count(def)) ||
+          !isBatchOperand(op, operand.getOperandNumber()))
+        continue;
+      if (!hasBatchRows(operand.get().getType()))
+        return std::nullopt;
+    }
+  }
+  return region;
+}
+
+/// `type` with its static first dimension divided by `chunks`, or nothing
+/// when it does not divide.
+FailureOr<Type> chunkType(Type type, int64_t chunks) {
+  if (auto token = dyn_cast<TokenType>(type)) {
+    FailureOr<Type> value = chunkType(token.getValueType(), chunks);
+    if (failed(value))
+      return failure();
+    return Type(TokenType::get(type.getContext(),
+                               cast<RankedTensorType>(*value)));
+  }
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || tensor.getRank() == 0 || tensor.isDynamicDim(0))
+    return type;
+  if (tensor.getDimSize(0) % chunks != 0)
+    return failure();
+  SmallVector<int64_t> shape(tensor.getShape());
+  shape[0] /= chunks;
+  return Type(RankedTensorType::get(shape, tensor.getElementType()));
+}
+
+/// Makes the clone `op` of a front or back op one chunk's of `chunks`: its
+/// bags per rank, the rows its exchanges carry and its static rows divided
+/// by `chunks`. Fails when something does not divide.
+LogicalResult shrinkToChunk(Operation *op, int64_t chunks) {
+  if (auto bucketize = dyn_cast<BucketizeOp>(op))
+    bucketize.setBagsPerRank(bucketize.getBagsPerRank() / chunks);
+  if (auto combine = dyn_cast<CombineShardsOp>(op))
+    combine.setBagsPerRank(combine.getBagsPerRank() / chunks);
+  if (auto sizes = op->getAttrOfType<DenseI64ArrayAttr>("split_sizes");
+      sizes && isa<AllToAllOp, AllToAllStartOp>(op)) {
+    SmallVector<int64_t> shrunk;
+    for (int64_t size : sizes.asArrayRef()) {
+      if (size % chunks != 0)
+        return failure();
+      shrunk.push_back(size / chunks);
+    }
+    op->setAttr("split_sizes", DenseI64ArrayAttr::get(op->getContext(), shrunk));
+  }
+  // Routed lengths and pooled rows have static rows; the rank's bags,
+  // routed indices and the batch's rows are dynamic and stay.
+  for (Value result : op->getResults()) {
+    if (isa<BucketizeOp>(op) && result != op->getResult(0))
+      continue;
+    FailureOr<Type> type = chunkType(result.getType(), chunks);
+    if (failed(type))
+      return failure();
+    result.setType(*type);
+  }
+  return success();
+}
+
+/// Rewrites `region` of `func` as `chunks` chunks; fails (leaving `func`
+/// to be dropped) when a size does not divide.
+LogicalResult chunk(func::FuncOp func, Region &region, int64_t chunks) {
+  Block &block = func.getBody().front();
+  int64_t bags = region.bagsPerRank / chunks;
+  Location loc = func.getLoc();
+  // Chunk j's rows of the batch: [min(j c, B), min((j + 1) c, B)).
+  OpBuilder top = OpBuilder::atBlockBegin(&block);
+  auto index = [&](int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(top, loc, value);
+  };
+  Value batch = arith::SubIOp::create(
+      top, loc, tensor::DimOp::create(top, loc, region.offsets, 0), index(1));
+  SmallVector<Value> firstRow, rowCount;
+  for (int64_t j = 0; j < chunks; ++j) {
+    Value first = arith::MinUIOp::create(top, loc, index(j * bags), batch);
+    Value end = arith::MinUIOp::create(top, loc, index((j + 1) * bags), batch);
+    firstRow.push_back(first);
+    rowCount.push_back(arith::SubIOp::create(top, loc, end, first));
+  }
+
+  // The region's ops in runs of one stage; each run is emitted chunk by
+  // chunk where it stood, so that chunk j + 1's front follows chunk j's and
+  // chunk j's back runs before chunk j + 1's.
+  SmallVector<SmallVector<Operation *>> runs;
+  std::optional<Stage> last;
+  for (Operation &op : block) {
+    auto it = region.ops.find(&op);
+    if (it == region.ops.end()) {
+      last.reset();
+      continue;
+    }
+    if (last != it->second)
+      runs.emplace_back();
+    last = it->second;
+    runs.back().push_back(&op);
+  }
+  // A front run goes in two phases: first every chunk's routing and index
+  // exchange starts (nothing waits for a collective there), then every
+  // chunk's lookups and pooled rows' starts. Each chunk's exchanges then
+  // queue on the communication stream before any chunk's pooled rows, and
+  // a lookup never waits behind another chunk's pooled rows.
+  SmallVector<SmallVector<Operation *>> phases;
+  for (SmallVector<Operation *> &run : runs) {
+    if (region.ops.lookup(run.front()) == Stage::back) {
+      phases.push_back(std::move(run));
+      continue;
+    }
+    llvm::SmallPtrSet<Operation *, 16> late;
+    SmallVector<Operation *> early, rest;
+    for (Operation *op : run) {
+      bool waits = llvm::any_of(op->getOperands(), [&](Value operand) {
+        Operation *def = operand.getDefiningOp();
+        return def && (late.contains(def) || isa<WaitOp>(def) ||
+                       getStartFormName(def).has_value());
+      });
+      if (waits)
+        late.insert(op);
+      (waits ? rest : early).push_back(op);
+    }
+    for (SmallVector<Operation *> *phase : {&early, &rest})
+      if (!phase->empty())
+        phases.push_back(std::move(*phase));
+  }
+  SmallVector<IRMapping> mappings(chunks);
+  SmallVector<Operation *> synchronous;
+  for (ArrayRef<Operation *> run : phases) {
+    OpBuilder b(run.front());
+    for (int64_t j = 0; j < chunks; ++j) {
+      IRMapping &mapping = mappings[j];
+      for (Operation *op : run) {
+        if (auto bucketize = dyn_cast<BucketizeOp>(op);
+            bucketize && !mapping.contains(bucketize.getOffsets())) {
+          // The table's bags of this chunk.
+          auto range = SliceBagsOp::create(
+              b, op->getLoc(), bucketize.getIndices().getType(),
+              bucketize.getOffsets().getType(), bucketize.getIndices(),
+              bucketize.getOffsets(), j * bags, bags);
+          mapping.map(bucketize.getIndices(), range.getResultIndices());
+          mapping.map(bucketize.getOffsets(), range.getResultOffsets());
+        }
+        if (region.ops.lookup(op) == Stage::back)
+          for (OpOperand &operand : op->getOpOperands()) {
+            Value value = operand.get();
+            if (mapping.contains(value) ||
+                !isBatchOperand(op, operand.getOperandNumber()))
+              continue;
+            // A batch-shaped value from outside: this chunk's rows of it.
+            auto type = cast<RankedTensorType>(value.getType());
+            SmallVector<OpFoldResult> offsets(type.getRank(),
+                                              b.getIndexAttr(0));
+            SmallVector<OpFoldResult> sizes, strides(type.getRank(),
+                                                     b.getIndexAttr(1));
+            offsets[0] = firstRow[j];
+            sizes.push_back(rowCount[j]);
+            for (int64_t d = 1; d < type.getRank(); ++d)
+              sizes.push_back(b.getIndexAttr(type.getDimSize(d)));
+            mapping.map(value, tensor::ExtractSliceOp::create(
+                                   b, op->getLoc(), type, value, offsets,
+                                   sizes, strides));
+          }
+        Operation *copy = b.clone(*op, mapping);
+        if (failed(shrinkToChunk(copy, chunks)))
+          return failure();
+        // The chunk's exchanges fuse among themselves only
+        // (braid-bucket-collectives).
+        if (isa<AllToAllOp, AllToAllStartOp>(copy))
+          copy->setAttr(BraidDialect::kChunkAttrName, b.getI64IntegerAttr(j));
+        if (getStartFormName(copy))
+          synchronous.push_back(copy);
+      }
+    }
+  }
+  // A chunk's collectives run beside the other chunks' work only started:
+  // each waits just before its first use.
+  for (Operation *op : synchronous) {
+    Operation *firstUse = firstUserInBlock(op, block);
+    WaitOp wait = startCollective(op, *getStartFormName(op));
+    if (firstUse)
+      wait->moveBefore(firstUse);
+  }
+  // The chunks' results back together where the function returns them.
+  auto ret = cast<func::ReturnOp>(block.getTerminator());
+  OpBuilder b(ret);
+  for (OpOperand &operand : ret->getOpOperands()) {
+    Operation *def = operand.get().getDefiningOp();
+    if (!def || !region.ops.count(def))
+      continue;
+    SmallVector<Value> parts;
+    for (IRMapping &mapping : mappings)
+      parts.push_back(mapping.lookup(operand.get()));
+    operand.set(tensor::ConcatOp::create(b, ret.getLoc(), 0, parts));
+  }
+  SmallVector<Operation *> erased;
+  for (auto &entry : region.ops)
+    erased.push_back(entry.first);
+  llvm::sort(erased,
+             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  for (Operation *op : llvm::reverse(erased))
+    op->erase();
+  return success();
+}
+
+struct BraidChunkLookupsPass
+    : braid::impl::BraidChunkLookupsPassBase<BraidChunkLookupsPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    FailureOr<ProgramPredictor> predictor = ProgramPredictor::forModule(module);
+    if (failed(predictor))
+      return signalPassFailure();
+    if (!force && !predictor->hasCluster())
+      return;
+    for (func::FuncOp func : llvm::to_vector(module.getOps<func::FuncOp>())) {
+      std::optional<Region> region = findRegion(func);
+      if (!region)
+        continue;
+      // Chunks pay through their exchanges fused (braid-bucket-collectives,
+      // next in the pipeline): many small exchanges cost their latencies.
+      // So each alternative is chunked and then fused, a chunk's exchanges
+      // together, and competes with the function fused as it is.
+      int64_t worldSize = predictor->getWorldSize();
+      std::optional<double> fusedUs;
+      if (!force) {
+        FailureOr<double> us =
+            predictVariantUs(func, *predictor, [&](func::FuncOp copy) {
+              fuseExchanges(copy, worldSize);
+            });
+        if (failed(us))
+          return signalPassFailure();
+        fusedUs = *us;
+      }
+      // One alternative per number of chunks that divides the bags.
+      SmallVector<FunctionRewrite> alternatives;
+      for (int64_t chunks : {2, 4, 8}) {
+        if (region->bagsPerRank % chunks != 0)
+          continue;
+        alternatives.push_back(
+            [chunks, worldSize](func::FuncOp copy) -> FailureOr<bool> {
+              std::optional<Region> found = findRegion(copy);
+              if (!found || failed(chunk(copy, *found, chunks)))
+                return false;
+              fuseExchanges(copy, worldSize);
+              return true;
+            });
+      }
+      FailureOr<RewriteOutcome> outcome =
+          applyFastestOf(func, *predictor, force, alternatives, &fusedUs);
+      if (failed(outcome))
+        return signalPassFailure();
+      if (*outcome == RewriteOutcome::applied)
+        ++numChunked;
+      else if (*outcome == RewriteOutcome::rejected)
+        ++numRejected;
+    }
+  }
+};
+} // namespace
