@@ -10,7 +10,8 @@ communication time and the share of it hidden behind computation at the
 default level, and how many collectives the pipeline started, how many
 buckets it made, the pooled-row exchanges it fused, how many dense
 optimizer steps it put on shards, and how many parameters it stores as
-each rank's block (braid-store-parameter-blocks).
+each rank's block (braid-store-parameter-blocks), and in how many chunks
+of its bags a forward pass looks up (braid-chunk-lookups).
 
 usage: python3 bench/coopt/run.py [--build build] [--json OUT.json] [--check]
 Prints a table and writes JSON (default bench/coopt/results.json). With
@@ -39,6 +40,7 @@ CASES = [
     ("tp_mlp forward", "examples/tp_mlp.mlir", "dgx-a100", 1, 8, False, None, None),
     ("tp_mlp train_step", "examples/tp_mlp.mlir", "dgx-h100", 1, 8, True, None, None),
     ("tp_mlp forward", "examples/tp_mlp.mlir", "dgx-h100", 1, 8, False, None, None),
+    ("chunk_dlrm forward", "bench/coopt/chunk_dlrm.json", "dgx-h100", 2, 8, False, None, None),
 ]
 
 
@@ -101,6 +103,7 @@ def main():
                 "fused_exchanges": coopt["fused_exchanges"],
                 "sharded_steps": coopt["sharded_optimizer_steps"],
                 "parameter_blocks": coopt["parameters_stored_as_blocks"],
+                "lookup_chunks": coopt["lookup_chunks"],
                 # all_reduces between the nodes of a hierarchical
                 # decomposition: groups of the ranks with one node rank.
                 "hierarchical": body.count(f"groups [[0, {per_node}]") if nodes > 1 else 0,
@@ -112,7 +115,7 @@ def main():
                 missed.append(name)
 
     header = (f"{'program':<26}{'cluster':<18}{'O0 ms':>9}{'default ms':>12}{'ratio':>8}"
-              f"{'comm ms':>9}{'hidden':>8}{'started':>9}{'buckets':>9}{'fused':>7}{'sharded':>9}{'blocks':>8}  target")
+              f"{'comm ms':>9}{'hidden':>8}{'started':>9}{'buckets':>9}{'fused':>7}{'sharded':>9}{'blocks':>8}{'chunks':>8}  target")
     print(header)
     print("-" * len(header))
     for r in rows:
@@ -125,7 +128,7 @@ def main():
             target = "no slower"
         print(f"{r['program']:<26}{r['cluster']:<18}{r['o0_ms']:>9.3f}{r['default_ms']:>12.3f}"
               f"{r['ratio']:>7.3f}x{r['comm_ms']:>9.3f}{r['hidden_share']:>8.0%}{r['started']:>9}"
-              f"{r['buckets']:>9}{r['fused_exchanges']:>7}{r['sharded_steps']:>9}{r['parameter_blocks']:>8}  {target}")
+              f"{r['buckets']:>9}{r['fused_exchanges']:>7}{r['sharded_steps']:>9}{r['parameter_blocks']:>8}{r['lookup_chunks']:>8}  {target}")
     pathlib.Path(args.json).write_text(json.dumps({"programs": rows, "missed": missed}, indent=2) + "\n")
     print(f"wrote {args.json}")
     if missed:

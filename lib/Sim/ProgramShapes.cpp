@@ -173,10 +173,9 @@ double ProgramShapes::routed(BucketizeOp bucketize, int64_t from,
   // A bucketize of a range of the bags (braid.slice_bags) routes that share
   // of every rank's batch: the ranks run the same program on the same
   // ranges of their batches.
-  double share = 1;
-  if (batchSplit[rank] > 0)
-    share = std::clamp((rows(bucketize.getOffsets()) - 1) / batchSplit[rank],
-                       0.0, 1.0);
+  double share = 1, offsets = rows(bucketize.getOffsets());
+  if (batchSplit[rank] > 0 && offsets > 0)
+    share = std::clamp((offsets - 1) / batchSplit[rank], 0.0, 1.0);
   return share * batchSplit[from] * routing->perSample(bucketize)[to];
 }
 

@@ -396,7 +396,8 @@ struct BraidChunkLookupsPass
       // Chunks pay through their exchanges fused (braid-bucket-collectives,
       // next in the pipeline): many small exchanges cost their latencies.
       // So each alternative is chunked and then fused, a chunk's exchanges
-      // together, and competes with the function fused as it is.
+      // together, and competes with the function fused as it is; the one
+      // kept stays fused.
       int64_t worldSize = predictor->getWorldSize();
       std::optional<double> fusedUs;
       if (!force) {
@@ -414,11 +415,14 @@ struct BraidChunkLookupsPass
         if (region->bagsPerRank % chunks != 0)
           continue;
         alternatives.push_back(
-            [chunks, worldSize](func::FuncOp copy) -> FailureOr<bool> {
+            [chunks, worldSize, this](func::FuncOp copy) -> FailureOr<bool> {
               std::optional<Region> found = findRegion(copy);
               if (!found || failed(chunk(copy, *found, chunks)))
                 return false;
-              fuseExchanges(copy, worldSize);
+              // Forced, the chunks alone: braid-bucket-collectives fuses
+              // their exchanges when it runs.
+              if (!force)
+                fuseExchanges(copy, worldSize);
               return true;
             });
       }

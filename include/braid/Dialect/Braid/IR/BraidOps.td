@@ -136,7 +136,7 @@ def Braid_SliceBagsOp : Braid_Op<"slice_bags", [Pure]> {
   let results = (outs 1DTensorOf<[AnySignlessInteger]>:$result_indices,
                       1DTensorOf<[AnySignlessInteger]>:$result_offsets);
   let assemblyFormat = [{
-    $indices `,` $offsets `bags` `[` $start `,` $count `]` attr-dict `:`
+    $indices `,` $offsets `bags` ` ` `[` $start `,` $count `]` attr-dict `:`
     functional-type(operands, results)
   }];
   let hasVerifier = 1;
