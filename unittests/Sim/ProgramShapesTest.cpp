@@ -208,3 +208,48 @@ TEST_F(ProgramShapesTest, FusedExchangeShapesFollowReshapesConcatsAndTheRank) {
     EXPECT_DOUBLE_EQ(shapes->rows(ret->getOperand(4)), rank == 1 ? 2.0 : 0.0);
   }
 }
+
+TEST_F(ProgramShapesTest, ARangeOfBagsRoutesItsShareOfTheBatch) {
+  // Rank 0 has 3 bags and rank 1 has 4 (4 bags per rank): ranges of 2 bags
+  // give rank 0 one full range and one of 1 bag.
+  module = parseSourceString<ModuleOp>(R"mlir(
+module attributes {braid.cluster = #braid.cluster<hardware = "dgx-h100", nodes = 1, ranks_per_node = 2>, braid.batch_split = array<i64: 3, 4>} {
+  braid.table @t : tensor<100x16xf32> pooling_factor = 4.0 placement = #braid.row_wise<ranks = [0, 1], row_offsets = [0, 25, 100]>
+  func.func @forward(%i: tensor<?xi64>, %o: tensor<?xi64>) -> (tensor<?xi64>, tensor<?xi64>) {
+    %i1, %o1 = braid.slice_bags %i, %o bags [2, 2] : (tensor<?xi64>, tensor<?xi64>) -> (tensor<?xi64>, tensor<?xi64>)
+    %len, %vals, %counts = braid.bucketize @t(%i1, %o1) to [0, 1] bags_per_rank = 2 : (tensor<?xi64>, tensor<?xi64>) -> (tensor<4xi64>, tensor<?xi64>, tensor<2xi64>)
+    %recv = braid.all_to_all_v %vals, %counts : (tensor<?xi64>, tensor<2xi64>) -> tensor<?xi64>
+    return %recv, %o1 : tensor<?xi64>, tensor<?xi64>
+  }
+})mlir",
+                                       &context);
+  ASSERT_TRUE(module);
+  auto func = module->lookupSymbol<func::FuncOp>("forward");
+  auto slice = first<SliceBagsOp>(func);
+  auto bucketize = first<BucketizeOp>(func);
+  auto exchange = first<AllToAllVOp>(func);
+  RoutingTable routing(2);
+  SmallVector<int64_t> split = {3, 4};
+  FailureOr<ProgramShapes> rank0 =
+      ProgramShapes::bind(func, 0, 2, split, routing);
+  FailureOr<ProgramShapes> rank1 =
+      ProgramShapes::bind(func, 1, 2, split, routing);
+  ASSERT_TRUE(succeeded(rank0) && succeeded(rank1));
+  // The batch's offsets and indices follow from the bags the range feeds.
+  EXPECT_DOUBLE_EQ(rank0->rows(func.getArgument(1)), 4.0);
+  EXPECT_DOUBLE_EQ(rank0->rows(func.getArgument(0)), 12.0);
+  // Bags [2, 4): 1 of rank 0's 3, 2 of rank 1's 4, with their indices.
+  EXPECT_DOUBLE_EQ(rank0->rows(slice.getResultOffsets()), 2.0);
+  EXPECT_DOUBLE_EQ(rank0->rows(slice.getResultIndices()), 4.0);
+  EXPECT_DOUBLE_EQ(rank1->rows(slice.getResultOffsets()), 3.0);
+  EXPECT_DOUBLE_EQ(rank1->rows(slice.getResultIndices()), 8.0);
+  // Rank 1 routes half its batch (8 indices), a quarter to rank 0.
+  EXPECT_DOUBLE_EQ(rank1->routed(bucketize, 1, 0), 2.0);
+  EXPECT_DOUBLE_EQ(rank1->routed(bucketize, 1, 1), 6.0);
+  EXPECT_DOUBLE_EQ(rank1->rows(bucketize.getValues()), 8.0);
+  // Rank 0 routes a third of its batch.
+  EXPECT_DOUBLE_EQ(rank0->rows(bucketize.getValues()), 4.0);
+  // What a rank receives assumes every rank takes the same share of its
+  // batch as it does: rank 1 takes half, and 3/4 of each index is its own.
+  EXPECT_DOUBLE_EQ(rank1->rows(exchange.getResult()), 0.5 * (3 + 4) * 3.0);
+}
