@@ -65,17 +65,20 @@ static cl::opt<std::string>
 static cl::opt<int> optLevel(
     cl::cat(toolOptions), "opt-level", cl::init(2),
     cl::desc("0: partition only; 1: then canonicalize and CSE; 2: also "
-             "run dense optimizer steps on shards, bucket and decompose the "
-             "all_reduces, start the pooled-row exchanges asynchronously "
-             "and start collectives as soon as their input is ready "
-             "(braid-reorder-collectives, braid-bucket-collectives, "
-             "braid-decompose-collectives, braid-async-exchanges, "
-             "braid-overlap), each where the simulator predicts a gain"));
+             "store tensor-parallel parameters as blocks, run dense "
+             "optimizer steps on shards, bucket and decompose the "
+             "all_reduces, start the pooled-row exchanges asynchronously, "
+             "start collectives as soon as their input is ready, pipeline a "
+             "forward pass's lookups over chunks of its bags, fuse the "
+             "exchanges, chunk tensor-parallel forward passes and read pooled "
+             "rows in the receive buffer (braid-co-optimize: "
+             "docs/coopt.md), each where the simulator predicts a gain"));
 static cl::opt<bool> forceCoOptimization(
     cl::cat(toolOptions), "force-co-optimization",
-    cl::desc("Apply every co-optimization rewrite (sharded optimizer "
-             "steps, buckets, decomposition, early starts) without asking the simulator: for tests and "
-             "experiments, like --force-sharding"));
+    cl::desc("Apply every co-optimization rewrite (parameter blocks, "
+             "sharded optimizer steps, buckets, decomposition, early starts, "
+             "chunks, fused exchanges) without asking the simulator: for "
+             "tests and experiments, like --force-sharding"));
 static cl::opt<bool>
     train(cl::cat(toolOptions), "train",
           cl::desc("Also derive the per-rank training step (@train_step: "
