@@ -393,26 +393,11 @@ struct BraidChunkLookupsPass
       std::optional<Region> region = findRegion(func);
       if (!region)
         continue;
-      // Chunks pay through their exchanges fused (braid-bucket-collectives,
-      // next in the pipeline): many small exchanges cost their latencies.
-      // So each alternative is chunked and then fused, a chunk's exchanges
-      // together, and competes with the function fused as it is; the one
-      // kept stays fused.
       int64_t worldSize = predictor->getWorldSize();
-      std::optional<double> fusedUs;
-      if (!force) {
-        FailureOr<double> us =
-            predictVariantUs(func, *predictor, [&](func::FuncOp copy) {
-              fuseExchanges(copy, worldSize);
-            });
-        if (failed(us))
-          return signalPassFailure();
-        fusedUs = *us;
-      }
       // One alternative per number of chunks that divides the bags.
       SmallVector<FunctionRewrite> alternatives;
       for (int64_t chunks : {2, 4, 8}) {
-        if (region->bagsPerRank % chunks != 0)
+        if (region->bagsPerRank < chunks || region->bagsPerRank % chunks != 0)
           continue;
         alternatives.push_back(
             [chunks, worldSize, this](func::FuncOp copy) -> FailureOr<bool> {
@@ -425,6 +410,23 @@ struct BraidChunkLookupsPass
                 fuseExchanges(copy, worldSize);
               return true;
             });
+      }
+      if (alternatives.empty())
+        continue;
+      // Chunks pay through their exchanges fused (braid-bucket-collectives,
+      // next in the pipeline): many small exchanges cost their latencies.
+      // So each alternative is chunked and then fused, a chunk's exchanges
+      // together, and competes with the function fused as it is; the one
+      // kept stays fused.
+      std::optional<double> fusedUs;
+      if (!force) {
+        FailureOr<double> us =
+            predictVariantUs(func, *predictor, [&](func::FuncOp copy) {
+              fuseExchanges(copy, worldSize);
+            });
+        if (failed(us))
+          return signalPassFailure();
+        fusedUs = *us;
       }
       FailureOr<RewriteOutcome> outcome =
           applyFastestOf(func, *predictor, force, alternatives, &fusedUs);
