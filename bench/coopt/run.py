@@ -41,6 +41,7 @@ CASES = [
     ("tp_mlp train_step", "examples/tp_mlp.mlir", "dgx-h100", 1, 8, True, None, None),
     ("tp_mlp forward", "examples/tp_mlp.mlir", "dgx-h100", 1, 8, False, None, None),
     ("chunk_dlrm forward", "bench/coopt/chunk_dlrm.json", "dgx-h100", 2, 8, False, None, None),
+    ("chunk_dlrm train_step", "bench/coopt/chunk_dlrm.json", "dgx-h100", 2, 8, True, None, None),
 ]
 
 

@@ -15,6 +15,15 @@
 // carries exactly chunk j's rows and the chunks' results, concatenated in
 // order, are the unchunked result.
 //
+// In a training step the backward reads the region's values: the back's rows
+// (activations, logits) are concatenated where it first reads them, and each
+// sharded table's update, which reads its chunks' routed bags, gets its
+// pooled gradient exchanged chunk by chunk (the combine_shards_grad and its
+// exchange cloned on chunk j's rows) and all chunks' bags, lengths and
+// gradient rows concatenated. An update treats its bags independently and
+// sums a row's gradients over them, so the concatenated bags, in another
+// order, update the tables as the unchunked step does.
+//
 //===----------------------------------------------------------------------===//
 
 #include "braid/CoOpt/Passes.h"
@@ -54,6 +63,10 @@ struct Region {
   int64_t bagsPerRank = 0;
   /// An offsets argument: the rank's bags are its entries less one.
   Value offsets;
+  /// The tables' updates that read the front's routed bags, and for each
+  /// the ops from its combine_shards_grad to its gradient rows, in order.
+  SmallVector<std::pair<ShardEmbeddingBagUpdateOp, SmallVector<Operation *>>>
+      updates;
 };
 
 /// Whether `op` may be on the way from a table's routing to its pooled
@@ -89,8 +102,38 @@ bool hasBatchRows(Type type) {
   return tensor && tensor.getRank() > 0 && tensor.isDynamicDim(0);
 }
 
+/// The ops that bring `update` its pooled gradient rows, from a
+/// braid.combine_shards_grad of the batch's rows through the exchanges that
+/// send them to the table's shards (synchronous or started), in order; empty
+/// when the gradient comes another way or a step has another reader.
+SmallVector<Operation *> gradientChain(ShardEmbeddingBagUpdateOp update,
+                                       Block &block) {
+  SmallVector<Operation *> chain;
+  Value value = update.getPooledGrad();
+  while (Operation *op = value.getDefiningOp()) {
+    if (op->getBlock() != &block || !op->hasOneUse())
+      return {};
+    chain.push_back(op);
+    if (auto grad = dyn_cast<CombineShardsGradOp>(op)) {
+      if (!hasBatchRows(grad.getResultGrad().getType()))
+        return {};
+      std::reverse(chain.begin(), chain.end());
+      return chain;
+    }
+    if (auto wait = dyn_cast<WaitOp>(op)) {
+      value = wait.getToken();
+      continue;
+    }
+    if (!isa<AllToAllOp, AllToAllStartOp, AllGatherOp, AllGatherStartOp>(op))
+      return {};
+    value = op->getOperand(0);
+  }
+  return {};
+}
+
 /// The region of `func`'s body to chunk, or nothing when the body has no
-/// sharded lookup or something outside the region reads its values.
+/// sharded lookup or something outside the region reads its values other
+/// than as a training step does.
 std::optional<Region> findRegion(func::FuncOp func) {
   if (func.isExternal() || !llvm::hasSingleElement(func.getBody()))
     return std::nullopt;
@@ -156,21 +199,45 @@ std::optional<Region> findRegion(func::FuncOp func) {
     if (!hasBatchRows(value.getType()))
       return std::nullopt;
     for (Operation *user : value.getUsers()) {
-      if (isa<func::ReturnOp>(user) || region.ops.count(user))
-        continue;
-      if (!isBackKind(user) || user->getBlock() != &block)
+      if (user->getBlock() != &block)
         return std::nullopt;
+      // Other readers (the results, a training step's loss and backward)
+      // stay outside and read the chunks' rows concatenated.
+      if (!isBackKind(user) || region.ops.count(user))
+        continue;
       region.ops[user] = Stage::back;
       llvm::append_range(worklist, user->getResults());
     }
   }
-  // Nothing outside reads the region's values (the results aside), and the
-  // back's batch-shaped operands from outside have the batch's rows.
+  // Outside the region, the back's rows may be read by anything (they are
+  // concatenated), the front's values only by the bags and lengths operands
+  // of a table's update whose gradient rows come from a combine_shards_grad
+  // of the same table's bags; and the back's batch-shaped operands from
+  // outside have the batch's rows.
   for (auto [op, stage] : region.ops) {
-    for (Operation *user : op->getUsers())
-      if (!region.ops.count(user) &&
-          !(stage == Stage::back && isa<func::ReturnOp>(user)))
+    for (OpOperand &use : op->getUses()) {
+      Operation *user = use.getOwner();
+      if (region.ops.count(user) || stage == Stage::back)
+        continue;
+      auto update = dyn_cast<ShardEmbeddingBagUpdateOp>(user);
+      if (!update || use.getOperandNumber() >= 2)
         return std::nullopt;
+      if (llvm::any_of(region.updates,
+                       [&](auto &entry) { return entry.first == update; }))
+        continue;
+      SmallVector<Operation *> chain = gradientChain(update, block);
+      if (chain.empty())
+        return std::nullopt;
+      auto grad = cast<CombineShardsGradOp>(chain.front());
+      if (!inFunc(grad.getOffsets()) ||
+          static_cast<int64_t>(grad.getBagsPerRank()) != region.bagsPerRank ||
+          llvm::none_of(combines, [&](CombineShardsOp combine) {
+            return combine.getOffsets() == grad.getOffsets() &&
+                   combine.getTable() == grad.getTable();
+          }))
+        return std::nullopt;
+      region.updates.emplace_back(update, std::move(chain));
+    }
     if (stage == Stage::front)
       continue;
     for (OpOperand &operand : op->getOpOperands()) {
@@ -213,6 +280,8 @@ LogicalResult shrinkToChunk(Operation *op, int64_t chunks) {
     bucketize.setBagsPerRank(bucketize.getBagsPerRank() / chunks);
   if (auto combine = dyn_cast<CombineShardsOp>(op))
     combine.setBagsPerRank(combine.getBagsPerRank() / chunks);
+  if (auto grad = dyn_cast<CombineShardsGradOp>(op))
+    grad.setBagsPerRank(grad.getBagsPerRank() / chunks);
   if (auto sizes = op->getAttrOfType<DenseI64ArrayAttr>("split_sizes");
       sizes && isa<AllToAllOp, AllToAllStartOp>(op)) {
     SmallVector<int64_t> shrunk;
@@ -256,6 +325,30 @@ LogicalResult chunk(func::FuncOp func, Region &region, int64_t chunks) {
     firstRow.push_back(first);
     rowCount.push_back(arith::SubIOp::create(top, loc, end, first));
   }
+  // Chunk j's rows of `value`, which has the batch's rows.
+  auto rowsOfChunk = [&](OpBuilder &b, Location at, Value value,
+                         int64_t j) -> Value {
+    auto type = cast<RankedTensorType>(value.getType());
+    SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
+    SmallVector<OpFoldResult> sizes, strides(type.getRank(),
+                                             b.getIndexAttr(1));
+    offsets[0] = firstRow[j];
+    sizes.push_back(rowCount[j]);
+    for (int64_t d = 1; d < type.getRank(); ++d)
+      sizes.push_back(b.getIndexAttr(type.getDimSize(d)));
+    return tensor::ExtractSliceOp::create(b, at, type, value, offsets, sizes,
+                                          strides);
+  };
+  // The chunks' pieces of `value` (a region's value, or one of a gradient
+  // chain), concatenated along the rows before `before`.
+  auto concatenated = [&](ArrayRef<IRMapping> pieces, Value value,
+                          Operation *before) -> Value {
+    SmallVector<Value> parts;
+    for (const IRMapping &mapping : pieces)
+      parts.push_back(mapping.lookup(value));
+    OpBuilder b(before);
+    return tensor::ConcatOp::create(b, before->getLoc(), 0, parts);
+  };
 
   // The region's ops in runs of one stage; each run is emitted chunk by
   // chunk where it stood, so that chunk j + 1's front follows chunk j's and
@@ -324,18 +417,7 @@ LogicalResult chunk(func::FuncOp func, Region &region, int64_t chunks) {
                 !isBatchOperand(op, operand.getOperandNumber()))
               continue;
             // A batch-shaped value from outside: this chunk's rows of it.
-            auto type = cast<RankedTensorType>(value.getType());
-            SmallVector<OpFoldResult> offsets(type.getRank(),
-                                              b.getIndexAttr(0));
-            SmallVector<OpFoldResult> sizes, strides(type.getRank(),
-                                                     b.getIndexAttr(1));
-            offsets[0] = firstRow[j];
-            sizes.push_back(rowCount[j]);
-            for (int64_t d = 1; d < type.getRank(); ++d)
-              sizes.push_back(b.getIndexAttr(type.getDimSize(d)));
-            mapping.map(value, tensor::ExtractSliceOp::create(
-                                   b, op->getLoc(), type, value, offsets,
-                                   sizes, strides));
+            mapping.map(value, rowsOfChunk(b, op->getLoc(), value, j));
           }
         Operation *copy = b.clone(*op, mapping);
         if (failed(shrinkToChunk(copy, chunks)))
@@ -349,6 +431,57 @@ LogicalResult chunk(func::FuncOp func, Region &region, int64_t chunks) {
       }
     }
   }
+  // A training step's table updates: each chunk's pooled gradient rows go
+  // back to the shards as chunk j's pooled rows came (the combine's
+  // backward and its exchanges, cloned where they stood, on chunk j's rows
+  // and bags), and the update reads every chunk's bags and rows.
+  for (auto &[update, chain] : region.updates) {
+    auto grad = cast<CombineShardsGradOp>(chain.front());
+    for (Operation *op : chain) {
+      OpBuilder b(op);
+      for (int64_t j = 0; j < chunks; ++j) {
+        if (op == grad)
+          mappings[j].map(grad.getResultGrad(),
+                          rowsOfChunk(b, op->getLoc(), grad.getResultGrad(), j));
+        Operation *copy = b.clone(*op, mappings[j]);
+        if (failed(shrinkToChunk(copy, chunks)))
+          return failure();
+        if (isa<AllToAllOp, AllToAllStartOp>(copy))
+          copy->setAttr(BraidDialect::kChunkAttrName, b.getI64IntegerAttr(j));
+        if (getStartFormName(copy))
+          synchronous.push_back(copy);
+      }
+    }
+    Value values = concatenated(mappings, update.getValues(), update);
+    Value lengths = concatenated(mappings, update.getLengths(), update);
+    Value rows = concatenated(mappings, update.getPooledGrad(), update);
+    update.getValuesMutable().set(values);
+    update.getLengthsMutable().set(lengths);
+    update.getPooledGradMutable().set(rows);
+  }
+  // The back's rows, concatenated where something outside first reads them
+  // (the function's results, a training step's loss and backward).
+  for (auto [op, stage] : region.ops) {
+    if (stage != Stage::back)
+      continue;
+    for (Value result : op->getResults()) {
+      SmallVector<OpOperand *> outside;
+      Operation *first = nullptr;
+      for (OpOperand &use : result.getUses()) {
+        Operation *user = use.getOwner();
+        if (region.ops.count(user))
+          continue;
+        outside.push_back(&use);
+        if (!first || user->isBeforeInBlock(first))
+          first = user;
+      }
+      if (outside.empty())
+        continue;
+      Value whole = concatenated(mappings, result, first);
+      for (OpOperand *use : outside)
+        use->set(whole);
+    }
+  }
   // A chunk's collectives run beside the other chunks' work only started:
   // each waits just before its first use.
   for (Operation *op : synchronous) {
@@ -357,21 +490,11 @@ LogicalResult chunk(func::FuncOp func, Region &region, int64_t chunks) {
     if (firstUse)
       wait->moveBefore(firstUse);
   }
-  // The chunks' results back together where the function returns them.
-  auto ret = cast<func::ReturnOp>(block.getTerminator());
-  OpBuilder b(ret);
-  for (OpOperand &operand : ret->getOpOperands()) {
-    Operation *def = operand.get().getDefiningOp();
-    if (!def || !region.ops.count(def))
-      continue;
-    SmallVector<Value> parts;
-    for (IRMapping &mapping : mappings)
-      parts.push_back(mapping.lookup(operand.get()));
-    operand.set(tensor::ConcatOp::create(b, ret.getLoc(), 0, parts));
-  }
   SmallVector<Operation *> erased;
   for (auto &entry : region.ops)
     erased.push_back(entry.first);
+  for (auto &entry : region.updates)
+    llvm::append_range(erased, entry.second);
   llvm::sort(erased,
              [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
   for (Operation *op : llvm::reverse(erased))

@@ -388,9 +388,10 @@ def BraidOverlapPass : Pass<"braid-overlap", "::mlir::ModuleOp"> {
 
 def BraidChunkLookupsPass
     : Pass<"braid-chunk-lookups", "::mlir::ModuleOp"> {
-  let summary = "pipelines a forward pass's sharded lookups, their exchanges "
-                "and the dense work after them over chunks of the bags, where "
-                "the simulator predicts a gain";
+  let summary = "pipelines sharded lookups, their exchanges and the dense "
+                "work after them over chunks of the bags, in a forward pass "
+                "or a training step's forward part, where the simulator "
+                "predicts a gain";
   let description = [{
     Finds, in each function of a per-rank program, the sharded lookups
     (`braid.bucketize` of a table's bags, the index exchanges,
@@ -398,14 +399,14 @@ def BraidChunkLookupsPass
     `reduce_scatter`, synchronous or started) and the row-wise work their
     `braid.combine_shards` feed up to the function's results (the
     interaction, dense layers on their input, elementwise float
-    arithmetic), when nothing else reads their values: a forward pass. It
-    splits both into k chunks of every rank's bags. Chunk j takes bags
+    arithmetic). It splits both into k chunks of every rank's bags. Chunk j takes bags
     [j * b/k, (j + 1) * b/k) of each table (`braid.slice_bags`, b the bags
     per rank), routes, exchanges and looks them up with b/k bags per rank,
     and runs the combines, the interaction and the top MLP on its rows
     (`tensor.extract_slice` of the batch-shaped values from outside, such
-    as the bottom MLP's output); a `tensor.concat` of the chunks' rows is
-    returned. Each run of consecutive front ops (routing to the pooled
+    as the bottom MLP's output); whatever else reads the back's rows (the
+    results, a training step's loss and backward) reads a `tensor.concat`
+    of the chunks' rows. Each run of consecutive front ops (routing to the pooled
     rows' start) and of back ops (the pooled rows' wait onwards) is
     emitted chunk after chunk where it stood, so chunk j + 1's lookups and
     exchanges run beside chunk j's dense work. Each chunk's `all_to_all`s
@@ -416,8 +417,18 @@ def BraidChunkLookupsPass
     bags, so chunk j's exchanges carry exactly chunk j's rows and the
     concatenation is the unchunked result. The simulator chooses k among
     2, 4 and 8 (dividing the bags per rank) or no chunking, for the whole
-    per-rank program; `force` takes 2. A training step reads the forward's
-    values in its backward, so it is left whole.
+    per-rank program; `force` takes 2.
+
+    In a training step, the backward reads each table's routed bags in its
+    `braid.shard_embedding_bag_update`. The pooled gradient rows the update
+    reads (a `braid.combine_shards_grad` of the batch's rows and the
+    `all_to_all` or `all_gather` that sends them to the shards) are then
+    cloned per chunk on chunk j's rows and offsets, and the update reads
+    every chunk's routed indices, lengths and gradient rows concatenated:
+    the same bags in another order, which updates the table as the
+    unchunked step does. A function whose front values something else
+    reads outside the region (a row-wise `max` table's backward compares
+    the forward's partials) stays whole.
 
     ```mlir
     %len, %vals, %counts = braid.bucketize @t(%idx, %off) to [0] bags_per_rank = 4 ...
