@@ -64,7 +64,7 @@ struct Region {
   /// An offsets argument: the rank's bags are its entries less one.
   Value offsets;
   /// The tables' updates that read the front's routed bags, and for each
-  /// the ops from its combine_shards_grad to its gradient rows, in order.
+  /// the ops that bring it its gradient rows, in block order.
   SmallVector<std::pair<ShardEmbeddingBagUpdateOp, SmallVector<Operation *>>>
       updates;
 };
@@ -102,33 +102,68 @@ bool hasBatchRows(Type type) {
   return tensor && tensor.getRank() > 0 && tensor.isDynamicDim(0);
 }
 
-/// The ops that bring `update` its pooled gradient rows, from a
-/// braid.combine_shards_grad of the batch's rows through the exchanges that
-/// send them to the table's shards (synchronous or started), in order; empty
-/// when the gradient comes another way or a step has another reader.
-SmallVector<Operation *> gradientChain(ShardEmbeddingBagUpdateOp update,
-                                       Block &block) {
-  SmallVector<Operation *> chain;
-  Value value = update.getPooledGrad();
-  while (Operation *op = value.getDefiningOp()) {
-    if (op->getBlock() != &block || !op->hasOneUse())
+/// The ops that bring `update` its pooled gradient rows, in block order:
+/// a braid.combine_shards_grad of the batch's rows and the exchanges that
+/// send them to the table's shards (synchronous or started), and for a
+/// row-wise `max` table the choice of the shard whose partial won (a
+/// comparison of the forward's partials with their gathered maxima, values
+/// of the region, `inRegion`, and a select against splat zeros). Empty
+/// when the gradient comes another way or something else reads one of these
+/// ops.
+SmallVector<Operation *>
+gradientOps(ShardEmbeddingBagUpdateOp update, Block &block,
+            llvm::function_ref<bool(Value)> inRegion) {
+  llvm::SetVector<Operation *> ops;
+  SmallVector<Value> worklist = {update.getPooledGrad()};
+  bool combined = false;
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    if (inRegion(value))
+      continue;
+    Operation *op = value.getDefiningOp();
+    if (!op || op->getBlock() != &block)
       return {};
-    chain.push_back(op);
-    if (auto grad = dyn_cast<CombineShardsGradOp>(op)) {
-      if (!hasBatchRows(grad.getResultGrad().getType()))
+    // A scalar constant (a splat's value, a dimension's index) is read as
+    // it is.
+    if (isa<arith::ConstantOp>(op) && !isa<ShapedType>(value.getType()))
+      continue;
+    if (!ops.insert(op))
+      continue;
+    if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
+      // A splat, which a chunk's clone takes with its own shape.
+      auto splat = dyn_cast<SplatElementsAttr>(constant.getValue());
+      if (!splat || !splat.getType().hasStaticShape())
         return {};
-      std::reverse(chain.begin(), chain.end());
-      return chain;
-    }
-    if (auto wait = dyn_cast<WaitOp>(op)) {
-      value = wait.getToken();
       continue;
     }
-    if (!isa<AllToAllOp, AllToAllStartOp, AllGatherOp, AllGatherStartOp>(op))
+    if (auto grad = dyn_cast<CombineShardsGradOp>(op)) {
+      if (grad.getTable() != update.getTable() ||
+          !hasBatchRows(grad.getResultGrad().getType()))
+        return {};
+      combined = true;
+      continue;
+    }
+    // The zeros before canonicalization: a splat of a scalar, its dynamic
+    // sizes read off the gradient.
+    if (!isa<AllToAllOp, AllToAllStartOp, AllGatherOp, AllGatherStartOp,
+             WaitOp, arith::CmpFOp, arith::SelectOp, tensor::SplatOp,
+             tensor::DimOp>(op))
       return {};
-    value = op->getOperand(0);
+    llvm::append_range(worklist, op->getOperands());
   }
-  return {};
+  // Only the update and each other read them (a constant may be shared: its
+  // clones are new constants and it stays).
+  for (Operation *op : ops)
+    for (Operation *user : op->getUsers())
+      if (user != update && !ops.contains(user) &&
+          !isa<arith::ConstantOp>(op))
+        return {};
+  if (!combined)
+    return {};
+  SmallVector<Operation *> sorted(ops.begin(), ops.end());
+  llvm::sort(sorted,
+             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  return sorted;
 }
 
 /// The region of `func`'s body to chunk, or nothing when the body has no
@@ -209,34 +244,52 @@ std::optional<Region> findRegion(func::FuncOp func) {
       llvm::append_range(worklist, user->getResults());
     }
   }
+  // A training step's updates of the chunked tables, and the ops that bring
+  // them their gradient rows: each combine_shards_grad takes the table's
+  // bags (a combine's offsets) and bags per rank.
+  auto isFront = [&](Value value) {
+    Operation *def = value.getDefiningOp();
+    auto it = def ? region.ops.find(def) : region.ops.end();
+    return it != region.ops.end() && it->second == Stage::front;
+  };
+  llvm::SmallPtrSet<Operation *, 16> gradientReaders;
+  for (auto update : block.getOps<ShardEmbeddingBagUpdateOp>()) {
+    if (!isFront(update.getValues()) && !isFront(update.getLengths()))
+      continue;
+    SmallVector<Operation *> ops =
+        gradientOps(update, block, [&](Value value) {
+          Operation *def = value.getDefiningOp();
+          return def && region.ops.count(def);
+        });
+    if (ops.empty())
+      return std::nullopt;
+    for (Operation *op : ops) {
+      auto grad = dyn_cast<CombineShardsGradOp>(op);
+      if (grad && (!inFunc(grad.getOffsets()) ||
+                   static_cast<int64_t>(grad.getBagsPerRank()) !=
+                       region.bagsPerRank ||
+                   llvm::none_of(combines, [&](CombineShardsOp combine) {
+                     return combine.getOffsets() == grad.getOffsets() &&
+                            combine.getTable() == grad.getTable();
+                   })))
+        return std::nullopt;
+      gradientReaders.insert(op);
+    }
+    gradientReaders.insert(update);
+    region.updates.emplace_back(update, std::move(ops));
+  }
   // Outside the region, the back's rows may be read by anything (they are
-  // concatenated), the front's values only by the bags and lengths operands
-  // of a table's update whose gradient rows come from a combine_shards_grad
-  // of the same table's bags; and the back's batch-shaped operands from
-  // outside have the batch's rows.
+  // concatenated), the front's values only by those updates (their bags and
+  // lengths) and the ops that bring them their gradient rows; and the back's
+  // batch-shaped operands from outside have the batch's rows.
   for (auto [op, stage] : region.ops) {
     for (OpOperand &use : op->getUses()) {
       Operation *user = use.getOwner();
       if (region.ops.count(user) || stage == Stage::back)
         continue;
-      auto update = dyn_cast<ShardEmbeddingBagUpdateOp>(user);
-      if (!update || use.getOperandNumber() >= 2)
+      if (!gradientReaders.contains(user) ||
+          (isa<ShardEmbeddingBagUpdateOp>(user) && use.getOperandNumber() >= 2))
         return std::nullopt;
-      if (llvm::any_of(region.updates,
-                       [&](auto &entry) { return entry.first == update; }))
-        continue;
-      SmallVector<Operation *> chain = gradientChain(update, block);
-      if (chain.empty())
-        return std::nullopt;
-      auto grad = cast<CombineShardsGradOp>(chain.front());
-      if (!inFunc(grad.getOffsets()) ||
-          static_cast<int64_t>(grad.getBagsPerRank()) != region.bagsPerRank ||
-          llvm::none_of(combines, [&](CombineShardsOp combine) {
-            return combine.getOffsets() == grad.getOffsets() &&
-                   combine.getTable() == grad.getTable();
-          }))
-        return std::nullopt;
-      region.updates.emplace_back(update, std::move(chain));
     }
     if (stage == Stage::front)
       continue;
@@ -371,10 +424,13 @@ LogicalResult chunk(func::FuncOp func, Region &region, int64_t chunks) {
   // chunk's lookups and pooled rows' starts. Each chunk's exchanges then
   // queue on the communication stream before any chunk's pooled rows, and
   // a lookup never waits behind another chunk's pooled rows.
-  SmallVector<SmallVector<Operation *>> phases;
+  // Each phase with the op it is emitted before: its run's first, so that a
+  // run's phases stay in order when its first op is a late one.
+  SmallVector<std::pair<Operation *, SmallVector<Operation *>>> phases;
   for (SmallVector<Operation *> &run : runs) {
-    if (region.ops.lookup(run.front()) == Stage::back) {
-      phases.push_back(std::move(run));
+    Operation *anchor = run.front();
+    if (region.ops.lookup(anchor) == Stage::back) {
+      phases.emplace_back(anchor, std::move(run));
       continue;
     }
     llvm::SmallPtrSet<Operation *, 16> late;
@@ -391,12 +447,12 @@ LogicalResult chunk(func::FuncOp func, Region &region, int64_t chunks) {
     }
     for (SmallVector<Operation *> *phase : {&early, &rest})
       if (!phase->empty())
-        phases.push_back(std::move(*phase));
+        phases.emplace_back(anchor, std::move(*phase));
   }
   SmallVector<IRMapping> mappings(chunks);
   SmallVector<Operation *> synchronous;
-  for (ArrayRef<Operation *> run : phases) {
-    OpBuilder b(run.front());
+  for (auto &[anchor, run] : phases) {
+    OpBuilder b(anchor);
     for (int64_t j = 0; j < chunks; ++j) {
       IRMapping &mapping = mappings[j];
       for (Operation *op : run) {
@@ -435,12 +491,25 @@ LogicalResult chunk(func::FuncOp func, Region &region, int64_t chunks) {
   // back to the shards as chunk j's pooled rows came (the combine's
   // backward and its exchanges, cloned where they stood, on chunk j's rows
   // and bags), and the update reads every chunk's bags and rows.
-  for (auto &[update, chain] : region.updates) {
-    auto grad = cast<CombineShardsGradOp>(chain.front());
-    for (Operation *op : chain) {
+  for (auto &[update, ops] : region.updates) {
+    for (Operation *op : ops) {
       OpBuilder b(op);
       for (int64_t j = 0; j < chunks; ++j) {
-        if (op == grad)
+        if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
+          // The splat with chunk j's shape.
+          auto splat = cast<SplatElementsAttr>(constant.getValue());
+          FailureOr<Type> type = chunkType(splat.getType(), chunks);
+          if (failed(type))
+            return failure();
+          mappings[j].map(
+              constant.getResult(),
+              arith::ConstantOp::create(
+                  b, op->getLoc(),
+                  DenseElementsAttr::get(cast<ShapedType>(*type),
+                                         splat.getSplatValue<Attribute>())));
+          continue;
+        }
+        if (auto grad = dyn_cast<CombineShardsGradOp>(op))
           mappings[j].map(grad.getResultGrad(),
                           rowsOfChunk(b, op->getLoc(), grad.getResultGrad(), j));
         Operation *copy = b.clone(*op, mappings[j]);
@@ -460,7 +529,11 @@ LogicalResult chunk(func::FuncOp func, Region &region, int64_t chunks) {
     update.getPooledGradMutable().set(rows);
   }
   // The back's rows, concatenated where something outside first reads them
-  // (the function's results, a training step's loss and backward).
+  // (the function's results, a training step's loss and backward; the
+  // gradient ops, cloned per chunk, read their chunk's rows).
+  llvm::SmallPtrSet<Operation *, 16> cloned;
+  for (auto &entry : region.updates)
+    cloned.insert(entry.second.begin(), entry.second.end());
   for (auto [op, stage] : region.ops) {
     if (stage != Stage::back)
       continue;
@@ -469,7 +542,7 @@ LogicalResult chunk(func::FuncOp func, Region &region, int64_t chunks) {
       Operation *first = nullptr;
       for (OpOperand &use : result.getUses()) {
         Operation *user = use.getOwner();
-        if (region.ops.count(user))
+        if (region.ops.count(user) || cloned.contains(user))
           continue;
         outside.push_back(&use);
         if (!first || user->isBeforeInBlock(first))
@@ -493,8 +566,12 @@ LogicalResult chunk(func::FuncOp func, Region &region, int64_t chunks) {
   SmallVector<Operation *> erased;
   for (auto &entry : region.ops)
     erased.push_back(entry.first);
+  // The gradient ops (a shared constant stays for its other readers;
+  // canonicalization drops it when none is left).
   for (auto &entry : region.updates)
-    llvm::append_range(erased, entry.second);
+    for (Operation *op : entry.second)
+      if (!isa<arith::ConstantOp>(op))
+        erased.push_back(op);
   llvm::sort(erased,
              [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
   for (Operation *op : llvm::reverse(erased))

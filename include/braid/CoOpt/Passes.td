@@ -420,15 +420,16 @@ def BraidChunkLookupsPass
     per-rank program; `force` takes 2.
 
     In a training step, the backward reads each table's routed bags in its
-    `braid.shard_embedding_bag_update`. The pooled gradient rows the update
-    reads (a `braid.combine_shards_grad` of the batch's rows and the
-    `all_to_all` or `all_gather` that sends them to the shards) are then
-    cloned per chunk on chunk j's rows and offsets, and the update reads
+    `braid.shard_embedding_bag_update`. The ops that bring the update its
+    pooled gradient rows (a `braid.combine_shards_grad` of the batch's
+    rows, the `all_to_all` or `all_gather` that sends them to the shards,
+    and for a row-wise `max` table the comparison of the shard's partials
+    with the gathered maxima and the select against zeros) are then cloned
+    per chunk on chunk j's rows, offsets and partials, and the update reads
     every chunk's routed indices, lengths and gradient rows concatenated:
     the same bags in another order, which updates the table as the
     unchunked step does. A function whose front values something else
-    reads outside the region (a row-wise `max` table's backward compares
-    the forward's partials) stays whole.
+    reads outside the region stays whole.
 
     ```mlir
     %len, %vals, %counts = braid.bucketize @t(%idx, %off) to [0] bags_per_rank = 4 ...
