@@ -451,6 +451,20 @@ LogicalResult chunk(func::FuncOp func, Region &region, int64_t chunks) {
   }
   SmallVector<IRMapping> mappings(chunks);
   SmallVector<Operation *> synchronous;
+  // Clones `op` for chunk j at `b`, made the chunk's size.
+  auto cloneForChunk = [&](OpBuilder &b, Operation *op,
+                           int64_t j) -> LogicalResult {
+    Operation *copy = b.clone(*op, mappings[j]);
+    if (failed(shrinkToChunk(copy, chunks)))
+      return failure();
+    // The chunk's exchanges fuse among themselves only
+    // (braid-bucket-collectives).
+    if (isa<AllToAllOp, AllToAllStartOp>(copy))
+      copy->setAttr(BraidDialect::kChunkAttrName, b.getI64IntegerAttr(j));
+    if (getStartFormName(copy))
+      synchronous.push_back(copy);
+    return success();
+  };
   for (auto &[anchor, run] : phases) {
     OpBuilder b(anchor);
     for (int64_t j = 0; j < chunks; ++j) {
@@ -475,15 +489,8 @@ LogicalResult chunk(func::FuncOp func, Region &region, int64_t chunks) {
             // A batch-shaped value from outside: this chunk's rows of it.
             mapping.map(value, rowsOfChunk(b, op->getLoc(), value, j));
           }
-        Operation *copy = b.clone(*op, mapping);
-        if (failed(shrinkToChunk(copy, chunks)))
+        if (failed(cloneForChunk(b, op, j)))
           return failure();
-        // The chunk's exchanges fuse among themselves only
-        // (braid-bucket-collectives).
-        if (isa<AllToAllOp, AllToAllStartOp>(copy))
-          copy->setAttr(BraidDialect::kChunkAttrName, b.getI64IntegerAttr(j));
-        if (getStartFormName(copy))
-          synchronous.push_back(copy);
       }
     }
   }
@@ -512,13 +519,8 @@ LogicalResult chunk(func::FuncOp func, Region &region, int64_t chunks) {
         if (auto grad = dyn_cast<CombineShardsGradOp>(op))
           mappings[j].map(grad.getResultGrad(),
                           rowsOfChunk(b, op->getLoc(), grad.getResultGrad(), j));
-        Operation *copy = b.clone(*op, mappings[j]);
-        if (failed(shrinkToChunk(copy, chunks)))
+        if (failed(cloneForChunk(b, op, j)))
           return failure();
-        if (isa<AllToAllOp, AllToAllStartOp>(copy))
-          copy->setAttr(BraidDialect::kChunkAttrName, b.getI64IntegerAttr(j));
-        if (getStartFormName(copy))
-          synchronous.push_back(copy);
       }
     }
     Value values = concatenated(mappings, update.getValues(), update);
