@@ -254,8 +254,12 @@ std::optional<Region> findRegion(func::FuncOp func) {
   };
   llvm::SmallPtrSet<Operation *, 16> gradientReaders;
   for (auto update : block.getOps<ShardEmbeddingBagUpdateOp>()) {
-    if (!isFront(update.getValues()) && !isFront(update.getLengths()))
+    bool routed = isFront(update.getValues());
+    if (!routed && !isFront(update.getLengths()))
       continue;
+    // Both from the chunks, or the chunks' bags would not line up.
+    if (!routed || !isFront(update.getLengths()))
+      return std::nullopt;
     SmallVector<Operation *> ops =
         gradientOps(update, block, [&](Value value) {
           Operation *def = value.getDefiningOp();
