@@ -18,9 +18,9 @@
 // In a training step the backward reads the region's values: the back's rows
 // (activations, logits) are concatenated where it first reads them, and each
 // sharded table's update, which reads its chunks' routed bags, gets its
-// pooled gradient exchanged chunk by chunk (the combine_shards_grad and its
-// exchange cloned on chunk j's rows) and all chunks' bags, lengths and
-// gradient rows concatenated. An update treats its bags independently and
+// pooled gradient exchanged chunk by chunk (the combine_shards_grad, its
+// exchange and a max table's choice of shard cloned on chunk j's rows) and
+// all chunks' bags, lengths and gradient rows concatenated. An update treats its bags independently and
 // sums a row's gradients over them, so the concatenated bags, in another
 // order, update the tables as the unchunked step does.
 //
@@ -247,24 +247,24 @@ std::optional<Region> findRegion(func::FuncOp func) {
   // A training step's updates of the chunked tables, and the ops that bring
   // them their gradient rows: each combine_shards_grad takes the table's
   // bags (a combine's offsets) and bags per rank.
-  auto isFront = [&](Value value) {
+  auto stageOf = [&](Value value) -> std::optional<Stage> {
     Operation *def = value.getDefiningOp();
     auto it = def ? region.ops.find(def) : region.ops.end();
-    return it != region.ops.end() && it->second == Stage::front;
+    if (it == region.ops.end())
+      return std::nullopt;
+    return it->second;
   };
   llvm::SmallPtrSet<Operation *, 16> gradientReaders;
   for (auto update : block.getOps<ShardEmbeddingBagUpdateOp>()) {
-    bool routed = isFront(update.getValues());
-    if (!routed && !isFront(update.getLengths()))
+    bool routedValues = stageOf(update.getValues()) == Stage::front;
+    bool routedLengths = stageOf(update.getLengths()) == Stage::front;
+    if (!routedValues && !routedLengths)
       continue;
     // Both from the chunks, or the chunks' bags would not line up.
-    if (!routed || !isFront(update.getLengths()))
+    if (routedValues != routedLengths)
       return std::nullopt;
-    SmallVector<Operation *> ops =
-        gradientOps(update, block, [&](Value value) {
-          Operation *def = value.getDefiningOp();
-          return def && region.ops.count(def);
-        });
+    SmallVector<Operation *> ops = gradientOps(
+        update, block, [&](Value value) { return stageOf(value).has_value(); });
     if (ops.empty())
       return std::nullopt;
     for (Operation *op : ops) {
