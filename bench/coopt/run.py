@@ -105,6 +105,7 @@ def main():
                 "sharded_steps": coopt["sharded_optimizer_steps"],
                 "parameter_blocks": coopt["parameters_stored_as_blocks"],
                 "lookup_chunks": coopt["lookup_chunks"],
+                "deferred_weight_gradients": coopt["deferred_weight_gradients"],
                 # all_reduces between the nodes of a hierarchical
                 # decomposition: groups of the ranks with one node rank.
                 "hierarchical": body.count(f"groups [[0, {per_node}]") if nodes > 1 else 0,
@@ -116,7 +117,7 @@ def main():
                 missed.append(name)
 
     header = (f"{'program':<26}{'cluster':<18}{'O0 ms':>9}{'default ms':>12}{'ratio':>8}"
-              f"{'comm ms':>9}{'hidden':>8}{'started':>9}{'buckets':>9}{'fused':>7}{'sharded':>9}{'blocks':>8}{'chunks':>8}  target")
+              f"{'comm ms':>9}{'hidden':>8}{'started':>9}{'buckets':>9}{'fused':>7}{'sharded':>9}{'blocks':>8}{'chunks':>8}{'deferred':>10}  target")
     print(header)
     print("-" * len(header))
     for r in rows:
@@ -129,7 +130,8 @@ def main():
             target = "no slower"
         print(f"{r['program']:<26}{r['cluster']:<18}{r['o0_ms']:>9.3f}{r['default_ms']:>12.3f}"
               f"{r['ratio']:>7.3f}x{r['comm_ms']:>9.3f}{r['hidden_share']:>8.0%}{r['started']:>9}"
-              f"{r['buckets']:>9}{r['fused_exchanges']:>7}{r['sharded_steps']:>9}{r['parameter_blocks']:>8}{r['lookup_chunks']:>8}  {target}")
+              f"{r['buckets']:>9}{r['fused_exchanges']:>7}{r['sharded_steps']:>9}{r['parameter_blocks']:>8}{r['lookup_chunks']:>8}"
+              f"{r['deferred_weight_gradients']:>10}  {target}")
     pathlib.Path(args.json).write_text(json.dumps({"programs": rows, "missed": missed}, indent=2) + "\n")
     print(f"wrote {args.json}")
     if missed:

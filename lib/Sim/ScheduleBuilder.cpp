@@ -355,17 +355,22 @@ FailureOr<OpCost> ProgramCoster::costOf(Operation &op,
                                  "features";
     int64_t batch = int64_t(std::ceil(shapes.rows(grad.getInput())));
     int64_t out = weight.getDimSize(0), in = weight.getDimSize(1);
-    cost::KernelEstimate inputGrad =
-        cost::estimateGemm(hw, batch, in, out, dtypeOf(input));
-    cost::KernelEstimate weightGrad =
-        cost::estimateGemm(hw, out, in, batch, dtypeOf(input));
+    // A gradient nothing reads is not computed (one part of a split
+    // linear_grad, braid-defer-weight-gradients).
+    bool inputRead = !grad.getInputGrad().use_empty();
+    bool weightRead = !grad.getWeightGrad().use_empty();
+    SmallVector<cost::KernelEstimate> parts;
+    if (inputRead)
+      parts.push_back(cost::estimateGemm(hw, batch, in, out, dtypeOf(input)));
+    if (weightRead)
+      parts.push_back(cost::estimateGemm(hw, out, in, batch, dtypeOf(input)));
     double passBytes = 3 * shapes.elements(grad.getResultGrad()) * 4;
     if (hw.device.arch == cluster::Arch::cpu)
-      passBytes += (double(batch) * in + double(out) * in) *
+      passBytes += (double(batch) * in * inputRead +
+                    double(out) * in * weightRead) *
                    kCpuLinearGradPassBytes;
-    return kernel(inSequence({inputGrad, weightGrad,
-                              cost::estimateElementwise(hw, passBytes)}),
-                  "dense");
+    parts.push_back(cost::estimateElementwise(hw, passBytes));
+    return kernel(inSequence(parts), "dense");
   }
   if (isa<ShardEmbeddingBagUpdateOp, EmbeddingBagUpdateOp>(op)) {
     // The backward of a lookup fused with the optimizer: each looked-up row

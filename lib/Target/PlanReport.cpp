@@ -44,6 +44,11 @@ static CoOptSummary summarizeCoOpt(func::FuncOp func) {
       summary.lookupChunks = std::max<int64_t>(
           summary.lookupChunks,
           slice.getStartAttr().getInt() / slice.getCountAttr().getInt() + 1);
+    // A deferred weight gradient is the split linear_grad's "params" part.
+    if (auto part =
+            op->getAttrOfType<StringAttr>(BraidDialect::kGradPartAttrName);
+        part && part.getValue() == "params")
+      ++summary.deferredWeightGradients;
     // A sharded optimizer step updates a slice of its parameter.
     if (auto update = dyn_cast<DenseUpdateOp>(op))
       if (update.getParam().getDefiningOp<tensor::ExtractSliceOp>())
@@ -172,7 +177,9 @@ static llvm::json::Value coOptToJson(const CoOptSummary &summary) {
                             {"sharded_optimizer_steps", summary.shardedSteps},
                             {"parameters_stored_as_blocks",
                              summary.parameterBlocks},
-                            {"lookup_chunks", summary.lookupChunks}};
+                            {"lookup_chunks", summary.lookupChunks},
+                            {"deferred_weight_gradients",
+                             summary.deferredWeightGradients}};
 }
 
 /// "lookups 0.120, dense compute 0.300" for the printed report.
@@ -424,13 +431,15 @@ void mlir::braid::printPlanReport(llvm::raw_ostream &os,
         "co-optimized {0}: {1} optimizer step(s) on shards, {2} bucket(s) "
         "of {3} collectives, {7} fused exchange(s) of {8} all_to_alls, {4} "
         "collectives started early, {9} parameter(s) stored as blocks, "
-        "lookups in {10} chunk(s); {5:f3} of {6:f3} ms of communication "
-        "hidden behind computation on the slowest rank\n",
+        "lookups in {10} chunk(s), {11} weight gradient(s) deferred; {5:f3} "
+        "of {6:f3} ms of communication hidden behind computation on the "
+        "slowest rank\n",
         name, summary.shardedSteps, summary.buckets, summary.bucketedMembers,
         summary.started,
         std::max(0.0, critical.commUs - critical.exposedCommUs) * 1e-3,
         critical.commUs * 1e-3, summary.fusedExchanges, summary.fusedMembers,
-        summary.parameterBlocks, summary.lookupChunks);
+        summary.parameterBlocks, summary.lookupChunks,
+        summary.deferredWeightGradients);
   };
   if (p)
     describeCoOpt(report.trainPrediction ? "@forward" : "program",

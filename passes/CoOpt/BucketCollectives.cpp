@@ -51,7 +51,11 @@ struct Bucket {
   /// The group size (reduce_scatter and all_gather).
   int64_t groupSize = 1;
   SmallVector<Operation *> members;
+  /// Its bytes: for an exchange, the most any rank receives from it.
   int64_t bytes = 0;
+  /// An exchange's bytes received by each rank of its group: members that
+  /// send to different owners add up per owner, not in the most loaded.
+  SmallVector<int64_t> received;
   /// The bucket goes after the op at this position (-1: the block's start)
   /// of the block as planned...
   int64_t after = -1;
@@ -651,18 +655,22 @@ bool bucketCollectives(func::FuncOp func, int64_t capBytes, int64_t worldSize,
     Key key{static_cast<int64_t>(kind), reduction, groups,
             cast<RankedTensorType>(input.getType()).getElementType(),
             op->getAttr(BraidDialect::kChunkAttrName)};
-    // An exchange's size is what a rank receives (the same on every rank).
+    // An exchange's size is what each rank of its group receives: by
+    // sender the same on every rank, by destination each owner's rows from
+    // every rank.
     int64_t bytes = 0;
+    SmallVector<int64_t> received;
     if (kind == BucketKind::exchange) {
       auto type = cast<RankedTensorType>(input.getType());
-      // By destination, the most any rank receives.
       ExchangeLayout layout = *exchangeLayout(op, worldSize);
-      int64_t rows = 0;
+      int64_t rowBytes = elementsPerRow(type) *
+                         std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+      int64_t all = 0;
       for (int64_t count : layout.counts)
-        rows =
-            layout.bySender ? rows + count : std::max(rows, count * groupSize);
-      bytes += rows * elementsPerRow(type) *
-               std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+        all += count;
+      for (int64_t count : layout.counts)
+        received.push_back((layout.bySender ? all : count * groupSize) *
+                           rowBytes);
     } else {
       bytes = bytesOf(cast<RankedTensorType>(input.getType()));
     }
@@ -671,7 +679,13 @@ bool bucketCollectives(func::FuncOp func, int64_t capBytes, int64_t worldSize,
     // Joining moves the bucket after this input: every member's result
     // must still be used only after that.
     int64_t after = std::max(bucket.after, ready);
-    bool fits = bucket.members.empty() || bucket.bytes + bytes <= capBytes;
+    SmallVector<int64_t> together = received;
+    if (!received.empty() && bucket.received.size() == received.size())
+      for (auto [sum, mine] : llvm::zip_equal(together, bucket.received))
+        sum += mine;
+    int64_t joined = received.empty() ? bucket.bytes + bytes
+                                      : *llvm::max_element(together);
+    bool fits = bucket.members.empty() || joined <= capBytes;
     bool usesFollow =
         llvm::all_of(bucket.members,
                      [&](Operation *member) {
@@ -683,11 +697,15 @@ bool bucketCollectives(func::FuncOp func, int64_t capBytes, int64_t worldSize,
       closed.push_back(std::move(bucket));
       bucket = Bucket();
       after = ready;
+      together = received;
     }
     bucket.kind = kind;
     bucket.groupSize = groupSize;
     bucket.members.push_back(op);
-    bucket.bytes += bytes;
+    bucket.received = std::move(together);
+    bucket.bytes = bucket.received.empty()
+                       ? bucket.bytes + bytes
+                       : *llvm::max_element(bucket.received);
     bucket.after = after;
     bucket.anchor = after < 0 ? nullptr : order.opAt(block, after);
   }
@@ -717,7 +735,7 @@ bool bucketCollectives(func::FuncOp func, int64_t capBytes, int64_t worldSize,
 
 bool mlir::braid::fuseExchanges(func::FuncOp func, int64_t worldSize) {
   BucketCounts counts;
-  return bucketCollectives(func, kDefaultBucketBytes, worldSize,
+  return bucketCollectives(func, kUnlimitedBucketBytes, worldSize,
                            /*exchanges=*/true, counts);
 }
 
@@ -779,14 +797,27 @@ struct BraidBucketCollectivesPass
           return signalPassFailure();
         startedUs = *us;
       }
+      // Exchanges of gradient rows all become ready at the end of the
+      // backward, and a DDP-sized cap would keep each (tens of MiB to its
+      // owner) apart. So, unless bucket-mib is given, the simulator also
+      // weighs one bucket per layout and chunk against the capped ones.
+      SmallVector<int64_t, 2> caps = {capBytes};
+      if (!bucketMiB.hasValue())
+        caps.push_back(kUnlimitedBucketBytes);
       BucketCounts counts;
+      SmallVector<BucketCounts, 2> countsOf(caps.size());
+      SmallVector<FunctionRewrite> alternatives;
+      for (auto [cap, capCounts] : llvm::zip_equal(caps, countsOf))
+        alternatives.push_back(
+            [&, cap = cap](func::FuncOp copy) -> FailureOr<bool> {
+              capCounts = BucketCounts();
+              return bucketCollectives(copy, cap, worldSize,
+                                       /*exchanges=*/true, capCounts);
+            });
+      size_t chosen = 0;
       FailureOr<RewriteOutcome> outcome = applyFastestOf(
-          func, *predictor, force, {[&](func::FuncOp copy) -> FailureOr<bool> {
-            counts = BucketCounts();
-            return bucketCollectives(copy, capBytes, worldSize,
-                                     /*exchanges=*/true, counts);
-          }},
-          &startedUs);
+          func, *predictor, force, alternatives, &startedUs, &chosen);
+      counts = countsOf[chosen];
       if (failed(outcome))
         return signalPassFailure();
       if (*outcome == RewriteOutcome::rejected)

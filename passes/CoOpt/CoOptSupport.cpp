@@ -75,19 +75,21 @@ FailureOr<RewriteOutcome>
 mlir::braid::applyFastestOf(func::FuncOp func,
                             const ProgramPredictor &predictor, bool force,
                             ArrayRef<FunctionRewrite> rewrites,
-                            std::optional<double> *knownUs) {
+                            std::optional<double> *knownUs,
+                            size_t *chosen) {
   if (!force && !predictor.hasCluster())
     return RewriteOutcome::unchanged;
   std::optional<double> baseline = knownUs ? *knownUs : std::nullopt;
   std::optional<double> bestUs;
   func::FuncOp best;
+  size_t bestIndex = 0;
   bool changedAny = false;
   auto dropBest = [&] {
     if (best)
       best.erase();
   };
   llvm::scope_exit dropOnExit(dropBest);
-  for (const FunctionRewrite &rewrite : rewrites) {
+  for (auto [index, rewrite] : llvm::enumerate(rewrites)) {
     // The copy never outlives this function.
     func::FuncOp copy = copyBeside(func);
     FailureOr<bool> changed = rewrite(copy);
@@ -101,6 +103,7 @@ mlir::braid::applyFastestOf(func::FuncOp func,
     if (force) {
       dropBest();
       best = copy;
+      bestIndex = index;
       break;
     }
     if (!baseline) {
@@ -120,6 +123,7 @@ mlir::braid::applyFastestOf(func::FuncOp func,
     if (*after < *baseline * (1 - 1e-9) && (!bestUs || *after < *bestUs)) {
       dropBest();
       best = copy;
+      bestIndex = index;
       bestUs = *after;
     } else {
       copy.erase();
@@ -134,6 +138,8 @@ mlir::braid::applyFastestOf(func::FuncOp func,
   // A forced copy was not simulated.
   if (knownUs)
     *knownUs = bestUs;
+  if (chosen)
+    *chosen = bestIndex;
   // The signature too: a rewrite may reshape arguments (a sharded
   // optimizer state) and their attributes.
   func.getBody().takeBody(best.getBody());

@@ -17,6 +17,7 @@
 #include "mlir/IR/BuiltinOps.h"
 
 #include <functional>
+#include <limits>
 #include <optional>
 
 namespace mlir::braid {
@@ -73,11 +74,13 @@ FailureOr<RewriteOutcome> applyIfFaster(func::FuncOp func,
 /// `knownUs`, when given, holds the predicted time of `func` as it is (or
 /// nothing, when not known yet) and is left holding that of `func` as it
 /// is on return, so that a caller rewriting one candidate after another
-/// simulates each program once.
+/// simulates each program once. `chosen`, when given, is set to the index
+/// of the alternative kept (when the outcome is `applied`).
 FailureOr<RewriteOutcome>
 applyFastestOf(func::FuncOp func, const ProgramPredictor &predictor,
                bool force, ArrayRef<FunctionRewrite> rewrites,
-               std::optional<double> *knownUs = nullptr);
+               std::optional<double> *knownUs = nullptr,
+               size_t *chosen = nullptr);
 
 /// The predicted time of `func` as `variant` rewrites it, simulated on a
 /// copy that is dropped after: a baseline other than the function as it is
@@ -130,10 +133,13 @@ std::optional<StringRef> getStartFormName(Operation *op);
 /// The bucket cap of braid-bucket-collectives' `bucket-mib` default (25
 /// MiB, PyTorch DDP's bucket_cap_mb).
 constexpr int64_t kDefaultBucketBytes = 25 * 1024 * 1024;
+/// A cap no bucket reaches: one bucket per kind, group and chunk.
+constexpr int64_t kUnlimitedBucketBytes = std::numeric_limits<int64_t>::max();
 
-/// Fuses the uniform exchanges of `func` as braid-bucket-collectives does
-/// with its defaults, without asking the simulator (a later pass's work, for
-/// a rewrite whose gain depends on it); returns whether it fused any.
+/// Fuses the uniform exchanges of `func` as braid-bucket-collectives may,
+/// one bucket per layout and chunk, without asking the simulator (a later
+/// pass's work, for a rewrite whose gain depends on it); returns whether it
+/// fused any.
 /// `worldSize` is the group of an exchange without groups.
 bool fuseExchanges(func::FuncOp func, int64_t worldSize);
 

@@ -110,6 +110,11 @@ void mlir::braid::buildCoOptimizePipeline(
     BraidFuseCollectiveComputePassOptions fuse;
     fuse.force = force;
     pm.addPass(createBraidFuseCollectiveComputePass(fuse));
+    // ...and compute the training step's weight gradients behind the pooled
+    // gradients' exchanges, now started and fused, where that pays.
+    BraidDeferWeightGradientsPassOptions defer;
+    defer.force = force;
+    pm.addPass(createBraidDeferWeightGradientsPass(defer));
   }
   // Level 1: fold the partitioner's index arithmetic and share equal
   // exchanges and constants.

@@ -529,15 +529,17 @@ void _mlir_ciface_braidrt_bce_with_logits(braidrt_unranked_memref *logitsRef,
 void _mlir_ciface_braidrt_linear_grad_gemms_f32(
     braidrt_unranked_memref *inputRef, braidrt_unranked_memref *weightRef,
     braidrt_unranked_memref *gradRef, braidrt_unranked_memref *inputGradRef,
-    braidrt_unranked_memref *weightGradRef) {
+    braidrt_unranked_memref *weightGradRef, int32_t parts) {
   LinearGradViews v = linearGradViewsOf(inputRef, weightRef, gradRef,
-                                        inputGradRef, weightGradRef,
+                                        inputGradRef, weightGradRef, parts,
                                         "linear_grad");
   View<float> &x = v.x, &w = v.w, &dx = v.dx, &dw = v.dw;
   const float *g = v.g.data;
   int64_t batch = v.batch, in = v.in, out = v.out;
-  std::fill(dx.data, dx.data + batch * in, 0.0f);
-  std::fill(dw.data, dw.data + out * in, 0.0f);
+  if (v.input)
+    std::fill(dx.data, dx.data + batch * in, 0.0f);
+  if (v.weight)
+    std::fill(dw.data, dw.data + out * in, 0.0f);
   if (batch == 0 || in == 0 || out == 0)
     return;
   // dx = g w ([B, out] x [out, in]) by blocks of the batch's rows, and
@@ -546,7 +548,7 @@ void _mlir_ciface_braidrt_linear_grad_gemms_f32(
   // ones, and the exchanges in flight move along between blocks.
   constexpr int64_t kBlocks = 4;
   int64_t rowBlock = (batch + kBlocks - 1) / kBlocks;
-  for (int64_t b = 0; b < batch; b += rowBlock) {
+  for (int64_t b = 0; v.input && b < batch; b += rowBlock) {
     braidrt_progress();
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans,
                 std::min(rowBlock, batch - b), in, out, 1.0f,
@@ -554,7 +556,7 @@ void _mlir_ciface_braidrt_linear_grad_gemms_f32(
                 in);
   }
   int64_t outBlock = (out + kBlocks - 1) / kBlocks;
-  for (int64_t o = 0; o < out; o += outBlock) {
+  for (int64_t o = 0; v.weight && o < out; o += outBlock) {
     braidrt_progress();
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans,
                 std::min(outBlock, out - o), in, batch, 1.0f, g + o, out,

@@ -113,7 +113,7 @@ int main(int argc, char **argv) {
   for (int64_t i = 0; i < batch * out; ++i)
     g[i] = std::cos(0.13f * i);
   braidrt_cuda_linear_grad_gemms_f32(input, weight, g, inputGrad, weightGrad,
-                                     batch, in, out);
+                                     batch, in, out, BRAIDRT_GRAD_BOTH);
   int gradWrong = 0;
   for (int64_t b = 0; b < batch; ++b)
     for (int64_t i = 0; i < in; ++i) {

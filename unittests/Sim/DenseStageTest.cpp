@@ -148,9 +148,9 @@ func.func @forward(%x: tensor<4096x64xf32>, %w: tensor<32x64xf32>, %w2: tensor<3
 // and the activation's gradient.
 TEST_F(DenseStageTest, CpuLinearGradPaysTheRuntimesPasses) {
   func::FuncOp step = parseForward(R"mlir(
-func.func @forward(%x: tensor<2048x64xf32>, %w: tensor<32x64xf32>, %y: tensor<2048x32xf32>, %g: tensor<2048x32xf32>) -> tensor<32x64xf32> {
+func.func @forward(%x: tensor<2048x64xf32>, %w: tensor<32x64xf32>, %y: tensor<2048x32xf32>, %g: tensor<2048x32xf32>) -> (tensor<2048x64xf32>, tensor<32x64xf32>, tensor<32xf32>) {
   %dx, %dw, %db = braid.linear_grad %x, %w, %y, %g relu : (tensor<2048x64xf32>, tensor<32x64xf32>, tensor<2048x32xf32>, tensor<2048x32xf32>) -> (tensor<2048x64xf32>, tensor<32x64xf32>, tensor<32xf32>)
-  return %dw : tensor<32x64xf32>
+  return %dx, %dw, %db : tensor<2048x64xf32>, tensor<32x64xf32>, tensor<32xf32>
 }
 )mlir");
   ASSERT_TRUE(step);
@@ -173,4 +173,34 @@ func.func @forward(%x: tensor<2048x64xf32>, %w: tensor<32x64xf32>, %y: tensor<20
                       hw, 3 * 2048.0 * 32 * 4 + (2048.0 * 64 + 32.0 * 64) * 12)
                       .timeUs;
   EXPECT_NEAR(gradUs(cpu), gemms + passes, 1e-6 * gemms);
+}
+
+// A gradient nothing reads is not computed (one part of a split
+// linear_grad, braid-defer-weight-gradients), nor priced: the weight part
+// pays its GEMM and, on a CPU, the runtime's passes over dw alone.
+TEST_F(DenseStageTest, UnreadLinearGradPartsAreNotPriced) {
+  func::FuncOp step = parseForward(R"mlir(
+func.func @forward(%x: tensor<2048x64xf32>, %w: tensor<32x64xf32>, %y: tensor<2048x32xf32>, %g: tensor<2048x32xf32>) -> tensor<32x64xf32> {
+  %dx, %dw, %db = braid.linear_grad %x, %w, %y, %g relu {braid.grad_part = "params"} : (tensor<2048x64xf32>, tensor<32x64xf32>, tensor<2048x32xf32>, tensor<2048x32xf32>) -> (tensor<2048x64xf32>, tensor<32x64xf32>, tensor<32xf32>)
+  return %dw : tensor<32x64xf32>
+}
+)mlir");
+  ASSERT_TRUE(step);
+  cluster::HardwareDesc cpu = hw;
+  cpu.device.arch = cluster::Arch::cpu;
+  auto gradUs = [&](const cluster::HardwareDesc &machine) {
+    FailureOr<std::vector<sim::SimOp>> ops = sim::buildSchedule(step, machine, 1, 1);
+    EXPECT_TRUE(succeeded(ops));
+    for (const sim::SimOp &op : *ops)
+      if (op.name == "linear_grad")
+        return op.durationUs;
+    ADD_FAILURE() << "no linear_grad in the schedule";
+    return 0.0;
+  };
+  double weightGemm = cost::estimateGemm(hw, 32, 64, 2048, "f32").timeUs;
+  double activation = cost::estimateElementwise(hw, 3 * 2048.0 * 32 * 4).timeUs;
+  EXPECT_NEAR(gradUs(hw), weightGemm + activation, 1e-6 * weightGemm);
+  double passes =
+      cost::estimateElementwise(hw, 3 * 2048.0 * 32 * 4 + 32.0 * 64 * 12).timeUs;
+  EXPECT_NEAR(gradUs(cpu), weightGemm + passes, 1e-6 * weightGemm);
 }

@@ -144,6 +144,16 @@ LogicalResult BraidDialect::verifyOperationAttribute(Operation *op,
                                   "braid.all_to_all or braid.all_to_all_start";
     return success();
   }
+  if (attr.getName() == kGradPartAttrName) {
+    auto part = dyn_cast<StringAttr>(attr.getValue());
+    if (!isa<LinearGradOp>(op) || !part ||
+        (part.getValue() != "input" && part.getValue() != "params"))
+      return op->emitOpError() << "'" << kGradPartAttrName
+                               << "' must be \"input\" or \"params\" on a "
+                                  "braid.linear_grad, got "
+                               << attr.getValue();
+    return success();
+  }
   return op->emitOpError() << "unknown Braid attribute '" << attr.getName().getValue()
                            << "'";
 }

@@ -118,6 +118,23 @@ LogicalResult LinearGradOp::verify() {
       failed(expect(getWeightGrad(), w.getShape(), "weight_grad")) ||
       failed(expect(getBiasGrad(), {w.getDimSize(0)}, "bias_grad")))
     return failure();
+  // One part of a split gradient (braid-defer-weight-gradients): the
+  // backends compute only that part, so the other's results go unread.
+  // (The dialect verifies the attribute's value.)
+  if (auto name = (*this)->getAttrOfType<StringAttr>(
+          BraidDialect::kGradPartAttrName)) {
+    if (name.getValue() == "input" &&
+        !(getWeightGrad().use_empty() && getBiasGrad().use_empty()))
+      return emitOpError() << "computes only its input gradient ("
+                           << BraidDialect::kGradPartAttrName
+                           << " = \"input\"), but its weight or bias "
+                              "gradient is used";
+    if (name.getValue() == "params" && !getInputGrad().use_empty())
+      return emitOpError() << "computes only its weight and bias gradients ("
+                           << BraidDialect::kGradPartAttrName
+                           << " = \"params\"), but its input gradient is "
+                              "used";
+  }
   return success();
 }
 

@@ -164,10 +164,23 @@ def BraidBucketCollectivesPass
     whose results are read before a later member's input is ready stay
     apart; so do exchanges uniform neither way (table-row-wise shards
     across nodes, sent between node pairs).
+
+    An exchange bucket's size is the most that any rank of the group
+    receives from it: by sender the members' rows added up, by destination
+    each owner's rows from every rank added up per owner, so that members
+    sent to different owners (the gradients of tables owned by different
+    ranks) fill a bucket by what each owner receives, not by the sum of
+    their owners' loads. Unless `bucket-mib` is given, the simulator also
+    weighs one bucket per layout, group and chunk against the capped
+    buckets and keeps the faster: the training step's pooled gradients are
+    all ready at the end of the backward and each brings its owner tens of
+    MiB, which a DDP-sized cap would keep apart, one exchange after the
+    other, each into one owner.
   }];
   let options = [
     Option<"bucketMiB", "bucket-mib", "double", "25.0",
-           "The largest bucket in MiB (PyTorch DDP's default bucket_cap_mb)">,
+           "The largest bucket in MiB (PyTorch DDP's default bucket_cap_mb); "
+           "unless given, exchanges may also fuse into one bucket">,
     Option<"force", "force", "bool", "false",
            "Bucket without asking the simulator (for tests)">,
     Option<"gradients", "gradients", "bool", "true",
@@ -579,6 +592,58 @@ def BraidFuseCollectiveComputePass
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::braid::BraidDialect",
                            "::mlir::tensor::TensorDialect"];
+}
+
+def BraidDeferWeightGradientsPass
+    : Pass<"braid-defer-weight-gradients", "::mlir::ModuleOp"> {
+  let summary = "computes dense layers' weight gradients behind the "
+                "pooled gradients' exchanges";
+  let description = [{
+    In a training step the backward's chain of input gradients runs from
+    the loss through the top MLP and the interaction to the pooled rows'
+    gradients, whose exchanges to the tables' owners can start only at
+    its end. Each `braid.linear_grad` on that chain also computes its
+    weight and bias gradients, which only the optimizer reads, and the
+    exchanges wait for those GEMMs too. This pass splits such a layer's
+    gradient in two copies of the op: the one that stays computes the
+    input gradient (`braid.grad_part = "input"`), and the other, placed
+    after the last started `all_to_all` that the input gradient leads to,
+    computes the weight and bias gradients (`braid.grad_part =
+    "params"`). The ops that read the weight part's results and stood
+    before its new place (the gradient bucket's packing, its all_reduce
+    start) move after it, in their order. The exchanges then run while
+    the weight gradients' GEMMs compute: the split of the backward into
+    its input and weight halves that zero-bubble pipeline schedules make.
+
+    ```mlir
+    %dx, %dw, %db = braid.linear_grad %x, %w, %y, %dy relu : ...
+    ... // %dx -> interaction_grad -> combine_shards_grad -> %g
+    %t = braid.all_to_all_start %g ...
+    // becomes
+    %dx, %0, %1 = braid.linear_grad %x, %w, %y, %dy relu {braid.grad_part = "input"} : ...
+    ...
+    %t = braid.all_to_all_start %g ...
+    %2, %dw, %db = braid.linear_grad %x, %w, %y, %dy relu {braid.grad_part = "params"} : ...
+    ```
+
+    Each copy's GEMM reads the same operands as before, so the results are
+    bit for bit the same; the backends and the simulator compute only the
+    part whose results are read. The rewrite lands on a function where the
+    simulator predicts it faster (the weight gradients' all_reduces start
+    later, which can cost more than the exchanges gain), or with `force`.
+    `braid-co-optimize` runs it after the exchanges are started and fused.
+  }];
+  let options = [
+    Option<"force", "force", "bool", "false",
+           "Defer without asking the simulator (for tests)">,
+  ];
+  let statistics = [
+    Statistic<"numDeferred", "weight-gradients-deferred",
+              "linear_grads split, their weight part behind an exchange">,
+    Statistic<"numRejected", "rejected-by-simulator",
+              "Functions the simulator predicted no faster deferred">,
+  ];
+  let dependentDialects = ["::mlir::braid::BraidDialect"];
 }
 
 def BraidStoreParameterBlocksPass

@@ -38,6 +38,9 @@ struct CoOptSummary {
   /// The chunks of the bags a pipelined forward pass looks up
   /// (braid-chunk-lookups' braid.slice_bags); 1 when it is whole.
   int64_t lookupChunks = 1;
+  /// Dense layers whose weight gradients were deferred behind an exchange
+  /// (braid-defer-weight-gradients: linear_grads computing "params").
+  int64_t deferredWeightGradients = 0;
 };
 
 struct PlanReport {

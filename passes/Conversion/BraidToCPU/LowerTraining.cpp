@@ -106,6 +106,16 @@ private:
         b, loc, MemRefType::get(type.getShape(), type.getElementType()),
         dynamic);
   }
+  /// The value of a result nothing reads: an empty tensor of its type
+  /// (dynamic sizes from `like`'s dimensions), which bufferizes to nothing.
+  Value unread(RankedTensorType type, Value like) {
+    SmallVector<Value> dynamic;
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      if (type.isDynamicDim(d))
+        dynamic.push_back(tensor::DimOp::create(b, loc, like, d));
+    return tensor::EmptyOp::create(b, loc, type.getShape(),
+                                   type.getElementType(), dynamic);
+  }
   Value toTensor(Type type, Value buffer) {
     return bufferization::ToTensorOp::create(b, loc, type, buffer,
                                              /*restrict=*/true,
@@ -224,18 +234,42 @@ FailureOr<SmallVector<Value>> TrainingLowering::lower(LinearGradOp op) {
     if (!cast<RankedTensorType>(operand.getType()).getElementType().isF32())
       return op.emitError() << "the CPU backend lowers linear_grad of f32 "
                                "layers";
-  Value dx = allocate(cast<RankedTensorType>(op.getInputGrad().getType()),
-                      op.getInput());
-  Value dw = allocate(cast<RankedTensorType>(op.getWeightGrad().getType()),
-                      op.getWeight());
+  // A gradient nothing reads is not computed (one part of a split
+  // linear_grad): the runtime gets an empty placeholder for its buffer and
+  // the op's result is an empty tensor that nothing reads.
+  auto inputType = cast<RankedTensorType>(op.getInputGrad().getType());
+  auto weightType = cast<RankedTensorType>(op.getWeightGrad().getType());
+  bool inputPart = !op.getInputGrad().use_empty();
+  bool weightPart = !op.getWeightGrad().use_empty();
+  if (!inputPart && !weightPart && op.getBiasGrad().use_empty())
+    return SmallVector<Value>{unread(inputType, op.getInput()),
+                              unread(weightType, op.getWeight()),
+                              unread(cast<RankedTensorType>(
+                                         op.getBiasGrad().getType()),
+                                     Value())};
+  auto placeholder = [&] {
+    return memref::AllocOp::create(b, loc,
+                                   MemRefType::get({0, 0}, b.getF32Type()))
+        .getResult();
+  };
+  Value dx = inputPart ? allocate(inputType, op.getInput()) : placeholder();
+  Value dw = weightPart ? allocate(weightType, op.getWeight()) : placeholder();
   // The activation's derivative and the bias gradient are generated
   // kernels (a GPU's activations never visit the host); the runtime runs
-  // the two GEMMs on g (BLAS, or cuBLASLt on the CUDA target).
+  // the GEMMs on g (BLAS, or cuBLASLt on the CUDA target).
   auto [g, db] = buildLinearGradPointwise(b, op, state.biasGradColumns);
-  call(runtime::kLinearGradGemmsF32, {read(op.getInput()), read(op.getWeight()),
-                                      read(g), unranked(dx), unranked(dw)});
-  return SmallVector<Value>{toTensor(op.getInputGrad().getType(), dx),
-                            toTensor(op.getWeightGrad().getType(), dw), db};
+  if (inputPart || weightPart) {
+    int32_t parts = (inputPart ? 1 : 0) | (weightPart ? 2 : 0);
+    call(runtime::kLinearGradGemmsF32,
+         {read(op.getInput()), read(op.getWeight()), read(g), unranked(dx),
+          unranked(dw),
+          i32(parts)});
+  }
+  return SmallVector<Value>{
+      inputPart ? toTensor(inputType, dx) : unread(inputType, op.getInput()),
+      weightPart ? toTensor(weightType, dw)
+                 : unread(weightType, op.getWeight()),
+      db};
 }
 
 FailureOr<SmallVector<Value>> TrainingLowering::lower(InteractionGradOp op) {

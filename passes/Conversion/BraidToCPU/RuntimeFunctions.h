@@ -87,8 +87,9 @@ inline constexpr llvm::StringLiteral kAllGatherStart =
 /// scale).
 inline constexpr llvm::StringLiteral kBceWithLogits =
     "braidrt_bce_with_logits";
-/// (memref x, w, g, dx, dw): a dense layer's two gradient GEMMs, dx = g w
-/// and dw = g^T x, on the pre-activation gradient g.
+/// (memref x, w, g, dx, dw, i32 parts): a dense layer's two gradient GEMMs,
+/// dx = g w and dw = g^T x, on the pre-activation gradient g; `parts`
+/// (braidrt_grad_parts: 1 dx, 2 dw, 3 both) says which.
 inline constexpr llvm::StringLiteral kLinearGradGemmsF32 =
     "braidrt_linear_grad_gemms_f32";
 /// (memref rows, memref bounds, i32 bounds are lengths, i64 table rows,
@@ -111,7 +112,7 @@ inline constexpr llvm::StringLiteral kTableUpdate = "braidrt_table_update_";
 /// (memref input, weight, bias, output, i32 activation): cuBLASLt.
 inline constexpr llvm::StringLiteral kCudaLinearF32 =
     "braidrt_cuda_linear_f32";
-/// (memref x, w, g, dx, dw): both GEMMs on cuBLASLt.
+/// (memref x, w, g, dx, dw, i32 parts): the GEMMs of `parts` on cuBLASLt.
 inline constexpr llvm::StringLiteral kCudaLinearGradGemmsF32 =
     "braidrt_cuda_linear_grad_gemms_f32";
 

@@ -38,6 +38,14 @@ typedef enum {
   BRAIDRT_ACT_SIGMOID = 2,
 } braidrt_activation;
 
+/* The parts of a dense layer's gradient to compute (a bit set): a split
+ * braid.linear_grad computes one of them. */
+typedef enum {
+  BRAIDRT_GRAD_INPUT = 1,
+  BRAIDRT_GRAD_WEIGHT = 2,
+  BRAIDRT_GRAD_BOTH = 3,
+} braidrt_grad_parts;
+
 /* An outstanding non-blocking collective. */
 typedef struct braidrt_request braidrt_request;
 

@@ -156,11 +156,13 @@ void _mlir_ciface_braidrt_bce_with_logits(braidrt_unranked_memref *logits,
 /* The two GEMMs of braidrt_linear_f32's backward, through BLAS: from its
  * input x [B, in], weight w [out, in] and pre-activation gradient g
  * [B, out] (the compiled program computes g and the bias gradient),
- * input_grad = g w and weight_grad = g^T x. */
+ * input_grad = g w and weight_grad = g^T x; `parts` (braidrt_grad_parts)
+ * says which, and the buffer of a gradient left out is not read. */
 void _mlir_ciface_braidrt_linear_grad_gemms_f32(
     braidrt_unranked_memref *input, braidrt_unranked_memref *weight,
     braidrt_unranked_memref *pre_activation_grad,
-    braidrt_unranked_memref *input_grad, braidrt_unranked_memref *weight_grad);
+    braidrt_unranked_memref *input_grad, braidrt_unranked_memref *weight_grad,
+    int32_t parts);
 /* The entries of a lookup's bags (`rows`, `bounds` as for bag_update)
  * grouped by the row they read, for the generated embedding update: the
  * entries' bags sorted stably by row (sorted_bags, [entries]), the distinct

@@ -102,13 +102,14 @@ void braidrt_cuda_linear_f32(const float *input, const float *weight,
 /* The dense layer's gradient GEMMs, as the CPU runtime's
  * braidrt_linear_grad_gemms_f32: from the pre-activation gradient g
  * [batch, out], input_grad = g weight and weight_grad = g^T input on
- * cuBLASLt. Row-major, f32; every pointer in managed or device memory. */
+ * cuBLASLt, those of `parts` (braidrt_grad_parts). Row-major, f32; every
+ * pointer in managed or device memory. */
 void braidrt_cuda_linear_grad_gemms_f32(const float *input,
                                         const float *weight,
                                         const float *pre_activation_grad,
                                         float *input_grad, float *weight_grad,
                                         int64_t batch, int64_t in_features,
-                                        int64_t out_features);
+                                        int64_t out_features, int32_t parts);
 
 #ifdef __cplusplus
 }

@@ -116,22 +116,26 @@ void braidrt_cuda_linear_grad_gemms_f32(const float *input,
                                         const float *weight, const float *g,
                                         float *inputGrad, float *weightGrad,
                                         int64_t batch, int64_t inFeatures,
-                                        int64_t outFeatures) {
+                                        int64_t outFeatures, int32_t parts) {
+  bool inputPart = parts & BRAIDRT_GRAD_INPUT;
+  bool weightPart = parts & BRAIDRT_GRAD_WEIGHT;
   if (batch == 0 || inFeatures == 0 || outFeatures == 0) {
-    for (int64_t i = 0; i < batch * inFeatures; ++i)
+    for (int64_t i = 0; inputPart && i < batch * inFeatures; ++i)
       inputGrad[i] = 0.0f;
-    for (int64_t i = 0; i < outFeatures * inFeatures; ++i)
+    for (int64_t i = 0; weightPart && i < outFeatures * inFeatures; ++i)
       weightGrad[i] = 0.0f;
     return;
   }
   // dx = g w: column-major dx^T [in, batch] = w^T-view [in, out] (the
   // row-major weight as is) x g-view [out, batch].
-  matmul(false, weight, inFeatures, false, g, outFeatures, inputGrad,
-         inFeatures, inFeatures, batch, outFeatures);
+  if (inputPart)
+    matmul(false, weight, inFeatures, false, g, outFeatures, inputGrad,
+           inFeatures, inFeatures, batch, outFeatures);
   // dw = g^T x: column-major dw^T [in, out] = x-view [in, batch] x
   // (g-view [out, batch])^T.
-  matmul(false, input, inFeatures, true, g, outFeatures, weightGrad, inFeatures,
-         inFeatures, outFeatures, batch);
+  if (weightPart)
+    matmul(false, input, inFeatures, true, g, outFeatures, weightGrad,
+           inFeatures, inFeatures, outFeatures, batch);
 }
 
 /// The compiled programs' entry (braid-use-cuda-runtime renames their
@@ -170,10 +174,10 @@ extern "C" void _mlir_ciface_braidrt_cuda_linear_f32(
 extern "C" void _mlir_ciface_braidrt_cuda_linear_grad_gemms_f32(
     braidrt_unranked_memref *inputRef, braidrt_unranked_memref *weightRef,
     braidrt_unranked_memref *gradRef, braidrt_unranked_memref *inputGradRef,
-    braidrt_unranked_memref *weightGradRef) {
+    braidrt_unranked_memref *weightGradRef, int32_t parts) {
   braidrt::LinearGradViews v =
       braidrt::linearGradViewsOf(inputRef, weightRef, gradRef, inputGradRef,
-                                 weightGradRef, "linear_grad (CUDA)");
+                                 weightGradRef, parts, "linear_grad (CUDA)");
   braidrt_cuda_linear_grad_gemms_f32(v.x.data, v.w.data, v.g.data, v.dx.data,
-                                     v.dw.data, v.batch, v.in, v.out);
+                                     v.dw.data, v.batch, v.in, v.out, parts);
 }

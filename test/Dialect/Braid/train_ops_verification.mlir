@@ -57,6 +57,30 @@ func.func @linear_grad_bias(%x: tensor<4x3xf32>, %w: tensor<2x3xf32>, %y: tensor
 
 // -----
 
+func.func @linear_grad_part_name(%x: tensor<4x3xf32>, %w: tensor<2x3xf32>, %y: tensor<4x2xf32>) {
+  // expected-error @+1 {{'braid.grad_part' must be "input" or "params" on a braid.linear_grad, got "both"}}
+  %dx, %dw, %db = braid.linear_grad %x, %w, %y, %y none {braid.grad_part = "both"} : (tensor<4x3xf32>, tensor<2x3xf32>, tensor<4x2xf32>, tensor<4x2xf32>) -> (tensor<4x3xf32>, tensor<2x3xf32>, tensor<2xf32>)
+  return
+}
+
+// -----
+
+func.func @linear_grad_input_part(%x: tensor<4x3xf32>, %w: tensor<2x3xf32>, %y: tensor<4x2xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{computes only its input gradient (braid.grad_part = "input"), but its weight or bias gradient is used}}
+  %dx, %dw, %db = braid.linear_grad %x, %w, %y, %y none {braid.grad_part = "input"} : (tensor<4x3xf32>, tensor<2x3xf32>, tensor<4x2xf32>, tensor<4x2xf32>) -> (tensor<4x3xf32>, tensor<2x3xf32>, tensor<2xf32>)
+  return %dw : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @linear_grad_params_part(%x: tensor<4x3xf32>, %w: tensor<2x3xf32>, %y: tensor<4x2xf32>) -> tensor<4x3xf32> {
+  // expected-error @+1 {{computes only its weight and bias gradients (braid.grad_part = "params"), but its input gradient is used}}
+  %dx, %dw, %db = braid.linear_grad %x, %w, %y, %y none {braid.grad_part = "params"} : (tensor<4x3xf32>, tensor<2x3xf32>, tensor<4x2xf32>, tensor<4x2xf32>) -> (tensor<4x3xf32>, tensor<2x3xf32>, tensor<2xf32>)
+  return %dx : tensor<4x3xf32>
+}
+
+// -----
+
 func.func @interaction_grad_count(%d: tensor<4x8xf32>, %e: tensor<4x8xf32>, %g: tensor<4x9xf32>) {
   // expected-error @+1 {{has 1 results for 2 features}}
   %dd = braid.interaction_grad dot %g, %d, %e : (tensor<4x9xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>

@@ -81,6 +81,12 @@ def Braid_Dialect : Dialect {
     /// braid-bucket-collectives fuses exchanges of one chunk only.
     static constexpr ::llvm::StringLiteral kChunkAttrName = "braid.chunk";
 
+    /// On a braid.linear_grad split by braid-defer-weight-gradients: the
+    /// part it computes, "input" (the input gradient; the weight and bias
+    /// gradients unread) or "params" (the weight and bias gradients; the
+    /// input gradient unread). The verifier holds the unread results to it.
+    static constexpr ::llvm::StringLiteral kGradPartAttrName = "braid.grad_part";
+
     void registerAttributes();
     void registerTypes();
   }];

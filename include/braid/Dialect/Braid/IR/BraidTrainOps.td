@@ -62,10 +62,18 @@ def Braid_LinearGradOp : Braid_Op<"linear_grad", [Pure]> {
           -> (tensor<?x13xf32>, tensor<32x13xf32>, tensor<32xf32>)
     ```
 
+    A result nothing reads need not be computed: the backends and the
+    simulator leave out the GEMM of an unread `input_grad` or
+    `weight_grad`. `braid-defer-weight-gradients` splits one op into two
+    copies marked `braid.grad_part = "input"` and `"params"`, which keeps
+    them apart through CSE.
+
     Constraints:
     - `x` is [B, in], `w` is [out, in], `y` and `dy` are [B, out] where
       static;
-    - the gradients have the shapes of `x`, `w` and [out], all f32.
+    - the gradients have the shapes of `x`, `w` and [out], all f32;
+    - with `braid.grad_part = "input"` the weight and bias gradients are
+      unread, with `"params"` the input gradient is.
   }];
   let arguments = (ins 2DTensorOf<[AnyFloat]>:$input,
                        2DTensorOf<[AnyFloat]>:$weight,
