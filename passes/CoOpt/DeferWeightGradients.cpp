@@ -4,7 +4,7 @@
 // dense layer's gradient (braid.linear_grad) is split into its input
 // gradient, which the backward needs to go on, and its weight and bias
 // gradients, which only the optimizer needs. The input part stays where it
-// is; the weight part moves after the last pooled-gradient exchange that
+// is; the weight part moves after the last pooled-gradient collective that
 // the input part leads to, with whatever reads its results, so that the
 // embedding gradients' exchanges run while the weight gradients' GEMMs
 // compute instead of after them. The rewrite lands where the simulator
@@ -18,6 +18,7 @@
 
 #include "braid/Dialect/Braid/IR/Braid.h"
 
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -50,10 +51,31 @@ static llvm::SetVector<Operation *> forwardSlice(ValueRange values,
   return llvm::SetVector<Operation *>(ordered.begin(), ordered.end());
 }
 
+/// Whether the started collective `start` sends pooled rows' gradients:
+/// its input is a braid.combine_shards_grad's result, packed or not (an
+/// exchange to the tables' owners, or the all_gather of row-wise tables).
+static bool sendsPooledGradients(Operation *start) {
+  if (!isa<AllToAllStartOp, AllGatherStartOp>(start))
+    return false;
+  SmallVector<Value> work = {start->getOperand(0)};
+  while (!work.empty()) {
+    Operation *def = work.pop_back_val().getDefiningOp();
+    if (!def)
+      continue;
+    if (isa<CombineShardsGradOp>(def))
+      return true;
+    if (isa<tensor::ConcatOp>(def))
+      llvm::append_range(work, def->getOperands());
+    else if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp,
+                 tensor::ExtractSliceOp, tensor::CastOp>(def))
+      work.push_back(def->getOperand(0));
+  }
+  return false;
+}
+
 /// The exchange that `grad`'s weight part waits behind: the last started
-/// all_to_all that its input gradient leads to (a pooled gradient's
-/// exchange to its table's owners), or null when there is none or when
-/// `grad` has no two parts to split.
+/// collective of pooled gradients that its input gradient leads to, or null
+/// when there is none or when `grad` has no two parts to split.
 static Operation *exchangeBehind(LinearGradOp grad) {
   if (grad->hasAttr(BraidDialect::kGradPartAttrName) ||
       grad.getInputGrad().use_empty() ||
@@ -61,7 +83,7 @@ static Operation *exchangeBehind(LinearGradOp grad) {
     return nullptr;
   Operation *last = nullptr;
   for (Operation *op : forwardSlice(grad.getInputGrad(), *grad->getBlock()))
-    if (isa<AllToAllStartOp>(op))
+    if (sendsPooledGradients(op))
       last = op;
   return last;
 }

@@ -36,6 +36,18 @@ protected:
     module = parseSourceString<ModuleOp>(text, &context);
     return module ? module->lookupSymbol<func::FuncOp>("forward") : nullptr;
   }
+  /// The simulated time of `step`'s linear_grad on `machine` (one rank).
+  double linearGradUs(func::FuncOp step, const cluster::HardwareDesc &machine) {
+    FailureOr<std::vector<sim::SimOp>> ops =
+        sim::buildSchedule(step, machine, 1, 1);
+    EXPECT_TRUE(succeeded(ops));
+    if (succeeded(ops))
+      for (const sim::SimOp &op : *ops)
+        if (op.name == "linear_grad")
+          return op.durationUs;
+    ADD_FAILURE() << "no linear_grad in the schedule";
+    return 0.0;
+  }
   MLIRContext context;
   OwningOpRef<ModuleOp> module;
   cluster::HardwareDesc hw;
@@ -156,23 +168,14 @@ func.func @forward(%x: tensor<2048x64xf32>, %w: tensor<32x64xf32>, %y: tensor<20
   ASSERT_TRUE(step);
   cluster::HardwareDesc cpu = hw;
   cpu.device.arch = cluster::Arch::cpu;
-  auto gradUs = [&](const cluster::HardwareDesc &machine) {
-    FailureOr<std::vector<sim::SimOp>> ops = sim::buildSchedule(step, machine, 1, 1);
-    EXPECT_TRUE(succeeded(ops));
-    for (const sim::SimOp &op : *ops)
-      if (op.name == "linear_grad")
-        return op.durationUs;
-    ADD_FAILURE() << "no linear_grad in the schedule";
-    return 0.0;
-  };
   double gemms = cost::estimateGemm(hw, 2048, 64, 32, "f32").timeUs +
                  cost::estimateGemm(hw, 32, 64, 2048, "f32").timeUs;
   double activation = cost::estimateElementwise(hw, 3 * 2048.0 * 32 * 4).timeUs;
-  EXPECT_NEAR(gradUs(hw), gemms + activation, 1e-6 * gemms);
+  EXPECT_NEAR(linearGradUs(step, hw), gemms + activation, 1e-6 * gemms);
   double passes = cost::estimateElementwise(
                       hw, 3 * 2048.0 * 32 * 4 + (2048.0 * 64 + 32.0 * 64) * 12)
                       .timeUs;
-  EXPECT_NEAR(gradUs(cpu), gemms + passes, 1e-6 * gemms);
+  EXPECT_NEAR(linearGradUs(step, cpu), gemms + passes, 1e-6 * gemms);
 }
 
 // A gradient nothing reads is not computed (one part of a split
@@ -188,19 +191,10 @@ func.func @forward(%x: tensor<2048x64xf32>, %w: tensor<32x64xf32>, %y: tensor<20
   ASSERT_TRUE(step);
   cluster::HardwareDesc cpu = hw;
   cpu.device.arch = cluster::Arch::cpu;
-  auto gradUs = [&](const cluster::HardwareDesc &machine) {
-    FailureOr<std::vector<sim::SimOp>> ops = sim::buildSchedule(step, machine, 1, 1);
-    EXPECT_TRUE(succeeded(ops));
-    for (const sim::SimOp &op : *ops)
-      if (op.name == "linear_grad")
-        return op.durationUs;
-    ADD_FAILURE() << "no linear_grad in the schedule";
-    return 0.0;
-  };
   double weightGemm = cost::estimateGemm(hw, 32, 64, 2048, "f32").timeUs;
   double activation = cost::estimateElementwise(hw, 3 * 2048.0 * 32 * 4).timeUs;
-  EXPECT_NEAR(gradUs(hw), weightGemm + activation, 1e-6 * weightGemm);
+  EXPECT_NEAR(linearGradUs(step, hw), weightGemm + activation, 1e-6 * weightGemm);
   double passes =
       cost::estimateElementwise(hw, 3 * 2048.0 * 32 * 4 + 32.0 * 64 * 12).timeUs;
-  EXPECT_NEAR(gradUs(cpu), weightGemm + passes, 1e-6 * weightGemm);
+  EXPECT_NEAR(linearGradUs(step, cpu), weightGemm + passes, 1e-6 * weightGemm);
 }

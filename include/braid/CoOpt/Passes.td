@@ -607,7 +607,9 @@ def BraidDeferWeightGradientsPass
     exchanges wait for those GEMMs too. This pass splits such a layer's
     gradient in two copies of the op: the one that stays computes the
     input gradient (`braid.grad_part = "input"`), and the other, placed
-    after the last started `all_to_all` that the input gradient leads to,
+    after the last started collective of pooled gradients that the input
+    gradient leads to (an `all_to_all` to the tables' owners, or a
+    row-wise table's `all_gather`, of a `combine_shards_grad`'s rows),
     computes the weight and bias gradients (`braid.grad_part =
     "params"`). The ops that read the weight part's results and stood
     before its new place (the gradient bucket's packing, its all_reduce
