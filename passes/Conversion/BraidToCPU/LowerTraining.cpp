@@ -246,7 +246,7 @@ FailureOr<SmallVector<Value>> TrainingLowering::lower(LinearGradOp op) {
                               unread(weightType, op.getWeight()),
                               unread(cast<RankedTensorType>(
                                          op.getBiasGrad().getType()),
-                                     Value())};
+                                     op.getWeight())};
   auto placeholder = [&] {
     return memref::AllocOp::create(b, loc,
                                    MemRefType::get({0, 0}, b.getF32Type()))
