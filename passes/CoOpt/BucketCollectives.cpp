@@ -51,10 +51,11 @@ struct Bucket {
   /// The group size (reduce_scatter and all_gather).
   int64_t groupSize = 1;
   SmallVector<Operation *> members;
-  /// Its bytes: for an exchange, the most any rank receives from it.
+  /// Its bytes (not an exchange's).
   int64_t bytes = 0;
-  /// An exchange's bytes received by each rank of its group: members that
-  /// send to different owners add up per owner, not in the most loaded.
+  /// An exchange's bytes received by each rank of its group, its size the
+  /// most of them: members that send to different owners add up per owner,
+  /// not in the most loaded.
   SmallVector<int64_t> received;
   /// The bucket goes after the op at this position (-1: the block's start)
   /// of the block as planned...
@@ -703,9 +704,7 @@ bool bucketCollectives(func::FuncOp func, int64_t capBytes, int64_t worldSize,
     bucket.groupSize = groupSize;
     bucket.members.push_back(op);
     bucket.received = std::move(together);
-    bucket.bytes = bucket.received.empty()
-                       ? bucket.bytes + bytes
-                       : *llvm::max_element(bucket.received);
+    bucket.bytes += bytes;
     bucket.after = after;
     bucket.anchor = after < 0 ? nullptr : order.opAt(block, after);
   }
@@ -817,9 +816,9 @@ struct BraidBucketCollectivesPass
       size_t chosen = 0;
       FailureOr<RewriteOutcome> outcome = applyFastestOf(
           func, *predictor, force, alternatives, &startedUs, &chosen);
-      counts = countsOf[chosen];
       if (failed(outcome))
         return signalPassFailure();
+      counts = countsOf[chosen];
       if (*outcome == RewriteOutcome::rejected)
         ++numExchangesRejected;
       if (*outcome != RewriteOutcome::applied)

@@ -88,12 +88,14 @@ static Operation *exchangeBehind(LinearGradOp grad) {
   return last;
 }
 
-/// The linear_grads of `block` with an exchange to defer behind.
-static SmallVector<LinearGradOp> candidates(Block &block) {
-  SmallVector<LinearGradOp> grads;
+/// The linear_grads of `block` with an exchange to defer behind, and
+/// that exchange, in program order.
+static SmallVector<std::pair<LinearGradOp, Operation *>>
+candidates(Block &block) {
+  SmallVector<std::pair<LinearGradOp, Operation *>> grads;
   for (auto grad : block.getOps<LinearGradOp>())
-    if (exchangeBehind(grad))
-      grads.push_back(grad);
+    if (Operation *exchange = exchangeBehind(grad))
+      grads.push_back({grad, exchange});
   return grads;
 }
 
@@ -111,8 +113,9 @@ static int64_t deferWeightGradients(func::FuncOp func) {
   // Where the next weight part behind each exchange goes.
   llvm::DenseMap<Operation *, Operation *> insertAfter;
   int64_t split = 0;
-  for (LinearGradOp grad : candidates(block)) {
-    Operation *exchange = exchangeBehind(grad);
+  // Splitting moves only the weight parts and their readers, never an
+  // input gradient's path to its exchange: each is found once, up front.
+  for (auto [grad, exchange] : candidates(block)) {
     // The weight part's readers must not lead to the exchange.
     llvm::SetVector<Operation *> readers = forwardSlice(
         ValueRange{grad.getWeightGrad(), grad.getBiasGrad()}, block);

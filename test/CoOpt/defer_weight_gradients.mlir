@@ -44,10 +44,15 @@
 // NOCLUSTER-NOT: braid.grad_part
 
 // The input part calls the runtime for dx alone (parts = 1), the weight
-// part for dw alone (2); neither allocates the other's buffer.
+// part for dw alone (2); neither allocates the other's buffer, and only the
+// weight part sums the bias gradient (an scf.forall): the input part's one
+// kernel is relu's mask.
 // LOWERED-LABEL: func.func @backward
+// LOWERED: linalg.generic
+// LOWERED-NOT: scf.forall
 // LOWERED: %[[ONE:.*]] = arith.constant 1 : i32
 // LOWERED: call @braidrt_linear_grad_gemms_f32({{.*}}, %[[ONE]])
+// LOWERED: scf.forall
 // LOWERED: %[[TWO:.*]] = arith.constant 2 : i32
 // LOWERED: call @braidrt_linear_grad_gemms_f32({{.*}}, %[[TWO]])
 // LOWERED-NOT: call @braidrt_linear_grad_gemms_f32

@@ -235,18 +235,14 @@ FailureOr<SmallVector<Value>> TrainingLowering::lower(LinearGradOp op) {
       return op.emitError() << "the CPU backend lowers linear_grad of f32 "
                                "layers";
   // A gradient nothing reads is not computed (one part of a split
-  // linear_grad): the runtime gets an empty placeholder for its buffer and
-  // the op's result is an empty tensor that nothing reads.
+  // linear_grad): the runtime gets an empty placeholder for its buffer, no
+  // bias kernel is built, and the op's result is an empty tensor that
+  // nothing reads.
   auto inputType = cast<RankedTensorType>(op.getInputGrad().getType());
   auto weightType = cast<RankedTensorType>(op.getWeightGrad().getType());
+  auto biasType = cast<RankedTensorType>(op.getBiasGrad().getType());
   bool inputPart = !op.getInputGrad().use_empty();
   bool weightPart = !op.getWeightGrad().use_empty();
-  if (!inputPart && !weightPart && op.getBiasGrad().use_empty())
-    return SmallVector<Value>{unread(inputType, op.getInput()),
-                              unread(weightType, op.getWeight()),
-                              unread(cast<RankedTensorType>(
-                                         op.getBiasGrad().getType()),
-                                     op.getWeight())};
   auto placeholder = [&] {
     return memref::AllocOp::create(b, loc,
                                    MemRefType::get({0, 0}, b.getF32Type()))
@@ -262,14 +258,13 @@ FailureOr<SmallVector<Value>> TrainingLowering::lower(LinearGradOp op) {
     int32_t parts = (inputPart ? 1 : 0) | (weightPart ? 2 : 0);
     call(runtime::kLinearGradGemmsF32,
          {read(op.getInput()), read(op.getWeight()), read(g), unranked(dx),
-          unranked(dw),
-          i32(parts)});
+          unranked(dw), i32(parts)});
   }
   return SmallVector<Value>{
       inputPart ? toTensor(inputType, dx) : unread(inputType, op.getInput()),
       weightPart ? toTensor(weightType, dw)
                  : unread(weightType, op.getWeight()),
-      db};
+      db ? db : unread(biasType, op.getWeight())};
 }
 
 FailureOr<SmallVector<Value>> TrainingLowering::lower(InteractionGradOp op) {

@@ -164,6 +164,8 @@ mlir::braid::buildLinearGradPointwise(OpBuilder &b, LinearGradOp op,
                       withKernelSuffix(opLoc,
                                        stringifyActivation(activation)),
                       op.getResultGrad(), op.getResult(), activation);
+  if (op.getBiasGrad().use_empty())
+    return {g, Value()};
   Location loc = withKernelSuffix(opLoc, "bias");
 
   // db[o]: the batch summed in order in f64, `biasColumns` adjacent columns

@@ -26,7 +26,9 @@ Value buildLinearKernel(OpBuilder &b, LinearOp linear);
 /// sum of g over the batch in f64, in batch order, as an scf.forall whose
 /// iteration sums `biasColumns` adjacent columns as one vector (the CPU
 /// target's 16 keep independent additions in flight; 1 is a thread per
-/// column). Returns {g, db}.
+/// column). Returns {g, db}; db is null when nothing reads the op's bias
+/// gradient (the input part of a split linear_grad), and no kernel is
+/// built for it.
 std::pair<Value, Value> buildLinearGradPointwise(OpBuilder &b,
                                                  LinearGradOp op,
                                                  int64_t biasColumns);
