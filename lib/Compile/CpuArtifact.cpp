@@ -282,7 +282,8 @@ LogicalResult mlir::braid::writeProgramArtifact(
   bool exchanges = false;
   program.walk([&](Operation *op) {
     exchanges =
-        exchanges || isa<CollectiveOpInterface, AllToAllVOp, AllToAllVStartOp>(op);
+        exchanges || isa<CollectiveOpInterface, AllToAllVOp, AllToAllVStartOp,
+                          FusedAllToAllVStartOp>(op);
   });
   (*manifest)["exchanges"] = exchanges;
   (*manifest)["target"] = target.name;

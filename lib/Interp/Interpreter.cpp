@@ -314,6 +314,19 @@ LogicalResult LockstepInterpreter::execute(Operation &op) {
         values[exchange.getToken()] = std::move(*results);
         return success();
       })
+      .Case([&](FusedAllToAllVStartOp fused) {
+        // Each member exchanges as it would alone; the tokens hand the
+        // results on.
+        for (auto [input, counts, token] : llvm::zip_equal(
+                 fused.getInputs(), fused.getSendCounts(), fused.getTokens())) {
+          FailureOr<std::vector<HostTensor>> results =
+              runAllToAllV(fused, lookup(input), lookup(counts));
+          if (failed(results))
+            return failure();
+          values[token] = std::move(*results);
+        }
+        return success();
+      })
       .Case([&](ShardEmbeddingBagOp bag) {
         FailureOr<std::pair<TableOp, const TableData *>> table =
             lookupTable(bag, bag.getTableAttr());
@@ -423,6 +436,23 @@ LogicalResult LockstepInterpreter::execute(Operation &op) {
           HostTensor size(ElementKind::index, {});
           size.data[0] = double(source.shape[index]);
           return size;
+        });
+      })
+      .Case([&](tensor::ExtractOp extract) {
+        return perRank(op, [&](int64_t rank) -> FailureOr<HostTensor> {
+          const HostTensor &source = lookup(extract.getTensor())[rank];
+          int64_t flat = 0;
+          for (auto [d, index] : llvm::enumerate(extract.getIndices())) {
+            int64_t at = int64_t(lookup(index)[rank].data[0]);
+            if (at < 0 || at >= source.shape[d])
+              return extract.emitError()
+                     << "index " << at << " along dimension " << d << " of "
+                     << source.describeType();
+            flat = flat * source.shape[d] + at;
+          }
+          HostTensor element(source.kind, {});
+          element.data[0] = source.data[flat];
+          return element;
         });
       })
       .Case([&](tensor::SplatOp splat) {

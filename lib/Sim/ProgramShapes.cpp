@@ -290,6 +290,20 @@ LogicalResult ProgramShapes::bindOp(Operation &op) {
     setRows(op.getResult(0), received);
     return success();
   }
+  if (auto fused = dyn_cast<FusedAllToAllVStartOp>(op)) {
+    for (auto [input, token] : llvm::zip_equal(fused.getInputs(),
+                                               fused.getTokens())) {
+      auto bucketize = input.getDefiningOp<BucketizeOp>();
+      if (!bucketize)
+        return op.emitError() << "cannot bind the received sizes: an input "
+                                 "does not come from braid.bucketize";
+      double received = 0;
+      for (int64_t from = 0; from < numRanks; ++from)
+        received += routed(bucketize, from, rank);
+      setRows(token, received);
+    }
+    return success();
+  }
   if (auto collective = dyn_cast<CollectiveOpInterface>(op)) {
     int64_t groupSize;
     int64_t position = positionIn(collective.getReplicaGroupsAttr(), groupSize);

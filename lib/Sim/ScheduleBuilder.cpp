@@ -187,6 +187,11 @@ private:
   /// nothing when the groups share no NICs, the common case.
   std::optional<HardwareDesc> withSharedNics(ReplicaGroupsAttr groups,
                                              int64_t rank) const;
+  /// An exchange over all ranks of `perPair` i64 counts between every pair.
+  double countExchangeUs(int64_t perPair) const {
+    std::vector<double> bytes(numRanks * numRanks, 8.0 * double(perPair));
+    return cost::estimateAllToAllvUs(hw, bytes, numRanks, ranksPerNode);
+  }
   /// An uneven exchange over all ranks, `sendBytes` row-major R x R.
   OpCost unevenExchange(ArrayRef<double> sendBytes, bool async,
                         StringRef category);
@@ -451,9 +456,48 @@ FailureOr<OpCost> ProgramCoster::costOf(Operation &op,
       for (int64_t to = 0; to < numRanks; ++to)
         sendBytes[from * numRanks + to] =
             shapes.routed(bucketize, from, to) * bytes;
-    // The start form moves the data on the communication stream.
-    return it->second = unevenExchange(sendBytes, isa<AllToAllVStartOp>(op),
-                                       "index_exchange");
+    // The start form moves the data on the communication stream, after
+    // each rank has learnt what it receives (an exchange of one count per
+    // pair of ranks, as every backend runs it).
+    OpCost cost =
+        unevenExchange(sendBytes, isa<AllToAllVStartOp>(op), "index_exchange");
+    cost.timeUs += countExchangeUs(1);
+    return it->second = cost;
+  }
+  if (auto fused = dyn_cast<FusedAllToAllVStartOp>(op)) {
+    auto [it, inserted] = sharedCosts.try_emplace(&op);
+    if (!inserted)
+      return it->second;
+    // One exchange of every member's values...
+    std::vector<double> sendBytes(numRanks * numRanks, 0.0);
+    double bytes = elementBytes(fused.getInputs().front().getType());
+    for (Value input : fused.getInputs()) {
+      auto bucketize = input.getDefiningOp<BucketizeOp>();
+      if (!bucketize)
+        return op.emitError() << "braid-sim needs the counts of "
+                                 "fused_all_to_all_v_start from braid.bucketize";
+      for (int64_t from = 0; from < numRanks; ++from)
+        for (int64_t to = 0; to < numRanks; ++to)
+          sendBytes[from * numRanks + to] +=
+              shapes.routed(bucketize, from, to) * bytes;
+    }
+    OpCost cost = unevenExchange(sendBytes, /*async=*/true, "index_exchange");
+    // ...after one exchange of their counts, a ranks x members matrix, and
+    // the all_to_all_v's own of the summed counts...
+    cost.timeUs += countExchangeUs(fused.getInputs().size()) + countExchangeUs(1);
+    // ...with the values packed by destination and unpacked by member (a
+    // copy each of what the busiest rank sends and receives).
+    double busiest = 0;
+    for (int64_t r = 0; r < numRanks; ++r) {
+      double sent = 0, received = 0;
+      for (int64_t j = 0; j < numRanks; ++j) {
+        sent += sendBytes[r * numRanks + j];
+        received += sendBytes[j * numRanks + r];
+      }
+      busiest = std::max(busiest, sent + received);
+    }
+    cost.timeUs += cost::estimateElementwise(hw, 2 * busiest).timeUs;
+    return it->second = cost;
   }
   if (auto collective = dyn_cast<CollectiveOpInterface>(op)) {
     RankedTensorType inType = collective.getInput().getType();

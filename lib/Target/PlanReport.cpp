@@ -49,6 +49,11 @@ static CoOptSummary summarizeCoOpt(func::FuncOp func) {
             op->getAttrOfType<StringAttr>(BraidDialect::kGradPartAttrName);
         part && part.getValue() == "params")
       ++summary.deferredWeightGradients;
+    // A fused exchange of routed indices carries its members' tokens.
+    if (auto fused = dyn_cast<FusedAllToAllVStartOp>(op)) {
+      ++summary.fusedIndexExchanges;
+      summary.fusedIndexMembers += fused.getInputs().size();
+    }
     // A sharded optimizer step updates a slice of its parameter.
     if (auto update = dyn_cast<DenseUpdateOp>(op))
       if (update.getParam().getDefiningOp<tensor::ExtractSliceOp>())
@@ -173,6 +178,9 @@ static llvm::json::Value coOptToJson(const CoOptSummary &summary) {
                             {"bucketed_collectives", summary.bucketedMembers},
                             {"fused_exchanges", summary.fusedExchanges},
                             {"fused_all_to_alls", summary.fusedMembers},
+                            {"fused_index_exchanges",
+                             summary.fusedIndexExchanges},
+                            {"fused_all_to_all_vs", summary.fusedIndexMembers},
                             {"started_collectives", summary.started},
                             {"sharded_optimizer_steps", summary.shardedSteps},
                             {"parameters_stored_as_blocks",
@@ -429,7 +437,8 @@ void mlir::braid::printPlanReport(llvm::raw_ostream &os,
     const sim::RankBreakdown &critical = p.result.ranks[p.criticalRank];
     os << llvm::formatv(
         "co-optimized {0}: {1} optimizer step(s) on shards, {2} bucket(s) "
-        "of {3} collectives, {7} fused exchange(s) of {8} all_to_alls, {4} "
+        "of {3} collectives, {7} fused exchange(s) of {8} all_to_alls, {12} "
+        "fused index exchange(s) of {13} all_to_all_vs, {4} "
         "collectives started early, {9} parameter(s) stored as blocks, "
         "lookups in {10} chunk(s), {11} weight gradient(s) deferred; {5:f3} "
         "of {6:f3} ms of communication hidden behind computation on the "
@@ -439,7 +448,8 @@ void mlir::braid::printPlanReport(llvm::raw_ostream &os,
         std::max(0.0, critical.commUs - critical.exposedCommUs) * 1e-3,
         critical.commUs * 1e-3, summary.fusedExchanges, summary.fusedMembers,
         summary.parameterBlocks, summary.lookupChunks,
-        summary.deferredWeightGradients);
+        summary.deferredWeightGradients, summary.fusedIndexExchanges,
+        summary.fusedIndexMembers);
   };
   if (p)
     describeCoOpt(report.trainPrediction ? "@forward" : "program",

@@ -826,6 +826,24 @@ struct BraidBucketCollectivesPass
       numExchangeBuckets += counts.buckets;
       numExchangesCombined += counts.combined;
     }
+    // The routed indices' exchanges, against the function as it is (their
+    // members already started where braid-overlap chose).
+    for (func::FuncOp func : exchanges ? funcs : SmallVector<func::FuncOp>()) {
+      int64_t buckets = 0, combined = 0;
+      FailureOr<RewriteOutcome> outcome = applyIfFaster(
+          func, *predictor, force, [&](func::FuncOp copy) -> FailureOr<bool> {
+            buckets = fuseIndexExchanges(copy, combined);
+            return buckets > 0;
+          });
+      if (failed(outcome))
+        return signalPassFailure();
+      if (*outcome == RewriteOutcome::rejected)
+        ++numIndexExchangesRejected;
+      if (*outcome != RewriteOutcome::applied)
+        continue;
+      numIndexExchangeBuckets += buckets;
+      numIndexExchangesCombined += combined;
+    }
   }
 };
 } // namespace

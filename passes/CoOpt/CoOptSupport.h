@@ -143,6 +143,12 @@ constexpr int64_t kUnlimitedBucketBytes = std::numeric_limits<int64_t>::max();
 /// `worldSize` is the group of an exchange without groups.
 bool fuseExchanges(func::FuncOp func, int64_t worldSize);
 
+/// Fuses the routed indices' all_to_all_vs of `func` (IndexExchangeBuckets.cpp)
+/// into braid.fused_all_to_all_v_starts, without asking the simulator;
+/// returns how many fused exchanges it made and sets `combined` to the
+/// exchanges they replaced.
+int64_t fuseIndexExchanges(func::FuncOp func, int64_t &combined);
+
 /// Replaces the synchronous collective `op` with its start form `startName`
 /// (same operands and attributes, a token of its result type) and a
 /// braid.wait right after it; returns the wait.

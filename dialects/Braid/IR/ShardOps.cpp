@@ -162,6 +162,35 @@ LogicalResult AllToAllVStartOp::verify() {
                          getSendCounts().getType());
 }
 
+LogicalResult FusedAllToAllVStartOp::verify() {
+  size_t members = getInputs().size();
+  if (members == 0 || getSendCounts().size() != members ||
+      getTokens().size() != members)
+    return emitOpError() << "needs as many inputs, send_counts and tokens, "
+                            "at least one; got "
+                         << members << ", " << getSendCounts().size()
+                         << " and " << getTokens().size();
+  Type element =
+      cast<RankedTensorType>(getInputs().front().getType()).getElementType();
+  int64_t ranks =
+      cast<RankedTensorType>(getSendCounts().front().getType()).getDimSize(0);
+  for (size_t m = 0; m < members; ++m) {
+    auto input = cast<RankedTensorType>(getInputs()[m].getType());
+    auto counts = cast<RankedTensorType>(getSendCounts()[m].getType());
+    if (input.getElementType() != element)
+      return emitOpError() << "member " << m << " sends " << input
+                           << " but member 0 sends elements of " << element;
+    if (counts.getDimSize(0) != ranks)
+      return emitOpError() << "member " << m << " has send_counts " << counts
+                           << " but member 0 has "
+                           << getSendCounts().front().getType();
+    auto token = cast<TokenType>(getTokens()[m].getType());
+    if (failed(verifyAllToAllV(*this, input, token.getValueType(), counts)))
+      return failure();
+  }
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // ShardEmbeddingBagOp
 //===----------------------------------------------------------------------===//

@@ -176,6 +176,18 @@ def BraidBucketCollectivesPass
     all ready at the end of the backward and each brings its owner tens of
     MiB, which a DDP-sized cap would keep apart, one exchange after the
     other, each into one owner.
+
+    Also with `exchanges`, the routed indices' `braid.all_to_all_v`s of one
+    element type (synchronous, or started with their waits in the same
+    block), each of a `braid.bucketize`'s values, become one
+    `braid.fused_all_to_all_v_start` with a token per member: one exchange
+    of every member's counts and one of their values, instead of two per
+    member (`braid-expand-fused-exchanges` writes it out for the backends).
+    It is started after the last member's input is routed; each member's
+    wait stays where it was (a synchronous member's takes its place).
+    Members read before a later member's input is routed go into another
+    fused exchange. The simulator compares the function with its index
+    exchanges fused against the function as it is.
   }];
   let options = [
     Option<"bucketMiB", "bucket-mib", "double", "25.0",
@@ -201,6 +213,14 @@ def BraidBucketCollectivesPass
     Statistic<"numExchangesRejected", "exchanges-rejected-by-simulator",
               "Functions whose fused exchanges the simulator predicted no "
               "faster than their members started one by one">,
+    Statistic<"numIndexExchangeBuckets", "index-exchange-buckets",
+              "Fused exchanges of two or more routed indices' all_to_all_vs">,
+    Statistic<"numIndexExchangesCombined", "index-exchanges-combined",
+              "all_to_all_vs combined into fused exchanges">,
+    Statistic<"numIndexExchangesRejected",
+              "index-exchanges-rejected-by-simulator",
+              "Functions whose fused index exchanges the simulator predicted "
+              "no faster">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::braid::BraidDialect",

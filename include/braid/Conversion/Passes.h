@@ -7,6 +7,7 @@
 #ifndef BRAID_CONVERSION_PASSES_H
 #define BRAID_CONVERSION_PASSES_H
 
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 
 namespace mlir {
@@ -53,6 +54,11 @@ namespace mlir::braid {
 
 #define GEN_PASS_DECL
 #include "braid/Conversion/Passes.h.inc"
+
+/// Writes every braid.fused_all_to_all_v_start of `module` as the
+/// collectives and tensor ops it stands for (braid-expand-fused-exchanges;
+/// convert-braid-to-cpu runs it first).
+LogicalResult expandFusedExchanges(ModuleOp module);
 
 #define GEN_PASS_REGISTRATION
 #include "braid/Conversion/Passes.h.inc"

@@ -14,7 +14,8 @@ include "mlir/Pass/PassBase.td"
 def ConvertBraidToCPUPass : Pass<"convert-braid-to-cpu", "::mlir::ModuleOp"> {
   let summary = "lowers Braid's compute ops to tensor, linalg, scf and vector";
   let description = [{
-    The first step of `braid-lower-cpu`. Every table a function looks up
+    The first step of `braid-lower-cpu`. It first writes fused exchanges
+    out (`braid-expand-fused-exchanges`). Every table a function looks up
     becomes a trailing argument of the table's type, marked
     `braid.table = "<name>"` (the host passes the rows this rank holds),
     and the compute ops become upstream ops on tensors that one-shot
@@ -112,6 +113,35 @@ def ConvertBraidToCPUPass : Pass<"convert-braid-to-cpu", "::mlir::ModuleOp"> {
                            "::mlir::scf::SCFDialect",
                            "::mlir::tensor::TensorDialect",
                            "::mlir::vector::VectorDialect"];
+}
+
+def BraidExpandFusedExchangesPass
+    : Pass<"braid-expand-fused-exchanges", "::mlir::ModuleOp"> {
+  let summary = "writes each fused exchange as the one exchange it stands for";
+  let description = [{
+    The first step of `convert-braid-to-cpu` (which runs it itself, for the
+    CPU and CUDA targets alike), and a pass of its own for tests. A
+    `braid.fused_all_to_all_v_start` of M members over R ranks becomes:
+
+    - its counts, read as indices (`tensor.extract`), and each member's
+      input cut into its R chunks;
+    - the chunks packed by destination (for each rank, every member's chunk
+      for it, in member order) with `tensor.concat`, and the members' counts
+      added up;
+    - one `braid.all_to_all_start` of the R x M counts (row j to rank j),
+      so that each rank learns what every member gets from every sender;
+    - one `braid.all_to_all_v_start` of the packed values;
+    - where the first member's `braid.wait` stood, the two waits, and each
+      member's values cut out of every sender's block (in sender order) and
+      concatenated; every member's wait is replaced by its values.
+
+    Three collectives instead of 2M (each all_to_all_v exchanges its counts
+    first), and two copies of the values. The counts are read on the host,
+    as the all_to_all_v's own lowering reads them. A token read by anything
+    but a `braid.wait` in the exchange's block is an error.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::tensor::TensorDialect"];
 }
 
 def BraidProfileOpsPass : Pass<"braid-profile-ops", "::mlir::ModuleOp"> {

@@ -29,6 +29,9 @@ struct CoOptSummary {
   /// All_to_alls of concatenations (fused pooled-row exchanges), and the
   /// exchanges they carry.
   int64_t fusedExchanges = 0, fusedMembers = 0;
+  /// Fused exchanges of routed indices (braid.fused_all_to_all_v_start), and
+  /// the all_to_all_vs they carry.
+  int64_t fusedIndexExchanges = 0, fusedIndexMembers = 0;
   /// Collectives in their `_start` form.
   int64_t started = 0;
   /// Dense optimizer steps on this rank's rows of their parameter.

@@ -440,6 +440,9 @@ struct ConvertBraidToCPUPass
                     Twine(static_cast<int64_t>(biasGradColumns)));
     state.poolingLanes = poolingLanes;
     state.biasGradColumns = biasGradColumns;
+    // Fused exchanges in the terms the rest of the lowering knows.
+    if (failed(expandFusedExchanges(module)))
+      return signalPassFailure();
     for (auto func : module.getOps<func::FuncOp>())
       if (failed(prepareFunction(func, state)))
         return signalPassFailure();

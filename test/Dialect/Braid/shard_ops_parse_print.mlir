@@ -36,3 +36,14 @@ func.func @all_to_all_v_start(%v: tensor<?xi64>, %c: tensor<4xi64>) -> tensor<?x
   %r = braid.wait %t : !braid.token<tensor<?xi64>>
   return %r : tensor<?xi64>
 }
+
+// CHECK-LABEL: func.func @fused_all_to_all_v_start
+// CHECK: %[[T:.*]]:2 = braid.fused_all_to_all_v_start(%arg0, %arg1) counts(%arg2, %arg3) : (tensor<?xi64>, tensor<?xi64>), (tensor<4xi64>, tensor<4xi64>) -> !braid.token<tensor<?xi64>>, !braid.token<tensor<?xi64>>
+// CHECK-NEXT: braid.wait %[[T]]#1 : !braid.token<tensor<?xi64>>
+// CHECK-NEXT: braid.wait %[[T]]#0 : !braid.token<tensor<?xi64>>
+func.func @fused_all_to_all_v_start(%a: tensor<?xi64>, %b: tensor<?xi64>, %ca: tensor<4xi64>, %cb: tensor<4xi64>) -> (tensor<?xi64>, tensor<?xi64>) {
+  %ta, %tb = braid.fused_all_to_all_v_start (%a, %b) counts(%ca, %cb) : (tensor<?xi64>, tensor<?xi64>), (tensor<4xi64>, tensor<4xi64>) -> !braid.token<tensor<?xi64>>, !braid.token<tensor<?xi64>>
+  %rb = braid.wait %tb : !braid.token<tensor<?xi64>>
+  %ra = braid.wait %ta : !braid.token<tensor<?xi64>>
+  return %ra, %rb : tensor<?xi64>, tensor<?xi64>
+}

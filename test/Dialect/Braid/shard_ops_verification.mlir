@@ -156,6 +156,48 @@ func.func @a2av_start_counts(%x: tensor<?xi64>, %c: tensor<?xi64>) {
 
 // -----
 
+// A fused start: as many inputs, counts and tokens.
+func.func @fused_a2av_members(%a: tensor<?xi64>, %b: tensor<?xi64>, %c: tensor<2xi64>) {
+  // expected-error @+1 {{needs as many inputs, send_counts and tokens, at least one; got 2, 1 and 2}}
+  %0:2 = braid.fused_all_to_all_v_start (%a, %b) counts(%c) : (tensor<?xi64>, tensor<?xi64>), (tensor<2xi64>) -> !braid.token<tensor<?xi64>>, !braid.token<tensor<?xi64>>
+  return
+}
+
+// -----
+
+func.func @fused_a2av_element(%a: tensor<?xi64>, %b: tensor<?xi32>, %c: tensor<2xi64>) {
+  // expected-error @+1 {{member 1 sends 'tensor<?xi32>' but member 0 sends elements of 'i64'}}
+  %0:2 = braid.fused_all_to_all_v_start (%a, %b) counts(%c, %c) : (tensor<?xi64>, tensor<?xi32>), (tensor<2xi64>, tensor<2xi64>) -> !braid.token<tensor<?xi64>>, !braid.token<tensor<?xi32>>
+  return
+}
+
+// -----
+
+func.func @fused_a2av_ranks(%a: tensor<?xi64>, %b: tensor<?xi64>, %c: tensor<2xi64>, %d: tensor<4xi64>) {
+  // expected-error @+1 {{member 1 has send_counts 'tensor<4xi64>' but member 0 has 'tensor<2xi64>'}}
+  %0:2 = braid.fused_all_to_all_v_start (%a, %b) counts(%c, %d) : (tensor<?xi64>, tensor<?xi64>), (tensor<2xi64>, tensor<4xi64>) -> !braid.token<tensor<?xi64>>, !braid.token<tensor<?xi64>>
+  return
+}
+
+// -----
+
+// Each member is checked as an all_to_all_v_start.
+func.func @fused_a2av_token(%a: tensor<?xi64>, %b: tensor<?xi64>, %c: tensor<2xi64>) {
+  // expected-error @+1 {{the result must have the input's element type and rank}}
+  %0:2 = braid.fused_all_to_all_v_start (%a, %b) counts(%c, %c) : (tensor<?xi64>, tensor<?xi64>), (tensor<2xi64>, tensor<2xi64>) -> !braid.token<tensor<?xi64>>, !braid.token<tensor<?xi32>>
+  return
+}
+
+// -----
+
+func.func @fused_a2av_counts(%a: tensor<?xi64>, %b: tensor<?xi64>, %c: tensor<?xi64>) {
+  // expected-error @+1 {{send_counts must be static (one per rank)}}
+  %0:2 = braid.fused_all_to_all_v_start (%a, %b) counts(%c, %c) : (tensor<?xi64>, tensor<?xi64>), (tensor<?xi64>, tensor<?xi64>) -> !braid.token<tensor<?xi64>>, !braid.token<tensor<?xi64>>
+  return
+}
+
+// -----
+
 braid.table @t : tensor<100x16xf32> pooling_factor = 2.0 placement = #braid.table_wise<rank = 0>
 func.func @mean_partial(%v: tensor<?xi64>, %l: tensor<?xi64>) {
   // expected-error @+1 {{mode must be sum or max; combine_shards finishes mean}}

@@ -122,6 +122,42 @@ def Braid_AllToAllVStartOp : Braid_Op<"all_to_all_v_start"> {
   let hasVerifier = 1;
 }
 
+def Braid_FusedAllToAllVStartOp : Braid_Op<"fused_all_to_all_v_start",
+    [AttrSizedOperandSegments]> {
+  let summary = "starts several all_to_all_v exchanges as one";
+  let description = [{
+    Starts member `m`'s exchange of `inputs[m]` by `send_counts[m]`, as
+    `braid.all_to_all_v_start` would, for every member at once: one token
+    per member, whose wait gives that member's received chunks. The members
+    move as one exchange (`braid-bucket-collectives` fuses a function's
+    routed indices this way): the counts of all members in one exchange of a
+    ranks x members matrix, and the values in one `all_to_all_v` of a buffer
+    that holds, for each destination, every member's chunk for it in member
+    order. `braid-expand-fused-exchanges` writes it in those terms before
+    the backends lower it.
+
+    ```mlir
+    %ta, %tb = braid.fused_all_to_all_v_start (%a, %b) counts(%ca, %cb)
+        : (tensor<?xi64>, tensor<?xi64>), (tensor<4xi64>, tensor<4xi64>)
+        -> !braid.token<tensor<?xi64>>, !braid.token<tensor<?xi64>>
+    ```
+
+    Constraints:
+    - as many inputs, counts and tokens, at least one of each;
+    - every input is one-dimensional, of one element type;
+    - each member has `braid.all_to_all_v`'s constraints, and every member's
+      `send_counts` has the same static size (one per rank).
+  }];
+  let arguments = (ins Variadic<1DTensorOf<[AnySignlessInteger, AnyFloat]>>:$inputs,
+                       Variadic<1DTensorOf<[I64]>>:$send_counts);
+  let results = (outs Variadic<Braid_TokenType>:$tokens);
+  let assemblyFormat = [{
+    `(` $inputs `)` `counts` `(` $send_counts `)` attr-dict `:`
+    `(` type($inputs) `)` `,` `(` type($send_counts) `)` `->` type($tokens)
+  }];
+  let hasVerifier = 1;
+}
+
 def Braid_ShardEmbeddingBagOp : Braid_Op<"shard_embedding_bag",
     [Pure, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
   let summary = "pools bags over this rank's shard of a table";

@@ -1,0 +1,181 @@
+//===- IndexExchangeBuckets.cpp - Fused exchanges of routed indices -------===//
+//
+// This file implements braid-bucket-collectives' fusion of the routed
+// indices' exchanges: the braid.all_to_all_v (or started, with its waits in
+// the same block) that sends each sharded lookup's routed indices to the
+// shards' owners become, several lookups together, one
+// braid.fused_all_to_all_v_start with a token per member.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CoOptSupport.h"
+
+#include "braid/Dialect/Braid/IR/Braid.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/MapVector.h"
+
+#include <tuple>
+
+using namespace mlir;
+using namespace mlir::braid;
+
+namespace {
+/// An exchange of routed indices that may join a fused one.
+struct IndexMember {
+  /// braid.all_to_all_v or braid.all_to_all_v_start.
+  Operation *op = nullptr;
+  Value input, counts;
+  /// What the member receives (a start's token value type).
+  RankedTensorType resultType;
+  /// The position after which its operands are all computed (-1: the
+  /// block's start)...
+  int64_t ready = -1;
+  /// ...and the first position that reads what it receives: the exchange
+  /// itself when synchronous, its first wait when started.
+  int64_t firstRead = 0;
+  SmallVector<WaitOp> waits;
+};
+
+/// The members of one fused exchange and where it goes.
+struct IndexBucket {
+  SmallVector<IndexMember> members;
+  int64_t after = -1;
+};
+
+/// `op` as a member, when it exchanges a bucketize's values (the simulator
+/// sizes an exchange from its routing) and, started, is only waited for in
+/// its block.
+std::optional<IndexMember>
+memberOf(Operation &op, const llvm::DenseMap<Operation *, int64_t> &position) {
+  IndexMember member;
+  member.op = &op;
+  if (auto exchange = dyn_cast<AllToAllVOp>(op)) {
+    member.input = exchange.getInput();
+    member.counts = exchange.getSendCounts();
+    member.resultType = cast<RankedTensorType>(exchange.getResult().getType());
+    member.firstRead = position.lookup(&op);
+  } else if (auto start = dyn_cast<AllToAllVStartOp>(op)) {
+    member.input = start.getInput();
+    member.counts = start.getSendCounts();
+    member.resultType =
+        cast<RankedTensorType>(start.getToken().getType().getValueType());
+    member.firstRead = std::numeric_limits<int64_t>::max();
+    for (Operation *user : start.getToken().getUsers()) {
+      auto wait = dyn_cast<WaitOp>(user);
+      if (!wait || wait->getBlock() != op.getBlock())
+        return std::nullopt;
+      member.waits.push_back(wait);
+      member.firstRead =
+          std::min(member.firstRead, position.lookup(wait.getOperation()));
+    }
+    if (member.waits.empty())
+      return std::nullopt;
+  } else {
+    return std::nullopt;
+  }
+  auto inputType = cast<RankedTensorType>(member.input.getType());
+  if (inputType.getRank() != 1 || !member.input.getDefiningOp<BucketizeOp>())
+    return std::nullopt;
+  for (Value operand : {member.input, member.counts})
+    if (Operation *def = operand.getDefiningOp())
+      member.ready = std::max(member.ready, position.lookup(def));
+  return member;
+}
+
+/// Replaces the members of `bucket` with one fused start after the op at
+/// `bucket.after`: a started member's waits take its token, a synchronous
+/// member becomes a wait where it stood.
+void emitIndexBucket(Block &block, const IndexBucket &bucket,
+                     Operation *anchor) {
+  MLIRContext *context = block.getParentOp()->getContext();
+  OpBuilder b(context);
+  if (anchor)
+    b.setInsertionPointAfter(anchor);
+  else
+    b.setInsertionPointToStart(&block);
+  SmallVector<Value> inputs, counts;
+  SmallVector<Type> tokens;
+  for (const IndexMember &member : bucket.members) {
+    inputs.push_back(member.input);
+    counts.push_back(member.counts);
+    tokens.push_back(TokenType::get(context, member.resultType));
+  }
+  Operation *first = bucket.members.front().op;
+  auto fused = FusedAllToAllVStartOp::create(b, first->getLoc(), tokens,
+                                             inputs, counts);
+  if (Attribute chunk = first->getAttr(BraidDialect::kChunkAttrName))
+    fused->setAttr(BraidDialect::kChunkAttrName, chunk);
+  for (auto [member, token] :
+       llvm::zip_equal(bucket.members, fused.getTokens())) {
+    if (member.waits.empty()) {
+      OpBuilder at(member.op);
+      auto wait =
+          WaitOp::create(at, member.op->getLoc(), member.resultType, token);
+      member.op->getResult(0).replaceAllUsesWith(wait.getResult());
+    } else {
+      for (WaitOp wait : member.waits)
+        wait.getTokenMutable().assign(token);
+    }
+    member.op->erase();
+  }
+}
+} // namespace
+
+int64_t mlir::braid::fuseIndexExchanges(func::FuncOp func,
+                                        int64_t &combined) {
+  combined = 0;
+  if (func.isExternal() || !llvm::hasSingleElement(func.getBody()))
+    return 0;
+  Block &block = func.getBody().front();
+  llvm::DenseMap<Operation *, int64_t> position;
+  SmallVector<Operation *> ops;
+  for (Operation &op : block) {
+    position[&op] = ops.size();
+    ops.push_back(&op);
+  }
+  SmallVector<IndexMember> candidates;
+  for (Operation &op : block)
+    if (std::optional<IndexMember> member = memberOf(op, position))
+      candidates.push_back(std::move(*member));
+  // In the order their inputs are routed, program order among equals.
+  llvm::stable_sort(candidates, [](const IndexMember &x, const IndexMember &y) {
+    return x.ready < y.ready;
+  });
+  // One open bucket per element type, number of ranks and chunk.
+  using Key = std::tuple<Type, int64_t, Attribute>;
+  llvm::MapVector<Key, IndexBucket> open;
+  SmallVector<IndexBucket> closed;
+  for (IndexMember &member : candidates) {
+    Key key{member.resultType.getElementType(),
+            cast<RankedTensorType>(member.counts.getType()).getDimSize(0),
+            member.op->getAttr(BraidDialect::kChunkAttrName)};
+    IndexBucket &bucket = open[key];
+    // Joining moves the start after this member's operands: what every
+    // member receives must still be read only after that.
+    int64_t after = std::max(bucket.after, member.ready);
+    bool readsFollow =
+        member.firstRead > after &&
+        llvm::all_of(bucket.members, [&](const IndexMember &other) {
+          return other.firstRead > after;
+        });
+    if (!readsFollow) {
+      closed.push_back(std::move(bucket));
+      bucket = IndexBucket();
+      after = member.ready;
+    }
+    bucket.members.push_back(member);
+    bucket.after = after;
+  }
+  for (auto &entry : open)
+    closed.push_back(std::move(entry.second));
+  int64_t buckets = 0;
+  for (const IndexBucket &bucket : closed) {
+    if (bucket.members.size() < 2)
+      continue;
+    emitIndexBucket(block, bucket, bucket.after < 0 ? nullptr : ops[bucket.after]);
+    ++buckets;
+    combined += bucket.members.size();
+  }
+  return buckets;
+}

@@ -1,0 +1,194 @@
+//===- ExpandFusedExchanges.cpp - Fused exchanges in plain terms ----------===//
+//
+// This file implements braid-expand-fused-exchanges, which convert-braid-to-
+// cpu also runs first: a braid.fused_all_to_all_v_start becomes the one
+// exchange it stands for, in ops every backend lowers.
+//
+// - The members' counts go in one all_to_all of a ranks x members matrix
+//   (started, like the values): row j of what a rank sends holds what each
+//   member sends rank j, so row s of what it receives holds what each
+//   member gets from rank s.
+// - The values go in one all_to_all_v of a buffer packed by destination
+//   (for each rank j, every member's chunk for j in member order), with the
+//   members' counts added up.
+// - Where the first member's wait stood, the exchange is waited for and
+//   each member's values are cut out of every sender's block, in sender
+//   order; every member's wait takes its member's values.
+//
+// Each rank reads its counts on the host, as the all_to_all_v's own
+// lowering does.
+//
+//===----------------------------------------------------------------------===//
+
+#include "braid/Conversion/Passes.h"
+
+#include "braid/Dialect/Braid/IR/Braid.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir::braid {
+#define GEN_PASS_DEF_BRAIDEXPANDFUSEDEXCHANGESPASS
+#include "braid/Conversion/Passes.h.inc"
+} // namespace mlir::braid
+
+using namespace mlir;
+using namespace mlir::braid;
+
+namespace {
+/// Element `at` of a 1-D i64 tensor, as an index.
+Value countAt(OpBuilder &b, Location loc, Value counts, int64_t at) {
+  Value position = arith::ConstantIndexOp::create(b, loc, at);
+  Value count = tensor::ExtractOp::create(b, loc, counts, position);
+  return arith::IndexCastOp::create(b, loc, b.getIndexType(), count);
+}
+
+/// The dynamic 1-D slice of `source` at `offset`, `size` long.
+Value sliceOf(OpBuilder &b, Location loc, Value source, Value offset,
+              Value size) {
+  auto type = cast<RankedTensorType>(source.getType());
+  auto sliceType =
+      RankedTensorType::get({ShapedType::kDynamic}, type.getElementType());
+  return tensor::ExtractSliceOp::create(
+      b, loc, sliceType, source, ArrayRef<OpFoldResult>{offset},
+      ArrayRef<OpFoldResult>{size}, ArrayRef<OpFoldResult>{b.getIndexAttr(1)});
+}
+
+/// `pieces` one after the other along dimension 0 (one piece as it is).
+Value concatenate(OpBuilder &b, Location loc, ArrayRef<Value> pieces) {
+  if (pieces.size() == 1)
+    return pieces.front();
+  auto type = RankedTensorType::get(
+      {ShapedType::kDynamic},
+      cast<RankedTensorType>(pieces.front().getType()).getElementType());
+  return tensor::ConcatOp::create(b, loc, type, b.getI64IntegerAttr(0),
+                                  pieces);
+}
+
+LogicalResult expand(FusedAllToAllVStartOp fused) {
+  Block *block = fused->getBlock();
+  // The members' waits, which must be in the exchange's block.
+  SmallVector<SmallVector<WaitOp>> waits(fused.getTokens().size());
+  WaitOp first;
+  for (auto [m, token] : llvm::enumerate(fused.getTokens()))
+    for (Operation *user : token.getUsers()) {
+      auto wait = dyn_cast<WaitOp>(user);
+      if (!wait || wait->getBlock() != block)
+        return fused.emitOpError()
+               << "can be expanded only where each token is read by "
+                  "braid.wait ops in its block";
+      waits[m].push_back(wait);
+      if (!first || wait->isBeforeInBlock(first))
+        first = wait;
+    }
+
+  OpBuilder b(fused);
+  Location loc = fused.getLoc();
+  int64_t members = fused.getInputs().size();
+  int64_t ranks =
+      cast<RankedTensorType>(fused.getSendCounts().front().getType())
+          .getDimSize(0);
+  auto i64Vector = [&](int64_t size) {
+    return RankedTensorType::get({size}, b.getI64Type());
+  };
+
+  // The values, packed by destination.
+  SmallVector<Value> pieces;
+  SmallVector<Value> offsets(members, arith::ConstantIndexOp::create(b, loc, 0));
+  for (int64_t j = 0; j < ranks; ++j)
+    for (int64_t m = 0; m < members; ++m) {
+      Value count = countAt(b, loc, fused.getSendCounts()[m], j);
+      pieces.push_back(sliceOf(b, loc, fused.getInputs()[m], offsets[m], count));
+      offsets[m] = arith::AddIOp::create(b, loc, offsets[m], count);
+    }
+  Value packed = concatenate(b, loc, pieces);
+  Value total = fused.getSendCounts().front();
+  for (Value counts : fused.getSendCounts().drop_front())
+    total = arith::AddIOp::create(b, loc, total, counts);
+
+  // The counts, a ranks x members matrix sent row j to rank j.
+  SmallVector<Value> columns;
+  for (Value counts : fused.getSendCounts())
+    columns.push_back(tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get({ranks, 1}, b.getI64Type()), counts,
+        ArrayRef<ReassociationIndices>{{0, 1}}));
+  Value matrix = columns.front();
+  if (members > 1)
+    matrix = tensor::ConcatOp::create(
+        b, loc, RankedTensorType::get({ranks, members}, b.getI64Type()),
+        b.getI64IntegerAttr(1), columns);
+  Value flat = tensor::CollapseShapeOp::create(
+      b, loc, i64Vector(ranks * members), matrix,
+      ArrayRef<ReassociationIndices>{{0, 1}});
+  SmallVector<int64_t> world;
+  for (int64_t r = 0; r < ranks; ++r)
+    world.push_back(r);
+  Value countsToken = AllToAllStartOp::create(
+      b, loc, TokenType::get(b.getContext(), i64Vector(ranks * members)), flat,
+      /*split_dim=*/0, /*concat_dim=*/0,
+      b.getDenseI64ArrayAttr(SmallVector<int64_t>(ranks * ranks, members)),
+      ReplicaGroupsAttr::get(b.getContext(), ranks, world));
+
+  auto valueType = RankedTensorType::get(
+      {ShapedType::kDynamic},
+      cast<RankedTensorType>(packed.getType()).getElementType());
+  Value token = AllToAllVStartOp::create(
+      b, loc, TokenType::get(b.getContext(), valueType), packed, total);
+
+  // Waited for where the first member's wait stood (at the block's end
+  // when no member is waited for: every rank still takes part).
+  if (first)
+    b.setInsertionPoint(first);
+  else
+    b.setInsertionPoint(block->getTerminator());
+  Value received =
+      WaitOp::create(b, loc, i64Vector(ranks * members), countsToken);
+  Value values = WaitOp::create(b, loc, valueType, token);
+  SmallVector<SmallVector<Value>> parts(members);
+  Value base = arith::ConstantIndexOp::create(b, loc, 0);
+  for (int64_t s = 0; s < ranks; ++s)
+    for (int64_t m = 0; m < members; ++m) {
+      Value count = countAt(b, loc, received, s * members + m);
+      parts[m].push_back(sliceOf(b, loc, values, base, count));
+      base = arith::AddIOp::create(b, loc, base, count);
+    }
+  SmallVector<Value> memberValues;
+  for (int64_t m = 0; m < members; ++m)
+    memberValues.push_back(concatenate(b, loc, parts[m]));
+  for (int64_t m = 0; m < members; ++m) {
+    Value member = memberValues[m];
+    for (WaitOp wait : waits[m]) {
+      Value result = member;
+      if (result.getType() != wait.getResult().getType())
+        result = tensor::CastOp::create(b, loc, wait.getResult().getType(),
+                                        member);
+      wait.getResult().replaceAllUsesWith(result);
+      wait.erase();
+    }
+  }
+  fused.erase();
+  return success();
+}
+} // namespace
+
+LogicalResult mlir::braid::expandFusedExchanges(ModuleOp module) {
+  SmallVector<FusedAllToAllVStartOp> fused;
+  module.walk([&](FusedAllToAllVStartOp op) { fused.push_back(op); });
+  for (FusedAllToAllVStartOp op : fused)
+    if (failed(expand(op)))
+      return failure();
+  return success();
+}
+
+namespace {
+struct BraidExpandFusedExchangesPass
+    : braid::impl::BraidExpandFusedExchangesPassBase<
+          BraidExpandFusedExchangesPass> {
+  void runOnOperation() override {
+    if (failed(expandFusedExchanges(getOperation())))
+      signalPassFailure();
+  }
+};
+} // namespace
