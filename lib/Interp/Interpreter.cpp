@@ -438,6 +438,20 @@ LogicalResult LockstepInterpreter::execute(Operation &op) {
           return size;
         });
       })
+      .Case([&](tensor::FromElementsOp build) {
+        return perRank(op, [&](int64_t rank) -> FailureOr<HostTensor> {
+          std::optional<ElementKind> kind =
+              getElementKind(build.getType().getElementType());
+          if (!kind)
+            return build.emitError() << "the reference semantics has no "
+                                        "element kind for "
+                                     << build.getType();
+          HostTensor result(*kind, build.getType().getShape());
+          for (auto [i, element] : llvm::enumerate(build.getElements()))
+            result.data[i] = lookup(element)[rank].data[0];
+          return result;
+        });
+      })
       .Case([&](tensor::ExtractOp extract) {
         return perRank(op, [&](int64_t rank) -> FailureOr<HostTensor> {
           const HostTensor &source = lookup(extract.getTensor())[rank];

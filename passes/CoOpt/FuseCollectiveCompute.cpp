@@ -4,8 +4,12 @@
 // that only copies the first rows of its exchange's receive buffer (one
 // part, sum pooling, no change of element type) becomes a
 // tensor.extract_slice of that buffer, which bufferizes to a view, so the
-// interaction reads the pooled rows where the exchange put them. Each
-// rewrite lands where the simulator predicts the function faster.
+// interaction reads the pooled rows where the exchange put them. One that
+// only sets a column-wise table's parts side by side, read by a `cat`
+// interaction alone, gives the interaction the parts themselves (views of
+// the receive buffer), which it concatenates with the other features in
+// the one copy it makes anyway. Each rewrite lands where the simulator
+// predicts the function faster.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +21,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Builders.h"
 
 namespace mlir::braid {
@@ -45,10 +50,79 @@ static bool isCopy(CombineShardsOp combine) {
   return result.isDynamicDim(0) || result.getDimSize(0) <= slots;
 }
 
+/// The table's parts as they arrive: a column-wise table's shards in rank
+/// order (part p is rows [p * slots, (p + 1) * slots) of the receive buffer).
+static SmallVector<TableShard> receivedParts(TableOp table) {
+  SmallVector<TableShard> parts =
+      table.getPlacementAttr().getShards(table.getNumRows(), table.getDim());
+  llvm::sort(parts, [](const TableShard &a, const TableShard &b) {
+    return a.rank < b.rank;
+  });
+  return parts;
+}
+
+/// The `cat` interaction that alone reads `combine`, when `combine` only
+/// sets a column-wise table's parts side by side (sum pooling, the element
+/// type kept, every part in its rows of the receive buffer): the
+/// interaction can take the parts in its place.
+static InteractionOp catReaderOfColumnParts(CombineShardsOp combine) {
+  auto received = cast<RankedTensorType>(combine.getReceived().getType());
+  auto result = cast<RankedTensorType>(combine.getResult().getType());
+  if (combine.getMode() != PoolingMode::sum || !combine->hasOneUse() ||
+      received.getElementType() != result.getElementType() ||
+      !received.hasStaticShape() || result.isDynamicDim(1))
+    return {};
+  auto interaction = dyn_cast<InteractionOp>(*combine->getUsers().begin());
+  if (!interaction || interaction.getKind() != InteractionKind::cat ||
+      interaction.getDense() == combine.getResult())
+    return {};
+  auto table = SymbolTable::lookupNearestSymbolFrom<TableOp>(
+      combine, combine.getTableAttr());
+  if (!table || !isa<ColumnWiseAttr>(table.getPlacementAttr()) ||
+      table.getDim() != result.getDimSize(1))
+    return {};
+  int64_t slots = static_cast<int64_t>(combine.getBagsPerRank());
+  SmallVector<TableShard> parts = receivedParts(table);
+  if (received.getDimSize(0) != int64_t(parts.size()) * slots ||
+      llvm::any_of(parts, [&](const TableShard &part) {
+        return part.cols > received.getDimSize(1);
+      }))
+    return {};
+  if (!result.isDynamicDim(0) && result.getDimSize(0) > slots)
+    return {};
+  return interaction;
+}
+
+/// The local bags of `combine`'s result: one fewer than its offsets.
+static OpFoldResult localBags(OpBuilder &b, CombineShardsOp combine) {
+  auto result = cast<RankedTensorType>(combine.getResult().getType());
+  if (!result.isDynamicDim(0))
+    return b.getIndexAttr(result.getDimSize(0));
+  Location loc = combine.getLoc();
+  Value offsets = tensor::DimOp::create(b, loc, combine.getOffsets(), 0);
+  return arith::SubIOp::create(b, loc, offsets,
+                               arith::ConstantIndexOp::create(b, loc, 1))
+      .getResult();
+}
+
+/// `rows` x `cols` of `source` from row `row`, column 0.
+static Value rowsOf(OpBuilder &b, Location loc, Value source, int64_t row,
+                    OpFoldResult rows, int64_t cols) {
+  auto type = cast<RankedTensorType>(source.getType());
+  std::optional<int64_t> staticRows = getConstantIntValue(rows);
+  auto sliceType = RankedTensorType::get(
+      {staticRows ? *staticRows : ShapedType::kDynamic, cols},
+      type.getElementType());
+  SmallVector<OpFoldResult> offsets = {b.getIndexAttr(row), b.getIndexAttr(0)};
+  SmallVector<OpFoldResult> sizes = {rows, b.getIndexAttr(cols)};
+  SmallVector<OpFoldResult> strides = {b.getIndexAttr(1), b.getIndexAttr(1)};
+  return tensor::ExtractSliceOp::create(b, loc, sliceType, source, offsets,
+                                        sizes, strides);
+}
+
 /// Replaces `combine` (a copy) with a slice of its received rows.
 static void replaceWithSlice(CombineShardsOp combine) {
   OpBuilder b(combine);
-  Location loc = combine.getLoc();
   auto result = cast<RankedTensorType>(combine.getResult().getType());
   Value received = combine.getReceived();
   if (received.getType() == result) {
@@ -56,32 +130,56 @@ static void replaceWithSlice(CombineShardsOp combine) {
     combine.erase();
     return;
   }
-  // The local bags: one fewer than the offsets.
-  OpFoldResult bags;
-  if (result.isDynamicDim(0)) {
-    Value offsets = tensor::DimOp::create(b, loc, combine.getOffsets(), 0);
-    bags = arith::SubIOp::create(b, loc, offsets,
-                                 arith::ConstantIndexOp::create(b, loc, 1))
-               .getResult();
-  } else {
-    bags = b.getIndexAttr(result.getDimSize(0));
-  }
-  SmallVector<OpFoldResult> offsets = {b.getIndexAttr(0), b.getIndexAttr(0)};
-  SmallVector<OpFoldResult> sizes = {bags,
-                                     b.getIndexAttr(result.getDimSize(1))};
-  SmallVector<OpFoldResult> strides = {b.getIndexAttr(1), b.getIndexAttr(1)};
-  Value slice = tensor::ExtractSliceOp::create(b, loc, result, received,
-                                               offsets, sizes, strides);
+  Value slice = rowsOf(b, combine.getLoc(), received, 0, localBags(b, combine),
+                       result.getDimSize(1));
+  if (slice.getType() != result)
+    slice = tensor::CastOp::create(b, combine.getLoc(), result, slice);
   combine.getResult().replaceAllUsesWith(slice);
   combine.erase();
+}
+
+/// Gives `interaction` (a `cat`) the parts `combine` would set side by
+/// side, in column order, as views of the receive buffer.
+static void readPartsInPlace(CombineShardsOp combine,
+                             InteractionOp interaction) {
+  OpBuilder b(combine);
+  Location loc = combine.getLoc();
+  auto table = SymbolTable::lookupNearestSymbolFrom<TableOp>(
+      combine, combine.getTableAttr());
+  int64_t slots = static_cast<int64_t>(combine.getBagsPerRank());
+  SmallVector<std::pair<TableShard, int64_t>> parts;
+  for (auto [position, part] : llvm::enumerate(receivedParts(table)))
+    parts.push_back({part, int64_t(position)});
+  llvm::sort(parts, [](const auto &a, const auto &b) {
+    return a.first.colOffset < b.first.colOffset;
+  });
+  OpFoldResult bags = localBags(b, combine);
+  SmallVector<Value> views;
+  for (auto [part, position] : parts)
+    views.push_back(rowsOf(b, loc, combine.getReceived(), position * slots,
+                           bags, part.cols));
+  SmallVector<Value> embeddings;
+  for (Value embedding : interaction.getEmbeddings()) {
+    if (embedding == combine.getResult())
+      llvm::append_range(embeddings, views);
+    else
+      embeddings.push_back(embedding);
+  }
+  interaction->setOperands(1, interaction.getEmbeddings().size(), embeddings);
+  combine.erase();
+}
+
+/// Whether `op` is a combine this pass rewrites.
+static bool isFusible(Operation &op) {
+  auto combine = dyn_cast<CombineShardsOp>(op);
+  return combine && (isCopy(combine) || catReaderOfColumnParts(combine));
 }
 
 /// The positions of the copies among `block`'s ops.
 static SmallVector<int64_t> copyPositions(Block &block) {
   SmallVector<int64_t> positions;
   for (auto [position, op] : llvm::enumerate(block))
-    if (auto combine = dyn_cast<CombineShardsOp>(op);
-        combine && isCopy(combine))
+    if (isFusible(op))
       positions.push_back(position);
   return positions;
 }
@@ -102,10 +200,17 @@ struct BraidFuseCollectiveComputePass
         FunctionRewrite fuse =
             [position](func::FuncOp copy) -> FailureOr<bool> {
           auto combine = dyn_cast<CombineShardsOp>(opAt(copy, position));
-          if (!combine || !isCopy(combine))
+          if (!combine)
             return false;
-          replaceWithSlice(combine);
-          return true;
+          if (isCopy(combine)) {
+            replaceWithSlice(combine);
+            return true;
+          }
+          if (InteractionOp interaction = catReaderOfColumnParts(combine)) {
+            readPartsInPlace(combine, interaction);
+            return true;
+          }
+          return false;
         };
         return SmallVector<FunctionRewrite>{fuse};
       };

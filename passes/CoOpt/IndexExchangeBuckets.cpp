@@ -152,14 +152,18 @@ int64_t mlir::braid::fuseIndexExchanges(func::FuncOp func,
             member.op->getAttr(BraidDialect::kChunkAttrName)};
     IndexBucket &bucket = open[key];
     // Joining moves the start after this member's operands: what every
-    // member receives must still be read only after that.
+    // member receives must still be read only after that. A bucket holds
+    // at most kMaxChunks chunks (ranks x members).
     int64_t after = std::max(bucket.after, member.ready);
-    bool readsFollow =
-        member.firstRead > after &&
+    int64_t ranks = std::get<1>(key);
+    bool fits = ranks <= FusedAllToAllVStartOp::kMaxChunks /
+                             int64_t(bucket.members.size() + 1);
+    bool joins =
+        fits && member.firstRead > after &&
         llvm::all_of(bucket.members, [&](const IndexMember &other) {
           return other.firstRead > after;
         });
-    if (!readsFollow) {
+    if (!joins) {
       closed.push_back(std::move(bucket));
       bucket = IndexBucket();
       after = member.ready;

@@ -57,8 +57,9 @@ namespace mlir::braid {
 
 /// Writes every braid.fused_all_to_all_v_start of `module` as the
 /// collectives and tensor ops it stands for (braid-expand-fused-exchanges;
-/// convert-braid-to-cpu runs it first).
-LogicalResult expandFusedExchanges(ModuleOp module);
+/// convert-braid-to-cpu runs it first, with `outline`: the packing and the
+/// unpacking each in a private function of their own).
+LogicalResult expandFusedExchanges(ModuleOp module, bool outline);
 
 #define GEN_PASS_REGISTRATION
 #include "braid/Conversion/Passes.h.inc"

@@ -127,7 +127,7 @@ def BraidExpandFusedExchangesPass
       input cut into its R chunks;
     - the chunks packed by destination (for each rank, every member's chunk
       for it, in member order) with `tensor.concat`, and the members' counts
-      added up;
+      for each rank added up;
     - one `braid.all_to_all_start` of the R x M counts (row j to rank j),
       so that each rank learns what every member gets from every sender;
     - one `braid.all_to_all_v_start` of the packed values;
@@ -137,8 +137,14 @@ def BraidExpandFusedExchangesPass
 
     Three collectives instead of 2M (each all_to_all_v exchanges its counts
     first), and two copies of the values. The counts are read on the host,
-    as the all_to_all_v's own lowering reads them. A token read by anything
-    but a `braid.wait` in the exchange's block is an error.
+    as the all_to_all_v's own lowering reads them; the summed counts and the
+    count matrix are built from those scalars (`tensor.from_elements`), so
+    that no kernel runs for them. Within `convert-braid-to-cpu` the packing
+    and the unpacking each go into a private function (internal, never
+    inlined, like the lookups' outlined kernels): written out in place, 40
+    members' copy loops in one function made llc's register allocator give
+    up. A token read by anything but a `braid.wait` in the exchange's block
+    is an error.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::tensor::TensorDialect"];

@@ -441,7 +441,7 @@ struct ConvertBraidToCPUPass
     state.poolingLanes = poolingLanes;
     state.biasGradColumns = biasGradColumns;
     // Fused exchanges in the terms the rest of the lowering knows.
-    if (failed(expandFusedExchanges(module)))
+    if (failed(expandFusedExchanges(module, /*outline=*/true)))
       return signalPassFailure();
     for (auto func : module.getOps<func::FuncOp>())
       if (failed(prepareFunction(func, state)))

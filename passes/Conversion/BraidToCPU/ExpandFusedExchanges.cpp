@@ -26,8 +26,10 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/SymbolTable.h"
 
 namespace mlir::braid {
 #define GEN_PASS_DEF_BRAIDEXPANDFUSEDEXCHANGESPASS
@@ -38,10 +40,14 @@ using namespace mlir;
 using namespace mlir::braid;
 
 namespace {
-/// Element `at` of a 1-D i64 tensor, as an index.
-Value countAt(OpBuilder &b, Location loc, Value counts, int64_t at) {
+/// Element `at` of a 1-D i64 tensor.
+Value elementAt(OpBuilder &b, Location loc, Value counts, int64_t at) {
   Value position = arith::ConstantIndexOp::create(b, loc, at);
-  Value count = tensor::ExtractOp::create(b, loc, counts, position);
+  return tensor::ExtractOp::create(b, loc, counts, position);
+}
+
+/// `count` (i64) as an index.
+Value asIndex(OpBuilder &b, Location loc, Value count) {
   return arith::IndexCastOp::create(b, loc, b.getIndexType(), count);
 }
 
@@ -67,7 +73,40 @@ Value concatenate(OpBuilder &b, Location loc, ArrayRef<Value> pieces) {
                                   pieces);
 }
 
-LogicalResult expand(FusedAllToAllVStartOp fused) {
+/// The values `body` computes from `arguments`: built at `b`, or, with
+/// `outline`, in a new private function of the module (internal, never
+/// inlined, like the lookups' outlined kernels) that `b` calls. Written out
+/// in place, a function with many members and ranks holds two copy loops
+/// per chunk, and llc's greedy register allocator gave up on one (40
+/// row-wise tables on 2 ranks).
+SmallVector<Value>
+buildMaybeOutlined(OpBuilder &b, Location loc, bool outline, StringRef name,
+                   ValueRange arguments,
+                   function_ref<SmallVector<Value>(OpBuilder &, ValueRange)>
+                       body) {
+  if (!outline)
+    return body(b, arguments);
+  MLIRContext *context = b.getContext();
+  auto module = b.getBlock()->getParentOp()->getParentOfType<ModuleOp>();
+  OpBuilder at = OpBuilder::atBlockEnd(module.getBody());
+  auto function = func::FuncOp::create(
+      at, loc, name, FunctionType::get(context, arguments.getTypes(), {}));
+  SymbolTable(module).insert(function);
+  function.setPrivate();
+  function->setAttr("passthrough",
+                    ArrayAttr::get(context, {StringAttr::get(context, "noinline")}));
+  function->setAttr("llvm.linkage",
+                    LLVM::LinkageAttr::get(context, LLVM::linkage::Linkage::Internal));
+  Block *entry = function.addEntryBlock();
+  OpBuilder inside = OpBuilder::atBlockEnd(entry);
+  SmallVector<Value> results = body(inside, entry->getArguments());
+  func::ReturnOp::create(inside, loc, results);
+  function.setFunctionType(FunctionType::get(
+      context, arguments.getTypes(), ValueRange(results).getTypes()));
+  return func::CallOp::create(b, loc, function, arguments).getResults();
+}
+
+LogicalResult expand(FusedAllToAllVStartOp fused, bool outline) {
   Block *block = fused->getBlock();
   // The members' waits, which must be in the exchange's block.
   SmallVector<SmallVector<WaitOp>> waits(fused.getTokens().size());
@@ -84,44 +123,56 @@ LogicalResult expand(FusedAllToAllVStartOp fused) {
         first = wait;
     }
 
-  OpBuilder b(fused);
-  Location loc = fused.getLoc();
   int64_t members = fused.getInputs().size();
   int64_t ranks =
       cast<RankedTensorType>(fused.getSendCounts().front().getType())
           .getDimSize(0);
+  if (ranks > FusedAllToAllVStartOp::kMaxChunks / members)
+    return fused.emitOpError()
+           << "has " << members << " members over " << ranks
+           << " ranks: more than the "
+           << FusedAllToAllVStartOp::kMaxChunks << " chunks it is expanded with";
+  OpBuilder b(fused);
+  Location loc = fused.getLoc();
   auto i64Vector = [&](int64_t size) {
     return RankedTensorType::get({size}, b.getI64Type());
   };
 
-  // The values, packed by destination.
-  SmallVector<Value> pieces;
-  SmallVector<Value> offsets(members, arith::ConstantIndexOp::create(b, loc, 0));
-  for (int64_t j = 0; j < ranks; ++j)
-    for (int64_t m = 0; m < members; ++m) {
-      Value count = countAt(b, loc, fused.getSendCounts()[m], j);
-      pieces.push_back(sliceOf(b, loc, fused.getInputs()[m], offsets[m], count));
-      offsets[m] = arith::AddIOp::create(b, loc, offsets[m], count);
+  // The values, packed by destination; the counts, read once as scalars,
+  // give the summed counts and the count matrix (built from scalars, so
+  // that no kernel runs for them).
+  auto pack = [&](OpBuilder &b, ValueRange arguments) -> SmallVector<Value> {
+    ValueRange inputs = arguments.take_front(members);
+    ValueRange counts = arguments.drop_front(members);
+    SmallVector<Value> pieces, totals, matrix;
+    SmallVector<Value> offsets(members,
+                               arith::ConstantIndexOp::create(b, loc, 0));
+    for (int64_t j = 0; j < ranks; ++j) {
+      Value total;
+      for (int64_t m = 0; m < members; ++m) {
+        Value raw = elementAt(b, loc, counts[m], j);
+        matrix.push_back(raw);
+        total = total ? arith::AddIOp::create(b, loc, total, raw).getResult()
+                      : raw;
+        Value count = asIndex(b, loc, raw);
+        pieces.push_back(sliceOf(b, loc, inputs[m], offsets[m], count));
+        offsets[m] = arith::AddIOp::create(b, loc, offsets[m], count);
+      }
+      totals.push_back(total);
     }
-  Value packed = concatenate(b, loc, pieces);
-  Value total = fused.getSendCounts().front();
-  for (Value counts : fused.getSendCounts().drop_front())
-    total = arith::AddIOp::create(b, loc, total, counts);
-
-  // The counts, a ranks x members matrix sent row j to rank j.
-  SmallVector<Value> columns;
-  for (Value counts : fused.getSendCounts())
-    columns.push_back(tensor::ExpandShapeOp::create(
-        b, loc, RankedTensorType::get({ranks, 1}, b.getI64Type()), counts,
-        ArrayRef<ReassociationIndices>{{0, 1}}));
-  Value matrix = columns.front();
-  if (members > 1)
-    matrix = tensor::ConcatOp::create(
-        b, loc, RankedTensorType::get({ranks, members}, b.getI64Type()),
-        b.getI64IntegerAttr(1), columns);
-  Value flat = tensor::CollapseShapeOp::create(
-      b, loc, i64Vector(ranks * members), matrix,
-      ArrayRef<ReassociationIndices>{{0, 1}});
+    // Row j of the count matrix goes to rank j.
+    return {concatenate(b, loc, pieces),
+            tensor::FromElementsOp::create(b, loc, i64Vector(ranks), totals),
+            tensor::FromElementsOp::create(
+                b, loc, i64Vector(ranks * members), matrix)};
+  };
+  SmallVector<Value> operands(fused.getInputs());
+  llvm::append_range(operands, fused.getSendCounts());
+  std::string caller =
+      fused->getParentOfType<func::FuncOp>().getSymName().str();
+  SmallVector<Value> packing = buildMaybeOutlined(
+      b, loc, outline, "__braid_" + caller + "_pack_indices", operands, pack);
+  Value packed = packing[0], summed = packing[1], flat = packing[2];
   SmallVector<int64_t> world;
   for (int64_t r = 0; r < ranks; ++r)
     world.push_back(r);
@@ -135,7 +186,7 @@ LogicalResult expand(FusedAllToAllVStartOp fused) {
       {ShapedType::kDynamic},
       cast<RankedTensorType>(packed.getType()).getElementType());
   Value token = AllToAllVStartOp::create(
-      b, loc, TokenType::get(b.getContext(), valueType), packed, total);
+      b, loc, TokenType::get(b.getContext(), valueType), packed, summed);
 
   // Waited for where the first member's wait stood (at the block's end
   // when no member is waited for: every rank still takes part).
@@ -146,17 +197,25 @@ LogicalResult expand(FusedAllToAllVStartOp fused) {
   Value received =
       WaitOp::create(b, loc, i64Vector(ranks * members), countsToken);
   Value values = WaitOp::create(b, loc, valueType, token);
-  SmallVector<SmallVector<Value>> parts(members);
-  Value base = arith::ConstantIndexOp::create(b, loc, 0);
-  for (int64_t s = 0; s < ranks; ++s)
-    for (int64_t m = 0; m < members; ++m) {
-      Value count = countAt(b, loc, received, s * members + m);
-      parts[m].push_back(sliceOf(b, loc, values, base, count));
-      base = arith::AddIOp::create(b, loc, base, count);
-    }
-  SmallVector<Value> memberValues;
-  for (int64_t m = 0; m < members; ++m)
-    memberValues.push_back(concatenate(b, loc, parts[m]));
+  auto unpack = [&](OpBuilder &b, ValueRange arguments) -> SmallVector<Value> {
+    Value values = arguments[0], received = arguments[1];
+    SmallVector<SmallVector<Value>> parts(members);
+    Value base = arith::ConstantIndexOp::create(b, loc, 0);
+    for (int64_t s = 0; s < ranks; ++s)
+      for (int64_t m = 0; m < members; ++m) {
+        Value count =
+            asIndex(b, loc, elementAt(b, loc, received, s * members + m));
+        parts[m].push_back(sliceOf(b, loc, values, base, count));
+        base = arith::AddIOp::create(b, loc, base, count);
+      }
+    SmallVector<Value> results;
+    for (ArrayRef<Value> pieces : parts)
+      results.push_back(concatenate(b, loc, pieces));
+    return results;
+  };
+  SmallVector<Value> memberValues =
+      buildMaybeOutlined(b, loc, outline, "__braid_" + caller + "_unpack_indices",
+                         ValueRange{values, received}, unpack);
   for (int64_t m = 0; m < members; ++m) {
     Value member = memberValues[m];
     for (WaitOp wait : waits[m]) {
@@ -173,11 +232,12 @@ LogicalResult expand(FusedAllToAllVStartOp fused) {
 }
 } // namespace
 
-LogicalResult mlir::braid::expandFusedExchanges(ModuleOp module) {
+LogicalResult mlir::braid::expandFusedExchanges(ModuleOp module,
+                                                bool outline) {
   SmallVector<FusedAllToAllVStartOp> fused;
   module.walk([&](FusedAllToAllVStartOp op) { fused.push_back(op); });
   for (FusedAllToAllVStartOp op : fused)
-    if (failed(expand(op)))
+    if (failed(expand(op, outline)))
       return failure();
   return success();
 }
@@ -187,7 +247,7 @@ struct BraidExpandFusedExchangesPass
     : braid::impl::BraidExpandFusedExchangesPassBase<
           BraidExpandFusedExchangesPass> {
   void runOnOperation() override {
-    if (failed(expandFusedExchanges(getOperation())))
+    if (failed(expandFusedExchanges(getOperation(), /*outline=*/false)))
       signalPassFailure();
   }
 };

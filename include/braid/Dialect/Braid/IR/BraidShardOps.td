@@ -155,6 +155,12 @@ def Braid_FusedAllToAllVStartOp : Braid_Op<"fused_all_to_all_v_start",
     `(` $inputs `)` `counts` `(` $send_counts `)` attr-dict `:`
     `(` type($inputs) `)` `,` `(` type($send_counts) `)` `->` type($tokens)
   }];
+  let extraClassDeclaration = [{
+    /// The most chunks (ranks x members) one fused exchange is written out
+    /// with: braid-expand-fused-exchanges cuts every chunk apart on both
+    /// sides, and braid-bucket-collectives fuses no more.
+    static constexpr int64_t kMaxChunks = 1 << 16;
+  }];
   let hasVerifier = 1;
 }
 
