@@ -279,29 +279,26 @@ LogicalResult ProgramShapes::bindOp(Operation &op) {
                 bucketize.getBagsPerRank());
     return success();
   }
-  if (isa<AllToAllVOp, AllToAllVStartOp>(op)) {
-    auto bucketize = op.getOperand(0).getDefiningOp<BucketizeOp>();
+  // An exchange of routed indices (or each member of a fused one) receives
+  // what every rank's bucketize routes to this rank.
+  auto bindReceived = [&](Value input, Value result) -> LogicalResult {
+    auto bucketize = input.getDefiningOp<BucketizeOp>();
     if (!bucketize)
       return op.emitError() << "cannot bind the received size: the input "
                                "does not come from braid.bucketize";
     double received = 0;
     for (int64_t from = 0; from < numRanks; ++from)
       received += routed(bucketize, from, rank);
-    setRows(op.getResult(0), received);
+    setRows(result, received);
     return success();
-  }
+  };
+  if (isa<AllToAllVOp, AllToAllVStartOp>(op))
+    return bindReceived(op.getOperand(0), op.getResult(0));
   if (auto fused = dyn_cast<FusedAllToAllVStartOp>(op)) {
-    for (auto [input, token] : llvm::zip_equal(fused.getInputs(),
-                                               fused.getTokens())) {
-      auto bucketize = input.getDefiningOp<BucketizeOp>();
-      if (!bucketize)
-        return op.emitError() << "cannot bind the received sizes: an input "
-                                 "does not come from braid.bucketize";
-      double received = 0;
-      for (int64_t from = 0; from < numRanks; ++from)
-        received += routed(bucketize, from, rank);
-      setRows(token, received);
-    }
+    for (auto [input, token] :
+         llvm::zip_equal(fused.getInputs(), fused.getTokens()))
+      if (failed(bindReceived(input, token)))
+        return failure();
     return success();
   }
   if (auto collective = dyn_cast<CollectiveOpInterface>(op)) {

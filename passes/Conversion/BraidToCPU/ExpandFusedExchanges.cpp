@@ -123,6 +123,10 @@ LogicalResult expand(FusedAllToAllVStartOp fused, bool outline) {
         first = wait;
     }
 
+  if (!first && !block->mightHaveTerminator())
+    return fused.emitOpError()
+           << "is waited for nowhere, in a block without a terminator to "
+              "wait before";
   int64_t members = fused.getInputs().size();
   int64_t ranks =
       cast<RankedTensorType>(fused.getSendCounts().front().getType())
@@ -168,8 +172,8 @@ LogicalResult expand(FusedAllToAllVStartOp fused, bool outline) {
   };
   SmallVector<Value> operands(fused.getInputs());
   llvm::append_range(operands, fused.getSendCounts());
-  std::string caller =
-      fused->getParentOfType<func::FuncOp>().getSymName().str();
+  auto function = fused->getParentOfType<func::FuncOp>();
+  std::string caller = function ? function.getSymName().str() : "module";
   SmallVector<Value> packing = buildMaybeOutlined(
       b, loc, outline, "__braid_" + caller + "_pack_indices", operands, pack);
   Value packed = packing[0], summed = packing[1], flat = packing[2];
