@@ -61,10 +61,16 @@ static SmallVector<TableShard> receivedParts(TableOp table) {
   return parts;
 }
 
+/// The most operands a `cat` interaction is given parts up to. The CUDA
+/// target's `cat` kernel takes every operand's descriptor: with every
+/// column part of MLPerf DLRM-DCNv2 (44 operands instead of 27) it spilled
+/// registers on sm_80, which braid-compile rejects.
+static constexpr unsigned kMaxCatOperands = 32;
+
 /// The `cat` interaction that alone reads `combine`, when `combine` only
 /// sets a column-wise table's parts side by side (sum pooling, the element
 /// type kept, every part in its rows of the receive buffer): the
-/// interaction can take the parts in its place.
+/// interaction can take the parts in its place (up to kMaxCatOperands).
 static InteractionOp catReaderOfColumnParts(CombineShardsOp combine) {
   auto received = cast<RankedTensorType>(combine.getReceived().getType());
   auto result = cast<RankedTensorType>(combine.getResult().getType());
@@ -83,7 +89,8 @@ static InteractionOp catReaderOfColumnParts(CombineShardsOp combine) {
     return {};
   int64_t slots = static_cast<int64_t>(combine.getBagsPerRank());
   SmallVector<TableShard> parts = receivedParts(table);
-  if (received.getDimSize(0) != int64_t(parts.size()) * slots ||
+  if (interaction->getNumOperands() - 1 + parts.size() > kMaxCatOperands ||
+      received.getDimSize(0) != int64_t(parts.size()) * slots ||
       llvm::any_of(parts, [&](const TableShard &part) {
         return part.cols > received.getDimSize(1);
       }))
