@@ -219,7 +219,9 @@ def main():
         c = coopt[(prefix, 2)]
         print(f"{name}: {c['started_collectives']} collectives started, {c['buckets']} "
               f"bucket(s), {c['fused_exchanges']} fused exchange(s) of "
-              f"{c['fused_all_to_alls']} all_to_alls, {c['sharded_optimizer_steps']} "
+              f"{c['fused_all_to_alls']} all_to_alls, {c['fused_index_exchanges']} fused "
+              f"index exchange(s) of {c['fused_all_to_all_vs']} all_to_all_vs, "
+              f"{c['sharded_optimizer_steps']} "
               "optimizer step(s) on shards")
     print(f"default / O0: predicted {predicted_ratio:.3f}x (before {before_ratio:.3f}x), "
           f"measured {measured_ratio:.3f}x "
