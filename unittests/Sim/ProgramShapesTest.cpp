@@ -253,3 +253,80 @@ module attributes {braid.cluster = #braid.cluster<hardware = "dgx-h100", nodes =
   // batch as it does: rank 1 takes half, and 3/4 of each index is its own.
   EXPECT_DOUBLE_EQ(rank1->rows(exchange.getResult()), 0.5 * (3 + 4) * 3.0);
 }
+
+namespace {
+/// Two row-wise tables' index exchanges on 2 ranks, apart or fused (@fused
+/// and @apart differ only in that).
+constexpr StringLiteral kIndexExchanges = R"mlir(
+module attributes {braid.cluster = #braid.cluster<hardware = "dgx-h100", nodes = 1, ranks_per_node = 2>} {
+  braid.table @a : tensor<100x16xf32> pooling_factor = 4.0 placement = #braid.row_wise<ranks = [0, 1], row_offsets = [0, 25, 100]>
+  braid.table @b : tensor<100x16xf32> pooling_factor = 2.0 placement = #braid.row_wise<ranks = [0, 1], row_offsets = [0, 50, 100]>
+  func.func @apart(%ai: tensor<?xi64> {braid.input = "a.indices"}, %ao: tensor<9xi64> {braid.input = "a.offsets"},
+                   %bi: tensor<?xi64> {braid.input = "b.indices"}, %bo: tensor<9xi64> {braid.input = "b.offsets"}) -> (tensor<?xi64>, tensor<?xi64>) {
+    %la, %va, %ca = braid.bucketize @a(%ai, %ao) to [0, 1] bags_per_rank = 8 : (tensor<?xi64>, tensor<9xi64>) -> (tensor<16xi64>, tensor<?xi64>, tensor<2xi64>)
+    %lb, %vb, %cb = braid.bucketize @b(%bi, %bo) to [0, 1] bags_per_rank = 8 : (tensor<?xi64>, tensor<9xi64>) -> (tensor<16xi64>, tensor<?xi64>, tensor<2xi64>)
+    %ta = braid.all_to_all_v_start %va, %ca : (tensor<?xi64>, tensor<2xi64>) -> !braid.token<tensor<?xi64>>
+    %tb = braid.all_to_all_v_start %vb, %cb : (tensor<?xi64>, tensor<2xi64>) -> !braid.token<tensor<?xi64>>
+    %ra = braid.wait %ta : !braid.token<tensor<?xi64>>
+    %rb = braid.wait %tb : !braid.token<tensor<?xi64>>
+    return %ra, %rb : tensor<?xi64>, tensor<?xi64>
+  }
+  func.func @fused(%ai: tensor<?xi64> {braid.input = "a.indices"}, %ao: tensor<9xi64> {braid.input = "a.offsets"},
+                   %bi: tensor<?xi64> {braid.input = "b.indices"}, %bo: tensor<9xi64> {braid.input = "b.offsets"}) -> (tensor<?xi64>, tensor<?xi64>) {
+    %la, %va, %ca = braid.bucketize @a(%ai, %ao) to [0, 1] bags_per_rank = 8 : (tensor<?xi64>, tensor<9xi64>) -> (tensor<16xi64>, tensor<?xi64>, tensor<2xi64>)
+    %lb, %vb, %cb = braid.bucketize @b(%bi, %bo) to [0, 1] bags_per_rank = 8 : (tensor<?xi64>, tensor<9xi64>) -> (tensor<16xi64>, tensor<?xi64>, tensor<2xi64>)
+    %ta, %tb = braid.fused_all_to_all_v_start (%va, %vb) counts(%ca, %cb) : (tensor<?xi64>, tensor<?xi64>), (tensor<2xi64>, tensor<2xi64>) -> !braid.token<tensor<?xi64>>, !braid.token<tensor<?xi64>>
+    %ra = braid.wait %ta : !braid.token<tensor<?xi64>>
+    %rb = braid.wait %tb : !braid.token<tensor<?xi64>>
+    return %ra, %rb : tensor<?xi64>, tensor<?xi64>
+  }
+}
+)mlir";
+} // namespace
+
+TEST_F(ProgramShapesTest, FusedIndexExchangeMembersReceiveWhatTheyWouldApart) {
+  module = parseSourceString<ModuleOp>(kIndexExchanges, &context);
+  ASSERT_TRUE(module);
+  auto apart = module->lookupSymbol<func::FuncOp>("apart");
+  auto fused = module->lookupSymbol<func::FuncOp>("fused");
+  ASSERT_TRUE(apart && fused);
+  RoutingTable routing(2);
+  SmallVector<int64_t> split = {8, 8};
+  auto received = [&](func::FuncOp func, int64_t rank) {
+    FailureOr<ProgramShapes> shapes =
+        ProgramShapes::bind(func, rank, 2, split, routing);
+    EXPECT_TRUE(succeeded(shapes));
+    SmallVector<double> rows;
+    func.walk([&](WaitOp wait) { rows.push_back(shapes->rows(wait)); });
+    return rows;
+  };
+  for (int64_t rank : {0, 1}) {
+    SmallVector<double> alone = received(apart, rank);
+    ASSERT_EQ(alone.size(), 2u);
+    EXPECT_GT(alone[0], 0.0);
+    EXPECT_EQ(received(fused, rank), alone);
+  }
+}
+
+TEST_F(ProgramShapesTest, FusedIndexExchangeCostsLessThanItsMembersApart) {
+  module = parseSourceString<ModuleOp>(kIndexExchanges, &context);
+  ASSERT_TRUE(module);
+  cluster::HardwareDesc hw = *cluster::loadHardware("dgx-h100");
+  auto commUs = [&](StringRef name) {
+    auto func = module->lookupSymbol<func::FuncOp>(name);
+    FailureOr<std::vector<SimOp>> schedule = buildSchedule(func, hw, 2, 2);
+    EXPECT_TRUE(succeeded(schedule));
+    SmallVector<double> exchanges;
+    for (const SimOp &op : *schedule)
+      if (op.rank == 0 && op.category == "index_exchange")
+        exchanges.push_back(op.durationUs);
+    return exchanges;
+  };
+  SmallVector<double> apart = commUs("apart"), fused = commUs("fused");
+  ASSERT_EQ(apart.size(), 2u);
+  ASSERT_EQ(fused.size(), 1u);
+  // One exchange of the values and two of counts, against two of each: more
+  // than either member alone, less than both.
+  EXPECT_GT(fused[0], std::max(apart[0], apart[1]));
+  EXPECT_LT(fused[0], apart[0] + apart[1]);
+}
