@@ -43,9 +43,9 @@ struct IndexBucket {
   int64_t after = -1;
 };
 
-/// `op` as a member, when it exchanges a bucketize's values (the simulator
-/// sizes an exchange from its routing) and, started, is only waited for in
-/// its block.
+/// `op` as a member, when it exchanges a bucketize's values by its counts
+/// (the simulator sizes an exchange from its routing) and, started, is only
+/// waited for in its block.
 std::optional<IndexMember>
 memberOf(Operation &op, const llvm::DenseMap<Operation *, int64_t> &position) {
   IndexMember member;
@@ -74,8 +74,11 @@ memberOf(Operation &op, const llvm::DenseMap<Operation *, int64_t> &position) {
   } else {
     return std::nullopt;
   }
+  // The values and counts of one bucketize.
   auto inputType = cast<RankedTensorType>(member.input.getType());
-  if (inputType.getRank() != 1 || !member.input.getDefiningOp<BucketizeOp>())
+  auto bucketize = member.input.getDefiningOp<BucketizeOp>();
+  if (inputType.getRank() != 1 || !bucketize ||
+      member.counts != bucketize.getSendCounts())
     return std::nullopt;
   for (Value operand : {member.input, member.counts})
     if (Operation *def = operand.getDefiningOp())
