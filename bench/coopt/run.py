@@ -118,7 +118,7 @@ def main():
                 missed.append(name)
 
     header = (f"{'program':<26}{'cluster':<18}{'O0 ms':>9}{'default ms':>12}{'ratio':>8}"
-              f"{'comm ms':>9}{'hidden':>8}{'started':>9}{'buckets':>9}{'fused':>7}{'indices':>9}{'sharded':>9}{'blocks':>8}{'chunks':>8}{'deferred':>10}  target")
+              f"{'comm ms':>9}{'hidden':>8}{'started':>9}{'buckets':>9}{'fused':>7}{'idx-fused':>10}{'sharded':>9}{'blocks':>8}{'chunks':>8}{'deferred':>10}  target")
     print(header)
     print("-" * len(header))
     for r in rows:
@@ -131,7 +131,7 @@ def main():
             target = "no slower"
         print(f"{r['program']:<26}{r['cluster']:<18}{r['o0_ms']:>9.3f}{r['default_ms']:>12.3f}"
               f"{r['ratio']:>7.3f}x{r['comm_ms']:>9.3f}{r['hidden_share']:>8.0%}{r['started']:>9}"
-              f"{r['buckets']:>9}{r['fused_exchanges']:>7}{r['fused_index_exchanges']:>9}{r['sharded_steps']:>9}{r['parameter_blocks']:>8}{r['lookup_chunks']:>8}"
+              f"{r['buckets']:>9}{r['fused_exchanges']:>7}{r['fused_index_exchanges']:>10}{r['sharded_steps']:>9}{r['parameter_blocks']:>8}{r['lookup_chunks']:>8}"
               f"{r['deferred_weight_gradients']:>10}  {target}")
     pathlib.Path(args.json).write_text(json.dumps({"programs": rows, "missed": missed}, indent=2) + "\n")
     print(f"wrote {args.json}")

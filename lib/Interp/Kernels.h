@@ -69,10 +69,6 @@ FailureOr<HostTensor> runInteraction(InteractionOp op, const HostTensor &dense,
 /// returns rank r's result at index r.
 /// The shard of `table` that `rank` holds, if any.
 std::optional<TableShard> getShardOnRank(TableOp table, int64_t rank);
-/// The parts of a pooled row a rank receives from the shard owners, in the
-/// order they arrive (braid.combine_shards): one per column shard by
-/// increasing owner rank, else one of the whole row.
-SmallVector<TableShard> getReceivedParts(TableOp table);
 
 /// The kernels of partitioned lookups (ShardKernels.cpp); `rank` is the
 /// calling rank and `numRanks` the world size.

@@ -43,17 +43,6 @@ mlir::braid::interp::getShardOnRank(TableOp table, int64_t rank) {
   return std::nullopt;
 }
 
-SmallVector<TableShard> mlir::braid::interp::getReceivedParts(TableOp table) {
-  if (!isa<ColumnWiseAttr>(table.getPlacementAttr()))
-    return {{0, 0, table.getNumRows(), 0, table.getDim()}};
-  SmallVector<TableShard> parts =
-      table.getPlacementAttr().getShards(table.getNumRows(), table.getDim());
-  llvm::sort(parts, [](const TableShard &a, const TableShard &b) {
-    return a.rank < b.rank;
-  });
-  return parts;
-}
-
 FailureOr<std::array<HostTensor, 3>>
 mlir::braid::interp::runBucketize(BucketizeOp op, TableOp table,
                                   const HostTensor &indices,

@@ -192,6 +192,13 @@ private:
     std::vector<double> bytes(numRanks * numRanks, 8.0 * double(perPair));
     return cost::estimateAllToAllvUs(hw, bytes, numRanks, ranksPerNode);
   }
+  /// The most bytes one rank sends and receives in an exchange whose
+  /// `sendBytes` are row-major R x R.
+  double busiestRankBytes(ArrayRef<double> sendBytes) const;
+  /// Adds what `bucketize` routes between every pair of ranks, elements of
+  /// `elementBytes`, to `sendBytes` (row-major R x R).
+  void addRouted(BucketizeOp bucketize, const ProgramShapes &shapes,
+                 double elementBytes, MutableArrayRef<double> sendBytes) const;
   /// An uneven exchange over all ranks, `sendBytes` row-major R x R.
   OpCost unevenExchange(ArrayRef<double> sendBytes, bool async,
                         StringRef category);
@@ -246,11 +253,7 @@ ProgramCoster::withSharedNics(ReplicaGroupsAttr groups, int64_t rank) const {
   return shared;
 }
 
-OpCost ProgramCoster::unevenExchange(ArrayRef<double> sendBytes, bool async,
-                                     StringRef category) {
-  double timeUs =
-      cost::estimateAllToAllvUs(hw, sendBytes, numRanks, ranksPerNode);
-  // The memory traffic of the busiest rank: what it sends and receives.
+double ProgramCoster::busiestRankBytes(ArrayRef<double> sendBytes) const {
   double busiest = 0;
   for (int64_t r = 0; r < numRanks; ++r) {
     double moved = 0;
@@ -258,6 +261,24 @@ OpCost ProgramCoster::unevenExchange(ArrayRef<double> sendBytes, bool async,
       moved += sendBytes[r * numRanks + j] + sendBytes[j * numRanks + r];
     busiest = std::max(busiest, moved);
   }
+  return busiest;
+}
+
+void ProgramCoster::addRouted(BucketizeOp bucketize,
+                              const ProgramShapes &shapes, double elementBytes,
+                              MutableArrayRef<double> sendBytes) const {
+  for (int64_t from = 0; from < numRanks; ++from)
+    for (int64_t to = 0; to < numRanks; ++to)
+      sendBytes[from * numRanks + to] +=
+          shapes.routed(bucketize, from, to) * elementBytes;
+}
+
+OpCost ProgramCoster::unevenExchange(ArrayRef<double> sendBytes, bool async,
+                                     StringRef category) {
+  double timeUs =
+      cost::estimateAllToAllvUs(hw, sendBytes, numRanks, ranksPerNode);
+  // The memory traffic of the busiest rank: what it sends and receives.
+  double busiest = busiestRankBytes(sendBytes);
   return comm(timeUs, timeUs > 0 ? busiest / timeUs * 1e-3 : 0, async,
               category);
 }
@@ -450,12 +471,8 @@ FailureOr<OpCost> ProgramCoster::costOf(Operation &op,
     if (!bucketize)
       return op.emitError() << "braid-sim needs the counts of all_to_all_v "
                                "from braid.bucketize";
-    double bytes = elementBytes(input.getType());
-    std::vector<double> sendBytes(numRanks * numRanks);
-    for (int64_t from = 0; from < numRanks; ++from)
-      for (int64_t to = 0; to < numRanks; ++to)
-        sendBytes[from * numRanks + to] =
-            shapes.routed(bucketize, from, to) * bytes;
+    std::vector<double> sendBytes(numRanks * numRanks, 0.0);
+    addRouted(bucketize, shapes, elementBytes(input.getType()), sendBytes);
     // The start form moves the data on the communication stream, after
     // each rank has learnt what it receives (an exchange of one count per
     // pair of ranks, as every backend runs it).
@@ -476,10 +493,7 @@ FailureOr<OpCost> ProgramCoster::costOf(Operation &op,
       if (!bucketize)
         return op.emitError() << "braid-sim needs the counts of "
                                  "fused_all_to_all_v_start from braid.bucketize";
-      for (int64_t from = 0; from < numRanks; ++from)
-        for (int64_t to = 0; to < numRanks; ++to)
-          sendBytes[from * numRanks + to] +=
-              shapes.routed(bucketize, from, to) * bytes;
+      addRouted(bucketize, shapes, bytes, sendBytes);
     }
     OpCost cost = unevenExchange(sendBytes, /*async=*/true, "index_exchange");
     // ...after one exchange of their counts, a ranks x members matrix, and
@@ -487,16 +501,8 @@ FailureOr<OpCost> ProgramCoster::costOf(Operation &op,
     cost.timeUs += countExchangeUs(fused.getInputs().size()) + countExchangeUs(1);
     // ...with the values packed by destination and unpacked by member (a
     // copy each of what the busiest rank sends and receives).
-    double busiest = 0;
-    for (int64_t r = 0; r < numRanks; ++r) {
-      double sent = 0, received = 0;
-      for (int64_t j = 0; j < numRanks; ++j) {
-        sent += sendBytes[r * numRanks + j];
-        received += sendBytes[j * numRanks + r];
-      }
-      busiest = std::max(busiest, sent + received);
-    }
-    cost.timeUs += cost::estimateElementwise(hw, 2 * busiest).timeUs;
+    cost.timeUs +=
+        cost::estimateElementwise(hw, 2 * busiestRankBytes(sendBytes)).timeUs;
     return it->second = cost;
   }
   if (auto collective = dyn_cast<CollectiveOpInterface>(op)) {

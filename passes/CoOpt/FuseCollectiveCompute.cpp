@@ -50,17 +50,6 @@ static bool isCopy(CombineShardsOp combine) {
   return result.isDynamicDim(0) || result.getDimSize(0) <= slots;
 }
 
-/// The table's parts as they arrive: a column-wise table's shards in rank
-/// order (part p is rows [p * slots, (p + 1) * slots) of the receive buffer).
-static SmallVector<TableShard> receivedParts(TableOp table) {
-  SmallVector<TableShard> parts =
-      table.getPlacementAttr().getShards(table.getNumRows(), table.getDim());
-  llvm::sort(parts, [](const TableShard &a, const TableShard &b) {
-    return a.rank < b.rank;
-  });
-  return parts;
-}
-
 /// The most operands a `cat` interaction is given parts up to. The CUDA
 /// target's `cat` kernel takes every operand's descriptor: with every
 /// column part of MLPerf DLRM-DCNv2 (44 operands instead of 27) it spilled
@@ -88,7 +77,7 @@ static InteractionOp catReaderOfColumnParts(CombineShardsOp combine) {
       table.getDim() != result.getDimSize(1))
     return {};
   int64_t slots = static_cast<int64_t>(combine.getBagsPerRank());
-  SmallVector<TableShard> parts = receivedParts(table);
+  SmallVector<TableShard> parts = getReceivedParts(table);
   if (interaction->getNumOperands() - 1 + parts.size() > kMaxCatOperands ||
       received.getDimSize(0) != int64_t(parts.size()) * slots ||
       llvm::any_of(parts, [&](const TableShard &part) {
@@ -155,7 +144,7 @@ static void readPartsInPlace(CombineShardsOp combine,
       combine, combine.getTableAttr());
   int64_t slots = static_cast<int64_t>(combine.getBagsPerRank());
   SmallVector<std::pair<TableShard, int64_t>> parts;
-  for (auto [position, part] : llvm::enumerate(receivedParts(table)))
+  for (auto [position, part] : llvm::enumerate(getReceivedParts(table)))
     parts.push_back({part, int64_t(position)});
   llvm::sort(parts, [](const auto &a, const auto &b) {
     return a.first.colOffset < b.first.colOffset;
@@ -182,8 +171,8 @@ static bool isFusible(Operation &op) {
   return combine && (isCopy(combine) || catReaderOfColumnParts(combine));
 }
 
-/// The positions of the copies among `block`'s ops.
-static SmallVector<int64_t> copyPositions(Block &block) {
+/// The positions of the combines this pass rewrites among `block`'s ops.
+static SmallVector<int64_t> fusiblePositions(Block &block) {
   SmallVector<int64_t> positions;
   for (auto [position, op] : llvm::enumerate(block))
     if (isFusible(op))
@@ -224,7 +213,7 @@ struct BraidFuseCollectiveComputePass
       auto record = [&](int64_t, RewriteOutcome outcome) {
         ++(outcome == RewriteOutcome::applied ? numFused : numRejected);
       };
-      if (failed(rewriteEachCandidate(func, *predictor, force, copyPositions,
+      if (failed(rewriteEachCandidate(func, *predictor, force, fusiblePositions,
                                       alternativesAt, record)))
         return signalPassFailure();
     }

@@ -31,6 +31,17 @@ int64_t mlir::braid::getWidestShardCols(TableOp table) {
   return widest;
 }
 
+SmallVector<TableShard> mlir::braid::getReceivedParts(TableOp table) {
+  if (!isa_and_present<ColumnWiseAttr>(table.getPlacementAttr()))
+    return {{0, 0, table.getNumRows(), 0, table.getDim()}};
+  SmallVector<TableShard> parts =
+      table.getPlacementAttr().getShards(table.getNumRows(), table.getDim());
+  llvm::sort(parts, [](const TableShard &a, const TableShard &b) {
+    return a.rank < b.rank;
+  });
+  return parts;
+}
+
 /// The table `op` names, which must have a placement other than
 /// data-parallel.
 static FailureOr<TableOp> lookupShardedTable(Operation *op,

@@ -276,17 +276,9 @@ FailureOr<SmallVector<Value>> TrainingLowering::lower(CombineShardsGradOp op) {
       SymbolTable::lookupNearestSymbolFrom<TableOp>(op, op.getTableAttr());
   // The received parts, in rank order: each column shard, or one part of
   // the whole width.
-  SmallVector<int64_t> parts = {0, table.getDim()};
-  if (isa<ColumnWiseAttr>(table.getPlacementAttr())) {
-    SmallVector<TableShard> shards = table.getPlacementAttr().getShards(
-        table.getNumRows(), table.getDim());
-    llvm::sort(shards, [](const TableShard &x, const TableShard &y) {
-      return x.rank < y.rank;
-    });
-    parts.clear();
-    for (const TableShard &shard : shards)
-      llvm::append_values(parts, shard.colOffset, shard.cols);
-  }
+  SmallVector<int64_t> parts;
+  for (const TableShard &part : getReceivedParts(table))
+    llvm::append_values(parts, part.colOffset, part.cols);
   func::FuncOp bagsError = declareRuntimeFunction(
       state.module, runtime::kBagsError,
       TypeRange{b.getI64Type(), b.getI64Type()}, {}, false);

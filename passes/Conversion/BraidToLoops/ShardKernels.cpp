@@ -98,18 +98,11 @@ FailureOr<Value> mlir::braid::buildCombineShardsKernel(OpBuilder &b,
   SmallVector<int64_t> partOf(dim, 0), localColumn(dim);
   for (int64_t c = 0; c < dim; ++c)
     localColumn[c] = c;
-  if (isa<ColumnWiseAttr>(table.getPlacementAttr())) {
-    SmallVector<TableShard> parts =
-        table.getPlacementAttr().getShards(table.getNumRows(), dim);
-    llvm::sort(parts, [](const TableShard &x, const TableShard &y) {
-      return x.rank < y.rank;
-    });
-    for (auto [p, part] : llvm::enumerate(parts))
-      for (int64_t c = 0; c < part.cols; ++c) {
-        partOf[part.colOffset + c] = p;
-        localColumn[part.colOffset + c] = c;
-      }
-  }
+  for (auto [p, part] : llvm::enumerate(getReceivedParts(table)))
+    for (int64_t c = 0; c < part.cols; ++c) {
+      partOf[part.colOffset + c] = p;
+      localColumn[part.colOffset + c] = c;
+    }
   Value partTensor = buildConstantVector(b, loc, partOf, b.getIndexType());
   Value columnTensor =
       buildConstantVector(b, loc, localColumn, b.getIndexType());

@@ -83,6 +83,11 @@ Type getAccumulationType(TableOp table);
 /// The columns of the widest shard of `table`'s placement; the table's dim
 /// when it has no placement.
 int64_t getWidestShardCols(TableOp table);
+/// The parts of `table`'s pooled rows as its exchange delivers them, part p
+/// being rows [p * bags_per_rank, (p + 1) * bags_per_rank) of the receive
+/// buffer: a column-wise table's shards in rank order, else one part of
+/// every column.
+SmallVector<TableShard> getReceivedParts(TableOp table);
 /// How reports name an op of a per-rank program: its name without the
 /// dialect, and ` @TABLE` for an op on a table ("shard_embedding_bag @t0").
 /// braid-sim's trace and braid-profile-ops' measured times use it, so the
