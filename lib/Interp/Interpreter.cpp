@@ -316,7 +316,22 @@ LogicalResult LockstepInterpreter::execute(Operation &op) {
       })
       .Case([&](FusedAllToAllVStartOp fused) {
         // Each member exchanges as it would alone; the tokens hand the
-        // results on.
+        // results on. A narrower wire type must hold every value.
+        std::optional<Type> wire = fused.getWireType();
+        for (auto [m, input] : llvm::enumerate(fused.getInputs())) {
+          if (!wire)
+            break;
+          double bound = std::ldexp(1.0, wire->getIntOrFloatBitWidth() - 1);
+          for (auto [rank, sent] : llvm::enumerate(lookup(input)))
+            for (double value : sent.data)
+              if (value < -bound || value >= bound) {
+                fused.emitError()
+                    << "rank " << rank << ": member " << m << " sends "
+                    << int64_t(value) << ", which does not fit the wire "
+                    << "type " << *wire;
+                return failure();
+              }
+        }
         for (auto [input, counts, token] : llvm::zip_equal(
                  fused.getInputs(), fused.getSendCounts(), fused.getTokens())) {
           FailureOr<std::vector<HostTensor>> results =
@@ -426,6 +441,27 @@ LogicalResult LockstepInterpreter::execute(Operation &op) {
       })
       .Case<arith::IndexCastOp, arith::SIToFPOp, arith::FPToSIOp,
             arith::ExtFOp, arith::TruncFOp>([&](auto) { return runCast(op); })
+      .Case<arith::TruncIOp, arith::ExtSIOp>([&](auto) -> LogicalResult {
+        // Between i64 and i32: truncation wraps (two's complement), sign
+        // extension keeps the value.
+        auto from = getElementTypeOrSelf(op.getOperand(0).getType());
+        auto to = getElementTypeOrSelf(op.getResult(0).getType());
+        auto isI32OrI64 = [](Type type) {
+          return type.isInteger(32) || type.isInteger(64);
+        };
+        if (!isI32OrI64(from) || !isI32OrI64(to))
+          return op.emitError() << "the reference semantics runs '"
+                                << op.getName() << "' between i64 and i32 only";
+        return perRank(op, [&](int64_t rank) -> FailureOr<HostTensor> {
+          HostTensor result = lookup(op.getOperand(0))[rank];
+          result.kind = to.isInteger(32) ? ElementKind::i32 : ElementKind::i64;
+          if (to.isInteger(32))
+            for (double &value : result.data)
+              value = static_cast<int32_t>(
+                  static_cast<uint32_t>(static_cast<int64_t>(value)));
+          return result;
+        });
+      })
       .Case([&](tensor::DimOp dim) {
         return perRank(op, [&](int64_t rank) -> FailureOr<HostTensor> {
           const HostTensor &source = lookup(dim.getSource())[rank];

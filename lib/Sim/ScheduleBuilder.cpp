@@ -485,24 +485,31 @@ FailureOr<OpCost> ProgramCoster::costOf(Operation &op,
     auto [it, inserted] = sharedCosts.try_emplace(&op);
     if (!inserted)
       return it->second;
-    // One exchange of every member's values...
+    // One exchange of every member's values (as its wire type, when it
+    // has one)...
     std::vector<double> sendBytes(numRanks * numRanks, 0.0);
     double bytes = elementBytes(fused.getInputs().front().getType());
+    double wireBytes = bytes;
+    if (std::optional<Type> wire = fused.getWireType())
+      wireBytes = std::max(1u, wire->getIntOrFloatBitWidth() / 8);
     for (Value input : fused.getInputs()) {
       auto bucketize = input.getDefiningOp<BucketizeOp>();
       if (!bucketize)
         return op.emitError() << "braid-sim needs the counts of "
                                  "fused_all_to_all_v_start from braid.bucketize";
-      addRouted(bucketize, shapes, bytes, sendBytes);
+      addRouted(bucketize, shapes, wireBytes, sendBytes);
     }
     OpCost cost = unevenExchange(sendBytes, /*async=*/true, "index_exchange");
     // ...after one exchange of their counts, a ranks x members matrix, and
     // the all_to_all_v's own of the summed counts...
     cost.timeUs += countExchangeUs(fused.getInputs().size()) + countExchangeUs(1);
     // ...with the values packed by destination and unpacked by member (a
-    // copy each of what the busiest rank sends and receives).
-    cost.timeUs +=
-        cost::estimateElementwise(hw, 2 * busiestRankBytes(sendBytes)).timeUs;
+    // copy each of what the busiest rank sends and receives, which reads
+    // one width and writes the other where the wire is narrower).
+    cost.timeUs += cost::estimateElementwise(
+                       hw, busiestRankBytes(sendBytes) * (bytes + wireBytes) /
+                               wireBytes)
+                       .timeUs;
     return it->second = cost;
   }
   if (auto collective = dyn_cast<CollectiveOpInterface>(op)) {

@@ -53,6 +53,8 @@ static CoOptSummary summarizeCoOpt(func::FuncOp func) {
     if (auto fused = dyn_cast<FusedAllToAllVStartOp>(op)) {
       ++summary.fusedIndexExchanges;
       summary.fusedIndexMembers += fused.getInputs().size();
+      if (fused.getWireType())
+        ++summary.narrowedIndexExchanges;
     }
     // A sharded optimizer step updates a slice of its parameter.
     if (auto update = dyn_cast<DenseUpdateOp>(op))
@@ -181,6 +183,8 @@ static llvm::json::Value coOptToJson(const CoOptSummary &summary) {
                             {"fused_index_exchanges",
                              summary.fusedIndexExchanges},
                             {"fused_all_to_all_vs", summary.fusedIndexMembers},
+                            {"narrowed_index_exchanges",
+                             summary.narrowedIndexExchanges},
                             {"started_collectives", summary.started},
                             {"sharded_optimizer_steps", summary.shardedSteps},
                             {"parameters_stored_as_blocks",
@@ -438,7 +442,7 @@ void mlir::braid::printPlanReport(llvm::raw_ostream &os,
     os << llvm::formatv(
         "co-optimized {0}: {1} optimizer step(s) on shards, {2} bucket(s) "
         "of {3} collectives, {7} fused exchange(s) of {8} all_to_alls, {12} "
-        "fused index exchange(s) of {13} all_to_all_vs, {4} "
+        "fused index exchange(s) of {13} all_to_all_vs ({14} as i32), {4} "
         "collectives started early, {9} parameter(s) stored as blocks, "
         "lookups in {10} chunk(s), {11} weight gradient(s) deferred; {5:f3} "
         "of {6:f3} ms of communication hidden behind computation on the "
@@ -449,7 +453,7 @@ void mlir::braid::printPlanReport(llvm::raw_ostream &os,
         critical.commUs * 1e-3, summary.fusedExchanges, summary.fusedMembers,
         summary.parameterBlocks, summary.lookupChunks,
         summary.deferredWeightGradients, summary.fusedIndexExchanges,
-        summary.fusedIndexMembers);
+        summary.fusedIndexMembers, summary.narrowedIndexExchanges);
   };
   if (p)
     describeCoOpt(report.trainPrediction ? "@forward" : "program",

@@ -8,8 +8,10 @@
 // only sets a column-wise table's parts side by side, read by a `cat`
 // interaction alone, gives the interaction the parts themselves (views of
 // the receive buffer), which it concatenates with the other features in
-// the one copy it makes anyway. Each rewrite lands where the simulator
-// predicts the function faster.
+// the one copy it makes anyway. A fused exchange of routed row indices
+// that all fit in i32 moves them as i32 (the pack narrows, the unpack
+// widens). Each rewrite lands where the simulator predicts the function
+// faster.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,6 +25,8 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Builders.h"
+
+#include <limits>
 
 namespace mlir::braid {
 #define GEN_PASS_DEF_BRAIDFUSECOLLECTIVECOMPUTEPASS
@@ -165,8 +169,33 @@ static void readPartsInPlace(CombineShardsOp combine,
   combine.erase();
 }
 
-/// Whether `op` is a combine this pass rewrites.
+/// The type a fused exchange's values can move as: i32 where every member
+/// sends a braid.bucketize's routed i64 row indices of a table of fewer than
+/// 2^31 rows (bucketize rejects an index outside its table, and rebases a
+/// row range's to the range), else none.
+static IntegerType narrowWireType(FusedAllToAllVStartOp fused) {
+  if (fused.getWireType())
+    return {};
+  auto i32 = IntegerType::get(fused.getContext(), 32);
+  for (Value input : fused.getInputs()) {
+    auto bucketize = input.getDefiningOp<BucketizeOp>();
+    auto type = cast<RankedTensorType>(input.getType());
+    if (!bucketize || input != bucketize.getValues() ||
+        !type.getElementType().isInteger(64))
+      return {};
+    auto table = SymbolTable::lookupNearestSymbolFrom<TableOp>(
+        bucketize, bucketize.getTableAttr());
+    if (!table || ShapedType::isDynamic(table.getNumRows()) ||
+        table.getNumRows() > int64_t(std::numeric_limits<int32_t>::max()) + 1)
+      return {};
+  }
+  return i32;
+}
+
+/// Whether `op` is a combine or an exchange this pass rewrites.
 static bool isFusible(Operation &op) {
+  if (auto fused = dyn_cast<FusedAllToAllVStartOp>(op))
+    return static_cast<bool>(narrowWireType(fused));
   auto combine = dyn_cast<CombineShardsOp>(op);
   return combine && (isCopy(combine) || catReaderOfColumnParts(combine));
 }
@@ -195,7 +224,15 @@ struct BraidFuseCollectiveComputePass
       auto alternativesAt = [&](int64_t position) {
         FunctionRewrite fuse =
             [position](func::FuncOp copy) -> FailureOr<bool> {
-          auto combine = dyn_cast<CombineShardsOp>(opAt(copy, position));
+          Operation *op = opAt(copy, position);
+          if (auto fused = dyn_cast_or_null<FusedAllToAllVStartOp>(op)) {
+            IntegerType wire = narrowWireType(fused);
+            if (!wire)
+              return false;
+            fused.setWireTypeAttr(TypeAttr::get(wire));
+            return true;
+          }
+          auto combine = dyn_cast_or_null<CombineShardsOp>(op);
           if (!combine)
             return false;
           if (isCopy(combine)) {
@@ -210,8 +247,13 @@ struct BraidFuseCollectiveComputePass
         };
         return SmallVector<FunctionRewrite>{fuse};
       };
-      auto record = [&](int64_t, RewriteOutcome outcome) {
-        ++(outcome == RewriteOutcome::applied ? numFused : numRejected);
+      auto record = [&](int64_t position, RewriteOutcome outcome) {
+        if (outcome != RewriteOutcome::applied)
+          ++numRejected;
+        else if (isa<FusedAllToAllVStartOp>(opAt(func, position)))
+          ++numNarrowed;
+        else
+          ++numFused;
       };
       if (failed(rewriteEachCandidate(func, *predictor, force, fusiblePositions,
                                       alternativesAt, record)))

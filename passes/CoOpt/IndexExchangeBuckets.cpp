@@ -106,7 +106,8 @@ void emitIndexBucket(Block &block, const IndexBucket &bucket,
   }
   Operation *first = bucket.members.front().op;
   auto fused = FusedAllToAllVStartOp::create(b, first->getLoc(), tokens,
-                                             inputs, counts);
+                                             inputs, counts,
+                                             /*wire_type=*/TypeAttr());
   if (Attribute chunk = first->getAttr(BraidDialect::kChunkAttrName))
     fused->setAttr(BraidDialect::kChunkAttrName, chunk);
   for (auto [member, token] :

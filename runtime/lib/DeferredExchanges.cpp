@@ -181,6 +181,11 @@ int64_t _mlir_ciface_braidrt_all_to_all_v_post_i64(
   return start(in, send_counts, sizeof(int64_t));
 }
 
+int64_t _mlir_ciface_braidrt_all_to_all_v_post_i32(
+    braidrt_unranked_memref *in, braidrt_unranked_memref *send_counts) {
+  return start(in, send_counts, sizeof(int32_t));
+}
+
 int64_t braidrt_all_to_all_v_received_rows(int64_t handle) {
   DeferredExchange *exchange = exchangeOf(handle);
   if (!exchange->posted)

@@ -837,6 +837,12 @@ void _mlir_ciface_braidrt_wait_exchange_i64(int64_t handle,
   waitExchange(handle);
 }
 
+void _mlir_ciface_braidrt_wait_exchange_i32(int64_t handle,
+                                            braidrt_unranked_memref *,
+                                            braidrt_unranked_memref *) {
+  waitExchange(handle);
+}
+
 #define BRAIDRT_TYPED_EXCHANGES(SUFFIX, TYPE)                                  \
   void _mlir_ciface_braidrt_all_to_all_##SUFFIX(braidrt_unranked_memref *in,   \
                                                 braidrt_unranked_memref *out,  \
@@ -857,6 +863,7 @@ void _mlir_ciface_braidrt_wait_exchange_i64(int64_t handle,
 BRAIDRT_TYPED_EXCHANGES(f32, float)
 BRAIDRT_TYPED_EXCHANGES(f64, double)
 BRAIDRT_TYPED_EXCHANGES(i64, int64_t)
+BRAIDRT_TYPED_EXCHANGES(i32, int32_t)
 #undef BRAIDRT_TYPED_EXCHANGES
 
 void _mlir_ciface_braidrt_reduce_scatter_f32(braidrt_unranked_memref *in,

@@ -60,6 +60,35 @@ func.func @two_members(%a: tensor<?xi64>, %b: tensor<?xi64>, %ca: tensor<2xi64>,
 
 // -----
 
+// With wire_type = i32 the packed buffer is narrowed before it moves and
+// widened back (sign-extended) before each member is cut out of it; the
+// count exchange is the same.
+// CHECK-LABEL: func.func @narrowed
+// CHECK: %[[PACKED:.*]] = tensor.concat dim(0)
+// CHECK: %[[NARROW:.*]] = arith.trunci %[[PACKED]] : tensor<?xi64> to tensor<?xi32>
+// CHECK: braid.all_to_all_start %{{.*}} : tensor<4xi64> -> !braid.token<tensor<4xi64>>
+// CHECK: %[[T:.*]] = braid.all_to_all_v_start %[[NARROW]], %{{.*}} : (tensor<?xi32>, tensor<2xi64>) -> !braid.token<tensor<?xi32>>
+// CHECK: %[[R:.*]] = braid.wait %[[T]] : !braid.token<tensor<?xi32>>
+// CHECK: %[[WIDE:.*]] = arith.extsi %[[R]] : tensor<?xi32> to tensor<?xi64>
+// CHECK-COUNT-4: tensor.extract_slice %[[WIDE]]
+// CHECK: return
+// CPU-LABEL: func.func @narrowed
+// CPU: call @__braid_narrowed_pack_indices(
+// CPU: call @braidrt_all_to_all_v_post_i32(
+// CPU: call @__braid_narrowed_unpack_indices(
+// CPU: func.func private @__braid_narrowed_pack_indices({{.*}}) -> (tensor<?xi32>, tensor<2xi64>, tensor<4xi64>)
+// CPU: arith.trunci
+// CPU: func.func private @__braid_narrowed_unpack_indices({{.*}}: tensor<?xi32> {{.*}}, {{.*}}: tensor<4xi64> {{.*}}) -> (tensor<?xi64>, tensor<?xi64>)
+// CPU: arith.extsi
+func.func @narrowed(%a: tensor<?xi64>, %b: tensor<?xi64>, %ca: tensor<2xi64>, %cb: tensor<2xi64>) -> (tensor<?xi64>, tensor<?xi64>) {
+  %ta, %tb = braid.fused_all_to_all_v_start (%a, %b) counts(%ca, %cb) {wire_type = i32} : (tensor<?xi64>, tensor<?xi64>), (tensor<2xi64>, tensor<2xi64>) -> !braid.token<tensor<?xi64>>, !braid.token<tensor<?xi64>>
+  %ra = braid.wait %ta : !braid.token<tensor<?xi64>>
+  %rb = braid.wait %tb : !braid.token<tensor<?xi64>>
+  return %ra, %rb : tensor<?xi64>, tensor<?xi64>
+}
+
+// -----
+
 // A token read by anything but a wait in its block cannot be expanded.
 func.func @escaping_token(%a: tensor<?xi64>, %ca: tensor<2xi64>) -> !braid.token<tensor<?xi64>> {
   // expected-error @+1 {{can be expanded only where each token is read by braid.wait ops in its block}}

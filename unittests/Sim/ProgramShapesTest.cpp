@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "braid/Cost/CostModel.h"
 #include "braid/Dialect/Braid/IR/Braid.h"
 #include "braid/InitAll.h"
 #include "braid/Sharding/Passes.h"
@@ -329,4 +330,44 @@ TEST_F(ProgramShapesTest, FusedIndexExchangeCostsLessThanItsMembersApart) {
   // than either member alone, less than both.
   EXPECT_GT(fused[0], std::max(apart[0], apart[1]));
   EXPECT_LT(fused[0], apart[0] + apart[1]);
+}
+
+TEST_F(ProgramShapesTest, NarrowedIndexExchangeMovesFewerBytes) {
+  // The fused exchange of 65,536 bags a rank with and without wire_type =
+  // i32: the values' part of the exchange moves half the bytes, so it
+  // takes less time, and more than the exchange's latency alone.
+  std::string source = kIndexExchanges.str();
+  for (auto [from, to] :
+       {std::pair<StringRef, StringRef>{"9xi64", "65537xi64"},
+        {"16xi64", "131072xi64"},
+        {"bags_per_rank = 8", "bags_per_rank = 65536"},
+        {"module attributes {",
+         "module attributes {braid.batch_split = array<i64: 65536, 65536>, "}})
+    for (size_t at = source.find(from.str()); at != std::string::npos;
+         at = source.find(from.str(), at + to.size()))
+      source.replace(at, from.size(), to.str());
+  module = parseSourceString<ModuleOp>(source, &context);
+  ASSERT_TRUE(module);
+  cluster::HardwareDesc hw = *cluster::loadHardware("dgx-h100");
+  auto fusedFunc = module->lookupSymbol<func::FuncOp>("fused");
+  ASSERT_TRUE(fusedFunc);
+  auto exchangeUs = [&]() {
+    FailureOr<std::vector<SimOp>> schedule = buildSchedule(fusedFunc, hw, 2, 2);
+    EXPECT_TRUE(succeeded(schedule));
+    double us = 0;
+    for (const SimOp &op : *schedule)
+      if (op.rank == 0 && op.category == "index_exchange")
+        us += op.durationUs;
+    return us;
+  };
+  double wide = exchangeUs();
+  FusedAllToAllVStartOp fused;
+  fusedFunc.walk([&](FusedAllToAllVStartOp op) { fused = op; });
+  ASSERT_TRUE(fused);
+  fused.setWireTypeAttr(TypeAttr::get(IntegerType::get(&context, 32)));
+  double narrow = exchangeUs();
+  double latency = cost::collectiveLatencyUs(
+      hw, cost::CollectiveKind::all_to_all, 2, 1);
+  EXPECT_LT(narrow, wide);
+  EXPECT_GT(narrow, latency);
 }

@@ -199,6 +199,15 @@ LogicalResult FusedAllToAllVStartOp::verify() {
     if (failed(verifyAllToAllV(*this, input, token.getValueType(), counts)))
       return failure();
   }
+  if (std::optional<Type> wire = getWireType()) {
+    auto narrow = dyn_cast<IntegerType>(*wire);
+    auto wide = dyn_cast<IntegerType>(element);
+    if (!narrow || !narrow.isSignless() || !wide ||
+        narrow.getWidth() >= wide.getWidth())
+      return emitOpError() << "wire_type must be a signless integer type "
+                              "narrower than the inputs' "
+                           << element << ", got " << *wire;
+  }
   return success();
 }
 

@@ -597,17 +597,29 @@ def BraidFuseCollectiveComputePass
     or with `force`. The pooled rows themselves are already written in the
     exchange's send layout: a shard's lookup writes its bags in rank-slot
     order, which is the layout each peer's block is sent from.
+
+    The routed indices' fused exchange (`braid.fused_all_to_all_v_start`,
+    from `braid-bucket-collectives`) packs every member's values by
+    destination and unpacks them by member. Where every member's values are
+    a `braid.bucketize`'s routed row indices (i64) of a table of fewer than
+    2^31 rows, the pass fuses a narrowing into the pack and a widening into
+    the unpack: the exchange gets `wire_type = i32` and moves half the
+    bytes. `braid.bucketize` has already checked every index against its
+    table, so every routed index fits, and each member receives the same
+    values.
   }];
   let options = [
     Option<"force", "force", "bool", "false",
-           "Fuse every combine that is a copy without asking the simulator "
-           "(for tests)">,
+           "Fuse every combine that is a copy, and narrow every index "
+           "exchange that can be, without asking the simulator (for tests)">,
   ];
   let statistics = [
     Statistic<"numFused", "combines-fused",
               "combine_shards copies replaced by views of the receive buffer">,
+    Statistic<"numNarrowed", "index-exchanges-narrowed",
+              "Fused index exchanges whose values move as i32">,
     Statistic<"numRejected", "rejected-by-simulator",
-              "Copies the simulator predicted no faster without">,
+              "Rewrites the simulator predicted no faster">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::braid::BraidDialect",

@@ -32,6 +32,8 @@ struct CoOptSummary {
   /// Fused exchanges of routed indices (braid.fused_all_to_all_v_start), and
   /// the all_to_all_vs they carry.
   int64_t fusedIndexExchanges = 0, fusedIndexMembers = 0;
+  /// Of those, the ones whose values move narrowed (a wire_type).
+  int64_t narrowedIndexExchanges = 0;
   /// Collectives in their `_start` form.
   int64_t started = 0;
   /// Dense optimizer steps on this rank's rows of their parameter.

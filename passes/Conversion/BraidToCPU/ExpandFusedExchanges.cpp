@@ -10,7 +10,8 @@
 //   member gets from rank s.
 // - The values go in one all_to_all_v of a buffer packed by destination
 //   (for each rank j, every member's chunk for j in member order), with the
-//   members' counts added up.
+//   members' counts added up; with a `wire_type`, the packed buffer is
+//   narrowed to it, and widened back (sign-extended) before the unpacking.
 // - Where the first member's wait stood, the exchange is waited for and
 //   each member's values are cut out of every sender's block, in sender
 //   order; every member's wait takes its member's values.
@@ -141,6 +142,9 @@ LogicalResult expand(FusedAllToAllVStartOp fused, bool outline) {
   auto i64Vector = [&](int64_t size) {
     return RankedTensorType::get({size}, b.getI64Type());
   };
+  std::optional<Type> wire = fused.getWireType();
+  Type element =
+      cast<RankedTensorType>(fused.getInputs().front().getType()).getElementType();
 
   // The values, packed by destination; the counts, read once as scalars,
   // give the summed counts and the count matrix (built from scalars, so
@@ -164,8 +168,13 @@ LogicalResult expand(FusedAllToAllVStartOp fused, bool outline) {
       }
       totals.push_back(total);
     }
+    // The values move as the wire type, where the exchange has one.
+    Value packed = concatenate(b, loc, pieces);
+    if (wire)
+      packed = arith::TruncIOp::create(
+          b, loc, RankedTensorType::get({ShapedType::kDynamic}, *wire), packed);
     // Row j of the count matrix goes to rank j.
-    return {concatenate(b, loc, pieces),
+    return {packed,
             tensor::FromElementsOp::create(b, loc, i64Vector(ranks), totals),
             tensor::FromElementsOp::create(
                 b, loc, i64Vector(ranks * members), matrix)};
@@ -203,6 +212,11 @@ LogicalResult expand(FusedAllToAllVStartOp fused, bool outline) {
   Value values = WaitOp::create(b, loc, valueType, token);
   auto unpack = [&](OpBuilder &b, ValueRange arguments) -> SmallVector<Value> {
     Value values = arguments[0], received = arguments[1];
+    // Widened back to the members' type before they are cut apart.
+    if (wire)
+      values = arith::ExtSIOp::create(
+          b, loc, RankedTensorType::get({ShapedType::kDynamic}, element),
+          values);
     SmallVector<SmallVector<Value>> parts(members);
     Value base = arith::ConstantIndexOp::create(b, loc, 0);
     for (int64_t s = 0; s < ranks; ++s)

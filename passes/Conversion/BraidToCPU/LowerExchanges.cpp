@@ -170,7 +170,9 @@ FailureOr<std::string> ExchangeLowering::suffix(Operation *op, Type element) {
     return std::string("f64");
   if (element.isInteger(64))
     return std::string("i64");
-  return op->emitError() << "the CPU backend exchanges f32, f64 and i64 "
+  if (element.isInteger(32))
+    return std::string("i32");
+  return op->emitError() << "the CPU backend exchanges f32, f64, i64 and i32 "
                             "elements, not "
                          << element;
 }

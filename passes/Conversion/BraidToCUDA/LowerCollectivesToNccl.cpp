@@ -46,7 +46,7 @@ struct Collective {
 } // namespace
 
 /// NCCL's data type for an element type (ncclFloat32 7, ncclFloat64 8,
-/// ncclInt64 4), if it has one this pass lowers.
+/// ncclInt64 4, ncclInt32 2), if it has one this pass lowers.
 static std::optional<int32_t> ncclTypeOf(Type element) {
   if (element.isF32())
     return 7;
@@ -54,6 +54,8 @@ static std::optional<int32_t> ncclTypeOf(Type element) {
     return 8;
   if (element.isInteger(64))
     return 4;
+  if (element.isInteger(32))
+    return 2;
   return std::nullopt;
 }
 
@@ -293,7 +295,7 @@ struct Exchange {
 static std::optional<Exchange> exchangeOf(StringRef callee) {
   if (callee == runtime::kExchangeCounts)
     return Exchange{ExchangeKind::CountsOfCounts, false};
-  for (StringRef suffix : {"f32", "f64", "i64"}) {
+  for (StringRef suffix : {"f32", "f64", "i64", "i32"}) {
     auto named = [&](StringRef base) {
       return callee == (base + suffix).str();
     };
@@ -358,7 +360,8 @@ static FailureOr<Value> lowerExchange(func::CallOp call, Exchange what,
       (what.kind != ExchangeKind::CountsOfCounts &&
        (!sendSizes || !recvSizes)) ||
       in.getType().getElementType() != out.getType().getElementType() ||
-      in.getType().getRank() != out.getType().getRank())
+      in.getType().getRank() != out.getType().getRank() ||
+      !ncclTypeOf(in.getType().getElementType()))
     return failure();
 
   OpBuilder b(call);
@@ -502,7 +505,7 @@ struct BraidLowerCollectivesToNcclPass
     }
     auto isWait = [](StringRef callee) {
       return llvm::any_of(
-          ArrayRef<StringRef>{"f32", "f64", "i64"}, [&](StringRef suffix) {
+          ArrayRef<StringRef>{"f32", "f64", "i64", "i32"}, [&](StringRef suffix) {
             return callee == (runtime::kWaitExchange + suffix).str();
           });
     };

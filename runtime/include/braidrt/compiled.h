@@ -50,6 +50,7 @@ void _mlir_ciface_braidrt_exchange_counts(braidrt_unranked_memref *send,
 BRAIDRT_DECLARE_EXCHANGES(f32)
 BRAIDRT_DECLARE_EXCHANGES(f64)
 BRAIDRT_DECLARE_EXCHANGES(i64)
+BRAIDRT_DECLARE_EXCHANGES(i32)
 #undef BRAIDRT_DECLARE_EXCHANGES
 void _mlir_ciface_braidrt_reduce_scatter_f32(braidrt_unranked_memref *in,
                                              braidrt_unranked_memref *out,
@@ -78,6 +79,7 @@ int64_t _mlir_ciface_braidrt_all_to_all_start_f64(braidrt_unranked_memref *in,
 BRAIDRT_DECLARE_ALL_TO_ALL_V_START(f32)
 BRAIDRT_DECLARE_ALL_TO_ALL_V_START(f64)
 BRAIDRT_DECLARE_ALL_TO_ALL_V_START(i64)
+BRAIDRT_DECLARE_ALL_TO_ALL_V_START(i32)
 #undef BRAIDRT_DECLARE_ALL_TO_ALL_V_START
 /* all_to_all_v started with its counts still to move (the CPU target's
  * braid.all_to_all_v_start): post returns at once, having only posted the
@@ -91,6 +93,7 @@ BRAIDRT_DECLARE_ALL_TO_ALL_V_START(i64)
 BRAIDRT_DECLARE_ALL_TO_ALL_V_POST(f32)
 BRAIDRT_DECLARE_ALL_TO_ALL_V_POST(f64)
 BRAIDRT_DECLARE_ALL_TO_ALL_V_POST(i64)
+BRAIDRT_DECLARE_ALL_TO_ALL_V_POST(i32)
 #undef BRAIDRT_DECLARE_ALL_TO_ALL_V_POST
 int64_t braidrt_all_to_all_v_received_rows(int64_t handle);
 void _mlir_ciface_braidrt_wait_all_to_all_v(int64_t handle,
@@ -113,6 +116,11 @@ int64_t _mlir_ciface_braidrt_all_to_all_start_i64(braidrt_unranked_memref *in,
                                                   braidrt_unranked_memref *out,
                                                   braidrt_unranked_memref *split);
 void _mlir_ciface_braidrt_wait_exchange_i64(int64_t handle,
+                                            braidrt_unranked_memref *in,
+                                            braidrt_unranked_memref *out);
+/* The routed indices' fused exchange, narrowed to i32 (wire_type), moves
+ * them as one all_to_all_v of i32 values. */
+void _mlir_ciface_braidrt_wait_exchange_i32(int64_t handle,
                                             braidrt_unranked_memref *in,
                                             braidrt_unranked_memref *out);
 

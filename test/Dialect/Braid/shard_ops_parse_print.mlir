@@ -37,6 +37,14 @@ func.func @all_to_all_v_start(%v: tensor<?xi64>, %c: tensor<4xi64>) -> tensor<?x
   return %r : tensor<?xi64>
 }
 
+// CHECK-LABEL: func.func @fused_all_to_all_v_start_narrowed
+// CHECK: braid.fused_all_to_all_v_start(%arg0) counts(%arg1) {wire_type = i32} : (tensor<?xi64>), (tensor<4xi64>) -> !braid.token<tensor<?xi64>>
+func.func @fused_all_to_all_v_start_narrowed(%a: tensor<?xi64>, %ca: tensor<4xi64>) -> tensor<?xi64> {
+  %t = braid.fused_all_to_all_v_start (%a) counts(%ca) {wire_type = i32} : (tensor<?xi64>), (tensor<4xi64>) -> !braid.token<tensor<?xi64>>
+  %r = braid.wait %t : !braid.token<tensor<?xi64>>
+  return %r : tensor<?xi64>
+}
+
 // CHECK-LABEL: func.func @fused_all_to_all_v_start
 // CHECK: %[[T:.*]]:2 = braid.fused_all_to_all_v_start(%arg0, %arg1) counts(%arg2, %arg3) : (tensor<?xi64>, tensor<?xi64>), (tensor<4xi64>, tensor<4xi64>) -> !braid.token<tensor<?xi64>>, !braid.token<tensor<?xi64>>
 // CHECK-NEXT: braid.wait %[[T]]#1 : !braid.token<tensor<?xi64>>

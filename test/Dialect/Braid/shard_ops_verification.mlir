@@ -190,6 +190,39 @@ func.func @fused_a2av_token(%a: tensor<?xi64>, %b: tensor<?xi64>, %c: tensor<2xi
 
 // -----
 
+// A wire type must be a narrower signless integer than the values.
+func.func @fused_a2av_wire_float(%a: tensor<?xi64>, %c: tensor<2xi64>) {
+  // expected-error @+1 {{wire_type must be a signless integer type narrower than the inputs' 'i64', got 'f32'}}
+  %0 = braid.fused_all_to_all_v_start (%a) counts(%c) {wire_type = f32} : (tensor<?xi64>), (tensor<2xi64>) -> !braid.token<tensor<?xi64>>
+  return
+}
+
+// -----
+
+func.func @fused_a2av_wire_width(%a: tensor<?xi32>, %c: tensor<2xi64>) {
+  // expected-error @+1 {{wire_type must be a signless integer type narrower than the inputs' 'i32', got 'i32'}}
+  %0 = braid.fused_all_to_all_v_start (%a) counts(%c) {wire_type = i32} : (tensor<?xi32>), (tensor<2xi64>) -> !braid.token<tensor<?xi32>>
+  return
+}
+
+// -----
+
+func.func @fused_a2av_wire_signed(%a: tensor<?xi64>, %c: tensor<2xi64>) {
+  // expected-error @+1 {{wire_type must be a signless integer type narrower than the inputs' 'i64', got 'si32'}}
+  %0 = braid.fused_all_to_all_v_start (%a) counts(%c) {wire_type = si32} : (tensor<?xi64>), (tensor<2xi64>) -> !braid.token<tensor<?xi64>>
+  return
+}
+
+// -----
+
+func.func @fused_a2av_wire_values(%a: tensor<?xf64>, %c: tensor<2xi64>) {
+  // expected-error @+1 {{wire_type must be a signless integer type narrower than the inputs' 'f64', got 'i32'}}
+  %0 = braid.fused_all_to_all_v_start (%a) counts(%c) {wire_type = i32} : (tensor<?xf64>), (tensor<2xi64>) -> !braid.token<tensor<?xf64>>
+  return
+}
+
+// -----
+
 func.func @fused_a2av_counts(%a: tensor<?xi64>, %b: tensor<?xi64>, %c: tensor<?xi64>) {
   // expected-error @+1 {{send_counts must be static (one per rank)}}
   %0:2 = braid.fused_all_to_all_v_start (%a, %b) counts(%c, %c) : (tensor<?xi64>, tensor<?xi64>), (tensor<?xi64>, tensor<?xi64>) -> !braid.token<tensor<?xi64>>, !braid.token<tensor<?xi64>>

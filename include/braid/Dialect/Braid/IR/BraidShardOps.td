@@ -142,14 +142,30 @@ def Braid_FusedAllToAllVStartOp : Braid_Op<"fused_all_to_all_v_start",
         -> !braid.token<tensor<?xi64>>, !braid.token<tensor<?xi64>>
     ```
 
+    With `wire_type`, a signless integer type narrower than the inputs',
+    the values move as that type: the pack narrows them and the unpack
+    widens them back (sign-extended), so every member receives what it
+    would without it. It is for values known to fit, such as the routed
+    row indices of tables of fewer than 2^31 rows (`braid-fuse-collective-
+    compute` sets it there); a value that does not fit is a runtime error
+    of the reference semantics.
+
+    ```mlir
+    %ta, %tb = braid.fused_all_to_all_v_start (%a, %b) counts(%ca, %cb)
+        {wire_type = i32} : ...
+    ```
+
     Constraints:
     - as many inputs, counts and tokens, at least one of each;
     - every input is one-dimensional, of one element type;
     - each member has `braid.all_to_all_v`'s constraints, and every member's
-      `send_counts` has the same static size (one per rank).
+      `send_counts` has the same static size (one per rank);
+    - `wire_type`, where given, is a signless integer type narrower than
+      the inputs' integer element type.
   }];
   let arguments = (ins Variadic<1DTensorOf<[AnySignlessInteger, AnyFloat]>>:$inputs,
-                       Variadic<1DTensorOf<[I64]>>:$send_counts);
+                       Variadic<1DTensorOf<[I64]>>:$send_counts,
+                       OptionalAttr<TypeAttr>:$wire_type);
   let results = (outs Variadic<Braid_TokenType>:$tokens);
   let assemblyFormat = [{
     `(` $inputs `)` `counts` `(` $send_counts `)` attr-dict `:`
