@@ -9,7 +9,8 @@ For each program: its predicted time at both levels and their ratio, the
 communication time and the share of it hidden behind computation at the
 default level, and how many collectives the pipeline started, how many
 buckets it made, the pooled-row exchanges it fused, the routed
-indices' exchanges it fused and of those moved as i32, how many dense
+indices' exchanges it fused and of those moved as i32, the dense layers
+it split by their features' arrival, how many dense
 optimizer steps it put on shards, and how many parameters it stores as
 each rank's block (braid-store-parameter-blocks), and in how many chunks
 of its bags a forward pass looks up (braid-chunk-lookups).
@@ -105,6 +106,7 @@ def main():
                 "fused_exchanges": coopt["fused_exchanges"],
                 "fused_index_exchanges": coopt["fused_index_exchanges"],
                 "narrowed_index_exchanges": coopt["narrowed_index_exchanges"],
+                "split_feature_gemms": coopt["split_feature_gemms"],
                 "sharded_steps": coopt["sharded_optimizer_steps"],
                 "parameter_blocks": coopt["parameters_stored_as_blocks"],
                 "lookup_chunks": coopt["lookup_chunks"],
@@ -120,7 +122,7 @@ def main():
                 missed.append(name)
 
     header = (f"{'program':<26}{'cluster':<18}{'O0 ms':>9}{'default ms':>12}{'ratio':>8}"
-              f"{'comm ms':>9}{'hidden':>8}{'started':>9}{'buckets':>9}{'fused':>7}{'idx-fused':>10}{'idx-i32':>8}{'sharded':>9}{'blocks':>8}{'chunks':>8}{'deferred':>10}  target")
+              f"{'comm ms':>9}{'hidden':>8}{'started':>9}{'buckets':>9}{'fused':>7}{'idx-fused':>10}{'idx-i32':>8}{'split':>7}{'sharded':>9}{'blocks':>8}{'chunks':>8}{'deferred':>10}  target")
     print(header)
     print("-" * len(header))
     for r in rows:
@@ -133,7 +135,7 @@ def main():
             target = "no slower"
         print(f"{r['program']:<26}{r['cluster']:<18}{r['o0_ms']:>9.3f}{r['default_ms']:>12.3f}"
               f"{r['ratio']:>7.3f}x{r['comm_ms']:>9.3f}{r['hidden_share']:>8.0%}{r['started']:>9}"
-              f"{r['buckets']:>9}{r['fused_exchanges']:>7}{r['fused_index_exchanges']:>10}{r['narrowed_index_exchanges']:>8}{r['sharded_steps']:>9}{r['parameter_blocks']:>8}{r['lookup_chunks']:>8}"
+              f"{r['buckets']:>9}{r['fused_exchanges']:>7}{r['fused_index_exchanges']:>10}{r['narrowed_index_exchanges']:>8}{r['split_feature_gemms']:>7}{r['sharded_steps']:>9}{r['parameter_blocks']:>8}{r['lookup_chunks']:>8}"
               f"{r['deferred_weight_gradients']:>10}  {target}")
     pathlib.Path(args.json).write_text(json.dumps({"programs": rows, "missed": missed}, indent=2) + "\n")
     print(f"wrote {args.json}")

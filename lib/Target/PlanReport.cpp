@@ -49,6 +49,11 @@ static CoOptSummary summarizeCoOpt(func::FuncOp func) {
             op->getAttrOfType<StringAttr>(BraidDialect::kGradPartAttrName);
         part && part.getValue() == "params")
       ++summary.deferredWeightGradients;
+    // A dense layer split by its features' arrival leaves an "early" half.
+    if (auto part = op->getAttrOfType<StringAttr>(
+            BraidDialect::kFeaturePartAttrName);
+        part && part.getValue() == "early")
+      ++summary.splitFeatureGemms;
     // A fused exchange of routed indices carries its members' tokens.
     if (auto fused = dyn_cast<FusedAllToAllVStartOp>(op)) {
       ++summary.fusedIndexExchanges;
@@ -185,6 +190,7 @@ static llvm::json::Value coOptToJson(const CoOptSummary &summary) {
                             {"fused_all_to_all_vs", summary.fusedIndexMembers},
                             {"narrowed_index_exchanges",
                              summary.narrowedIndexExchanges},
+                            {"split_feature_gemms", summary.splitFeatureGemms},
                             {"started_collectives", summary.started},
                             {"sharded_optimizer_steps", summary.shardedSteps},
                             {"parameters_stored_as_blocks",
@@ -444,7 +450,8 @@ void mlir::braid::printPlanReport(llvm::raw_ostream &os,
         "of {3} collectives, {7} fused exchange(s) of {8} all_to_alls, {12} "
         "fused index exchange(s) of {13} all_to_all_vs ({14} as i32), {4} "
         "collectives started early, {9} parameter(s) stored as blocks, "
-        "lookups in {10} chunk(s), {11} weight gradient(s) deferred; {5:f3} "
+        "lookups in {10} chunk(s), {11} weight gradient(s) deferred, {15} "
+        "layer(s) split by feature arrival; {5:f3} "
         "of {6:f3} ms of communication hidden behind computation on the "
         "slowest rank\n",
         name, summary.shardedSteps, summary.buckets, summary.bucketedMembers,
@@ -453,7 +460,8 @@ void mlir::braid::printPlanReport(llvm::raw_ostream &os,
         critical.commUs * 1e-3, summary.fusedExchanges, summary.fusedMembers,
         summary.parameterBlocks, summary.lookupChunks,
         summary.deferredWeightGradients, summary.fusedIndexExchanges,
-        summary.fusedIndexMembers, summary.narrowedIndexExchanges);
+        summary.fusedIndexMembers, summary.narrowedIndexExchanges,
+        summary.splitFeatureGemms);
   };
   if (p)
     describeCoOpt(report.trainPrediction ? "@forward" : "program",

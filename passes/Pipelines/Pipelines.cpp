@@ -110,6 +110,11 @@ void mlir::braid::buildCoOptimizePipeline(
     BraidFuseCollectiveComputePassOptions fuse;
     fuse.force = force;
     pm.addPass(createBraidFuseCollectiveComputePass(fuse));
+    // ...and run a dense layer's GEMM over the features already computed
+    // while the others are still in their exchange...
+    BraidSplitFeatureGemmPassOptions splitGemm;
+    splitGemm.force = force;
+    pm.addPass(createBraidSplitFeatureGemmPass(splitGemm));
     // ...and compute the training step's weight gradients behind the pooled
     // gradients' exchanges, now started and fused, where that pays.
     BraidDeferWeightGradientsPassOptions defer;

@@ -154,6 +154,16 @@ LogicalResult BraidDialect::verifyOperationAttribute(Operation *op,
                                << attr.getValue();
     return success();
   }
+  if (attr.getName() == kFeaturePartAttrName) {
+    auto part = dyn_cast<StringAttr>(attr.getValue());
+    if (!isa<LinearOp>(op) || !part ||
+        (part.getValue() != "early" && part.getValue() != "late"))
+      return op->emitOpError() << "'" << kFeaturePartAttrName
+                               << "' must be \"early\" or \"late\" on a "
+                                  "braid.linear, got "
+                               << attr.getValue();
+    return success();
+  }
   return op->emitOpError() << "unknown Braid attribute '" << attr.getName().getValue()
                            << "'";
 }

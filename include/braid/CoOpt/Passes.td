@@ -626,6 +626,59 @@ def BraidFuseCollectiveComputePass
                            "::mlir::tensor::TensorDialect"];
 }
 
+def BraidSplitFeatureGemmPass
+    : Pass<"braid-split-feature-gemm", "::mlir::ModuleOp"> {
+  let summary = "runs a dense layer's GEMM over the features already "
+                "computed beside the exchange of the others";
+  let description = [{
+    A dense layer over a `cat` interaction (the DCN's first projection,
+    a top MLP's first layer) multiplies each feature's columns by its
+    columns of the weight, and sums. The features computed on the rank (the
+    bottom MLP's output, data-parallel tables' lookups) are there long
+    before the pooled rows of sharded tables arrive in their exchange, and
+    the layer waits for all of them. Where the layer is data-parallel and
+    has no activation, the pass splits it: a `braid.linear` over the early
+    features side by side and their columns of the weight (no bias), placed
+    right after the last of them is computed, and one over the rest with
+    the bias where the layer was; `arith.addf` sums the two. The early GEMM
+    then runs while the exchange is in flight.
+
+    ```mlir
+    %x = braid.interaction cat %dense, %dp, %sharded : ... -> tensor<?x384xf32>
+    %y = braid.linear %x, %w, %b none : ...
+    // becomes
+    %xe = tensor.concat dim(1) %dense, %dp : ... -> tensor<?x256xf32>
+    %we = tensor.concat dim(1) (columns 0-255 of %w) : ... -> tensor<64x256xf32>
+    %ye = braid.linear %xe, %we, %zeros none : ...        // before the wait
+    ...
+    %wl = tensor.extract_slice %w[0, 256] [64, 128] [1, 1] : ...
+    %yl = braid.linear %sharded, %wl, %b none : ...
+    %y = arith.addf %ye, %yl : tensor<?x64xf32>
+    ```
+
+    The sum is the layer's output up to the order of its additions (f32
+    partial sums added once more). A feature is late when it is computed
+    from a `braid.wait`'s result. The rewrite lands where the simulator
+    predicts the function faster (the split costs the features' and the
+    weight columns' copies, a second GEMM launch and the sum), or with
+    `force`.
+  }];
+  let options = [
+    Option<"force", "force", "bool", "false",
+           "Split every layer that can be without asking the simulator "
+           "(for tests)">,
+  ];
+  let statistics = [
+    Statistic<"numSplit", "layers-split",
+              "Dense layers split by their features' arrival">,
+    Statistic<"numRejected", "rejected-by-simulator",
+              "Splits the simulator predicted no faster">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::braid::BraidDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def BraidDeferWeightGradientsPass
     : Pass<"braid-defer-weight-gradients", "::mlir::ModuleOp"> {
   let summary = "computes dense layers' weight gradients behind the "

@@ -34,6 +34,9 @@ struct CoOptSummary {
   int64_t fusedIndexExchanges = 0, fusedIndexMembers = 0;
   /// Of those, the ones whose values move narrowed (a wire_type).
   int64_t narrowedIndexExchanges = 0;
+  /// Dense layers braid-split-feature-gemm split by their features'
+  /// arrival.
+  int64_t splitFeatureGemms = 0;
   /// Collectives in their `_start` form.
   int64_t started = 0;
   /// Dense optimizer steps on this rank's rows of their parameter.

@@ -87,6 +87,12 @@ def Braid_Dialect : Dialect {
     /// input gradient unread). The verifier holds the unread results to it.
     static constexpr ::llvm::StringLiteral kGradPartAttrName = "braid.grad_part";
 
+    /// On a braid.linear split by braid-split-feature-gemm: the half it
+    /// computes, "early" (over the features computed on the rank) or
+    /// "late" (over those that arrive in an exchange, with the bias).
+    static constexpr ::llvm::StringLiteral kFeaturePartAttrName =
+        "braid.feature_part";
+
     void registerAttributes();
     void registerTypes();
   }];
