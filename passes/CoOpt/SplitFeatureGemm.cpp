@@ -101,7 +101,8 @@ static std::optional<FeatureSplit> featureSplitOf(LinearOp linear) {
       placement.getParallelism() != DenseParallelism::data_parallel)
     return std::nullopt;
   auto weight = cast<RankedTensorType>(linear.getWeight().getType());
-  if (!weight.hasStaticShape())
+  auto bias = cast<RankedTensorType>(linear.getBias().getType());
+  if (!weight.hasStaticShape() || !bias.hasStaticShape())
     return std::nullopt;
   FeatureSplit split{linear, interaction, {}, {}, {}};
   Block &block = *linear->getBlock();

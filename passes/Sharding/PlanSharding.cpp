@@ -169,10 +169,20 @@ static void priceDenseLayers(ModuleOp module, ShardingResult &result) {
     if (auto func = linear->getParentOfType<func::FuncOp>())
       if (func.getSymName() == "train_step")
         return;
+    // A layer braid-split-feature-gemm split in two is listed once, as
+    // its late half, which reads the whole weight's columns (a slice, or
+    // slices side by side).
+    Value param = linear.getWeight();
+    if (auto part = linear->getAttrOfType<StringAttr>(
+            BraidDialect::kFeaturePartAttrName)) {
+      if (part.getValue() == "early")
+        return;
+      if (auto columns = param.getDefiningOp<tensor::ConcatOp>())
+        param = columns.getInputs().front();
+    }
     // A tensor-parallel layer of a per-rank program reads a block of the
     // parameter (a slice of it, or the block it is stored as): the layer
     // is the whole parameter's.
-    Value param = linear.getWeight();
     if (auto block = param.getDefiningOp<tensor::ExtractSliceOp>())
       param = block.getSource();
     auto weight = cast<RankedTensorType>(param.getType());
