@@ -149,7 +149,8 @@ gatherSide(OpBuilder &b, Location loc, Value weight,
     features.push_back(feature);
     columns.push_back(tensor::ExtractSliceOp::create(
         b, loc, RankedTensorType::get({out, cols}, weightType.getElementType()),
-        weight, ArrayRef<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(first)},
+        weight,
+        ArrayRef<OpFoldResult>{b.getIndexAttr(0), b.getIndexAttr(first)},
         ArrayRef<OpFoldResult>{b.getIndexAttr(out), b.getIndexAttr(cols)},
         ArrayRef<OpFoldResult>{b.getIndexAttr(1), b.getIndexAttr(1)}));
     width += cols;
@@ -172,13 +173,7 @@ gatherSide(OpBuilder &b, Location loc, Value weight,
                first.getDimSize(0);
       }))
     rows = first.getDimSize(0);
-  Value gathered = sideBy(features, rows);
-  if (auto type = cast<RankedTensorType>(gathered.getType());
-      type.isDynamicDim(0) != ShapedType::isDynamic(rows))
-    gathered = tensor::CastOp::create(
-        b, loc, RankedTensorType::get({rows, width}, type.getElementType()),
-        gathered);
-  return {gathered, sideBy(columns, out)};
+  return {sideBy(features, rows), sideBy(columns, out)};
 }
 
 /// Splits the layer: the early features' GEMM just before the split's
@@ -208,11 +203,14 @@ static void splitLayer(const FeatureSplit &split,
   auto [earlyInput, earlyWeight] =
       gatherSide(b, loc, linear.getWeight(), split.early);
   Value zeros = arith::ConstantOp::create(
-      b, loc, biasType, DenseElementsAttr::get(biasType, b.getZeroAttr(biasType.getElementType())));
+      b, loc, biasType,
+      DenseElementsAttr::get(biasType,
+                             b.getZeroAttr(biasType.getElementType())));
   auto early = LinearOp::create(b, loc, resultType, earlyInput, earlyWeight,
                                 zeros, Activation::none,
                                 linear.getPlacementAttr());
-  early->setAttr(BraidDialect::kFeaturePartAttrName, b.getStringAttr("early"));
+  early->setAttr(BraidDialect::kFeaturePartAttrName,
+                 b.getStringAttr("early"));
 
   b.setInsertionPoint(linear);
   auto [lateInput, lateWeight] =

@@ -143,8 +143,8 @@ LogicalResult expand(FusedAllToAllVStartOp fused, bool outline) {
     return RankedTensorType::get({size}, b.getI64Type());
   };
   std::optional<Type> wire = fused.getWireType();
-  Type element =
-      cast<RankedTensorType>(fused.getInputs().front().getType()).getElementType();
+  Type element = cast<RankedTensorType>(fused.getInputs().front().getType())
+                     .getElementType();
 
   // The values, packed by destination; the counts, read once as scalars,
   // give the summed counts and the count matrix (built from scalars, so
