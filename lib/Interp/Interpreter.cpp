@@ -455,10 +455,14 @@ LogicalResult LockstepInterpreter::execute(Operation &op) {
         return perRank(op, [&](int64_t rank) -> FailureOr<HostTensor> {
           HostTensor result = lookup(op.getOperand(0))[rank];
           result.kind = to.isInteger(32) ? ElementKind::i32 : ElementKind::i64;
+          // Wrapped modulo 2^32 into [-2^31, 2^31), in doubles: exact for
+          // every integer a HostTensor holds, and defined for all of them.
           if (to.isInteger(32))
-            for (double &value : result.data)
-              value = static_cast<int32_t>(
-                  static_cast<uint32_t>(static_cast<int64_t>(value)));
+            for (double &value : result.data) {
+              value -= std::floor(value / 4294967296.0) * 4294967296.0;
+              if (value >= 2147483648.0)
+                value -= 4294967296.0;
+            }
           return result;
         });
       })
