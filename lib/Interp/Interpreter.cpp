@@ -318,10 +318,10 @@ LogicalResult LockstepInterpreter::execute(Operation &op) {
         // Each member exchanges as it would alone; the tokens hand the
         // results on. A narrower wire type must hold every value.
         std::optional<Type> wire = fused.getWireType();
-        for (auto [m, input] : llvm::enumerate(fused.getInputs())) {
-          if (!wire)
-            break;
-          double bound = std::ldexp(1.0, wire->getIntOrFloatBitWidth() - 1);
+        double bound =
+            wire ? std::ldexp(1.0, wire->getIntOrFloatBitWidth() - 1) : 0;
+        ValueRange narrowed = wire ? fused.getInputs() : ValueRange();
+        for (auto [m, input] : llvm::enumerate(narrowed))
           for (auto [rank, sent] : llvm::enumerate(lookup(input)))
             for (double value : sent.data)
               if (value < -bound || value >= bound) {
@@ -331,7 +331,6 @@ LogicalResult LockstepInterpreter::execute(Operation &op) {
                     << "type " << *wire;
                 return failure();
               }
-        }
         for (auto [input, counts, token] : llvm::zip_equal(
                  fused.getInputs(), fused.getSendCounts(), fused.getTokens())) {
           FailureOr<std::vector<HostTensor>> results =

@@ -69,6 +69,9 @@ struct FeatureSplit {
   /// early features are: where the rank may idle for an exchange. The
   /// last kMaxPlaces of them, in block order.
   SmallVector<Operation *> waits;
+  /// The last op that computes an early feature or the weight (null: all
+  /// are arguments).
+  Operation *earlyReady = nullptr;
 };
 
 /// The most waits the early GEMM is tried before.
@@ -122,7 +125,8 @@ static std::optional<FeatureSplit> featureSplitOf(LinearOp linear) {
   SmallVector<Value> earlyValues = {linear.getWeight()};
   for (auto [feature, first] : split.early)
     earlyValues.push_back(feature);
-  Operation *latest = lastDefinition(block, earlyValues);
+  split.earlyReady = lastDefinition(block, earlyValues);
+  Operation *latest = split.earlyReady;
   for (Operation *wait : waits)
     if (!latest || latest->isBeforeInBlock(wait))
       split.waits.push_back(wait);
@@ -184,22 +188,17 @@ static void splitLayer(const FeatureSplit &split,
                        std::optional<size_t> place) {
   LinearOp linear = split.linear;
   InteractionOp interaction = split.interaction;
-  Block &block = *linear->getBlock();
   Location loc = linear.getLoc();
   auto resultType = cast<RankedTensorType>(linear.getResult().getType());
   auto biasType = cast<RankedTensorType>(linear.getBias().getType());
 
-  SmallVector<Value> earlyValues = {linear.getWeight()};
-  for (auto [feature, first] : split.early)
-    earlyValues.push_back(feature);
   OpBuilder b(linear.getContext());
-  Operation *latest = lastDefinition(block, earlyValues);
   if (place)
     b.setInsertionPoint(split.waits[*place]);
-  else if (latest)
-    b.setInsertionPointAfter(latest);
+  else if (split.earlyReady)
+    b.setInsertionPointAfter(split.earlyReady);
   else
-    b.setInsertionPointToStart(&block);
+    b.setInsertionPointToStart(linear->getBlock());
   auto [earlyInput, earlyWeight] =
       gatherSide(b, loc, linear.getWeight(), split.early);
   Value zeros = arith::ConstantOp::create(
