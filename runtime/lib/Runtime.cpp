@@ -239,8 +239,15 @@ void braidrt_fail(const char *format, ...) {
   int initialized = 0, finalized = 0;
   MPI_Initialized(&initialized);
   MPI_Finalized(&finalized);
-  if (initialized && !finalized)
+  if (initialized && !finalized) {
+    // mpirun forwards a rank's stderr through a pipe and tears the job down
+    // as soon as one rank aborts: when every rank fails at once, the lines
+    // still in the pipes were seen lost (CI, cuda_no_device.test). A moment
+    // before aborting lets mpirun read this rank's message.
+    if (worldSize > 1)
+      std::this_thread::sleep_for(std::chrono::milliseconds(250));
     MPI_Abort(MPI_COMM_WORLD, 1);
+  }
   // No exit handlers: other threads may still be inside OpenMP regions.
   std::_Exit(1);
 }
