@@ -378,9 +378,16 @@ static CollectiveEstimate estimateWithFloor(const HardwareDesc &hw,
     best.consider(total, std::string("p2p/") + kProtocolNames[protocol]);
   } else {
     // Ring, every kind. NCCL: nsteps = 2(n-1) for all_reduce, n-1
-    // otherwise; the steps crossing nodes (2 (nodes - 1) for all_reduce, as
-    // NCCL >= 2.23 counts them; 2 nodes before) pay the network's latency,
-    // the transport's own included (and its flush on Simple, before Hopper).
+    // otherwise; the steps crossing nodes pay the network's latency, the
+    // transport's own included (and its flush on Simple, before Hopper).
+    // For all_reduce, 2 (nodes - 1) of them, as NCCL >= 2.23 counts them (2
+    // nodes before). For the others, one per node: a ring over N nodes has
+    // N edges between nodes, and the block a rank past its node's first
+    // sends crosses all N in its n - 1 hops (on 2 nodes, out to the other
+    // node and back over the ring's closing edge). NCCL's tuner counts
+    // nodes - 1. Counting N moved GPUDirect-TCPXO's fitted hop from 60 to
+    // 30 us; the same for all_reduce (2 N) fitted the calibration half
+    // worse, so it is not done (docs/cost-model.md).
     bool allReduce = kind == CollectiveKind::all_reduce;
     double ringBw = ringBusBandwidth(hw, nodes);
     // A pipeline of `hops` hops fills one step at a time: the first piece
@@ -397,7 +404,9 @@ static CollectiveEstimate estimateWithFloor(const HardwareDesc &hw,
       return hops * std::min(hw.commChunkBytes * channels, perHop);
     };
     double steps = allReduce ? 2.0 * (ranks - 1) : double(ranks - 1);
-    double interSteps = allReduce ? 2.0 * double(nodes - 1) : double(nodes - 1);
+    double interSteps = allReduce   ? 2.0 * double(nodes - 1)
+                        : nodes > 1 ? double(nodes)
+                                    : 0.0;
     auto netLatency = [&](const double *table, Protocol protocol) {
       return table[protocol] + transportLatencyUs(hw, protocol);
     };

@@ -224,9 +224,9 @@ TEST(CollectiveModelTest, PostOverheadBoundsEveryRingStepAcrossNodes) {
   CollectiveEstimate base = estimateCollective(hw, CollectiveKind::all_gather, 1024, 16, 2);
   CollectiveEstimate posted = estimateCollective(slow, CollectiveKind::all_gather, 1024, 16, 2);
   ASSERT_EQ(posted.algorithm, "ring/ll");
-  // 15 steps, 1 of them between nodes: 14 intra-node steps go from
-  // max(0.6, 1) to 8 us.
-  EXPECT_NEAR(posted.timeUs - base.timeUs, 14 * (8 - 1.0), 1e-6);
+  // 15 steps, 2 of them between nodes (out and back round the ring): 13
+  // intra-node steps go from max(0.6, 1) to 8 us.
+  EXPECT_NEAR(posted.timeUs - base.timeUs, 13 * (8 - 1.0), 1e-6);
   EXPECT_EQ(estimateCollective(slow, CollectiveKind::all_gather, 1024, 8, 1).timeUs,
             estimateCollective(hw, CollectiveKind::all_gather, 1024, 8, 1).timeUs);
   // An all_to_all posts one send per remote peer (8 here), one after the
@@ -467,11 +467,12 @@ TEST(CollectiveModelTest, SimpleFlushesOnlyBeforeHopper) {
   ASSERT_FALSE(static_cast<bool>(cluster::parseNcclAlgorithms("Ring", hopper.nccl)));
   cluster::HardwareDesc ampere = hopper;
   ampere.device.arch = cluster::Arch::ampere;
-  // An all_gather over 2 nodes crosses them once: one flush more before Hopper.
+  // An all_gather's ring over 2 nodes crosses between them twice, out and
+  // back: a flush more at each before Hopper.
   double tiny = 8;
   EXPECT_NEAR(estimateCollective(ampere, CollectiveKind::all_gather, tiny, 16, 2).timeUs -
                   estimateCollective(hopper, CollectiveKind::all_gather, tiny, 16, 2).timeUs,
-              50, 0.01);
+              2 * 50, 0.01);
   // An all_reduce's ring crosses them 2 (nodes - 1) times, as NCCL 2.23
   // counts them (2 steps on 2 nodes; too small a message for NCCL's plateau
   // factor).
@@ -485,4 +486,30 @@ TEST(CollectiveModelTest, SimpleFlushesOnlyBeforeHopper) {
   double gap = estimateCollective(ampereLL, CollectiveKind::all_gather, tiny, 16, 2).timeUs -
                estimateCollective(hopperLL, CollectiveKind::all_gather, tiny, 16, 2).timeUs;
   EXPECT_NEAR(gap, 0, 0.01);
+}
+
+TEST(CollectiveModelTest, RingAllGatherCrossesEveryNodeBoundary) {
+  // A ring over N nodes has N edges between them, and the block of every
+  // rank but a node's first crosses all N in its n - 1 hops: a small
+  // all_gather or reduce_scatter pays the transport's latency N times
+  // (NCCL's tuner counts N - 1). An all_reduce's ring keeps NCCL 2.23's
+  // 2 (N - 1).
+  cluster::HardwareDesc hw = *cluster::loadHardware("dgx-h100");
+  hw.collectiveFloorUs = 0;
+  hw.interNode.latencyUs = 0;
+  ASSERT_FALSE(static_cast<bool>(cluster::parseNcclAlgorithms("Ring", hw.nccl)));
+  cluster::HardwareDesc slow = hw;
+  slow.interNode.latencyUs = 50;
+  auto extra = [&](CollectiveKind kind, int64_t nodes) {
+    return estimateCollective(slow, kind, 8, 8 * nodes, nodes).timeUs -
+           estimateCollective(hw, kind, 8, 8 * nodes, nodes).timeUs;
+  };
+  for (int64_t nodes : {2, 4, 8}) {
+    EXPECT_NEAR(extra(CollectiveKind::all_gather, nodes), nodes * 50.0, 0.01) << nodes;
+    EXPECT_NEAR(extra(CollectiveKind::reduce_scatter, nodes), nodes * 50.0, 0.01) << nodes;
+    EXPECT_NEAR(extra(CollectiveKind::all_reduce, nodes), 2 * (nodes - 1) * 50.0, 0.01)
+        << nodes;
+  }
+  // Inside one node nothing crosses.
+  EXPECT_NEAR(extra(CollectiveKind::all_gather, 1), 0, 1e-9);
 }
