@@ -22,7 +22,8 @@ fabric classes on a grid of their own (--classes pcie):
 Each class is fitted on the calibration sweeps of its own descriptions
 (grid search, minimizing the geomean error of bench/collectives/run.py:
 latency x efficiency, then latency x post overhead, alternately until
-neither moves),
+neither moves; a class keeps the constants it holds unless that lowers its
+error by more than 0.1 point, the grid's flat optimum),
 then written into every description of that class, so that a validation
 system gets the constants of its transport and nothing fitted on itself.
 
@@ -73,6 +74,9 @@ LATENCIES = [0, 2, 5, 10, 15, 20, 30, 45, 60, 80, 100]
 EFFICIENCIES = [0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.94, 0.96]
 POSTS = [1, 2, 3, 4, 6, 8, 10, 12, 14, 16, 20]
 CHUNKS_KIB = [32, 64, 128, 256, 512]
+# A fabric class's constants move only when the fit improves its geomean
+# calibration error by more than this (0.1 point).
+FLAT_OPTIMUM = 0.001
 
 
 def description_path(name):
@@ -199,6 +203,16 @@ def main():
                             moved = True
                     if not moved:
                         break
+                # A grid's optimum is flat: the constants a class holds stay
+                # unless the fit lowers its calibration error by more than
+                # FLAT_OPTIMUM (docs/cost-model.md), so that a refit after
+                # a model change moves only what the change moved.
+                if best and params[cls] != start:
+                    kept, _ = error(braid_sim, variants, chunk,
+                                    dict(params, **{cls: start}), only=cls)
+                    if kept - best[0] <= FLAT_OPTIMUM:
+                        params[cls] = start
+                        best = (kept,) + best[1:]
                 any_moved = any_moved or params[cls] != start
                 if best:
                     c = params[cls]
