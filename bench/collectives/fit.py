@@ -212,7 +212,7 @@ def main():
                                     dict(params, **{cls: start}), only=cls)
                     if kept - best[0] <= FLAT_OPTIMUM:
                         params[cls] = start
-                        best = (kept,) + best[1:]
+                        best = (kept, start, best[2])
                 any_moved = any_moved or params[cls] != start
                 if best:
                     c = params[cls]

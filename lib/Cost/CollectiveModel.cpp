@@ -384,10 +384,9 @@ static CollectiveEstimate estimateWithFloor(const HardwareDesc &hw,
     // nodes before). For the others, one per node: a ring over N nodes has
     // N edges between nodes, and the block a rank past its node's first
     // sends crosses all N in its n - 1 hops (on 2 nodes, out to the other
-    // node and back over the ring's closing edge). NCCL's tuner counts
-    // nodes - 1. Counting N moved GPUDirect-TCPXO's fitted hop from 60 to
-    // 30 us; the same for all_reduce (2 N) fitted the calibration half
-    // worse, so it is not done (docs/cost-model.md).
+    // node and back over the ring's closing edge), where NCCL's tuner counts
+    // nodes - 1. (Counting 2 N for all_reduce fitted the calibration half
+    // worse: docs/cost-model.md.)
     bool allReduce = kind == CollectiveKind::all_reduce;
     double ringBw = ringBusBandwidth(hw, nodes);
     // A pipeline of `hops` hops fills one step at a time: the first piece
