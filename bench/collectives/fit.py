@@ -23,7 +23,8 @@ Each class is fitted on the calibration sweeps of its own descriptions
 (grid search, minimizing the geomean error of bench/collectives/run.py:
 latency x efficiency, then latency x post overhead, alternately until
 neither moves; a class keeps the constants it holds unless that lowers its
-error by more than 0.1 point, the grid's flat optimum),
+error by more than 0.1 point, the grid's flat optimum, with any one of its
+points left out),
 then written into every description of that class, so that a validation
 system gets the constants of its transport and nothing fitted on itself.
 
@@ -75,7 +76,8 @@ EFFICIENCIES = [0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.94, 0.96]
 POSTS = [1, 2, 3, 4, 6, 8, 10, 12, 14, 16, 20]
 CHUNKS_KIB = [32, 64, 128, 256, 512]
 # A fabric class's constants move only when the fit improves its geomean
-# calibration error by more than this (0.1 point).
+# calibration error by more than this (0.1 point), with any one of the
+# class's calibration points left out.
 FLAT_OPTIMUM = 0.001
 
 
@@ -110,11 +112,12 @@ def apply_intra(desc, intra):
 
 
 def error(braid_sim, variants, chunk_kib, params, only=None, intra_params=None,
-          sizes=(0, 1 << 62)):
+          sizes=(0, 1 << 62), per_point=False):
     """Geomean error of the calibration half; `params` maps a class to its
     inter_node constants, `intra_params` an intra-node class to its own;
     `only` restricts to one (fabric or intra-node) class's sweeps, `sizes`
-    to the messages in [low, high) bytes."""
+    to the messages in [low, high) bytes. With `per_point`, each point's
+    error by (sweep, bytes) instead."""
     owner = {name: cls for cls, names in CLASSES.items() for name in names}
     intra_owner = {name: cls for cls, names in INTRA_CLASSES.items() for name in names}
     intra_params = intra_params or {}
@@ -132,7 +135,24 @@ def error(braid_sim, variants, chunk_kib, params, only=None, intra_params=None,
 
     points, _ = bench.corpus(braid_sim, hardware_of, halves=("calibration",))
     points = [p for p in points if sizes[0] <= p["bytes"] < sizes[1]]
+    if per_point:
+        return {(p["sweep"], p["bytes"]): p["error"] for p in points}
     return bench.geomean_error([p["error"] for p in points]), len(points)
+
+
+def improves_without_any_one_point(kept, fitted):
+    """Whether `fitted` (a point -> error map) lowers the geomean error of
+    `kept` by more than FLAT_OPTIMUM with any one calibration point left
+    out: a class's constants do not move for what a single point says."""
+    keys = list(kept)
+    if len(keys) < 2:
+        return False
+    total_kept = sum(kept.values())
+    total_fitted = sum(fitted[k] for k in keys)
+    n = len(keys) - 1
+    return all(math.exp((total_kept - kept[k]) / n) -
+               math.exp((total_fitted - fitted[k]) / n) > FLAT_OPTIMUM
+               for k in keys)
 
 
 def main():
@@ -205,14 +225,18 @@ def main():
                         break
                 # A grid's optimum is flat: the constants a class holds stay
                 # unless the fit lowers its calibration error by more than
-                # FLAT_OPTIMUM (docs/cost-model.md), so that a refit after
-                # a model change moves only what the change moved.
+                # FLAT_OPTIMUM with any one of its points left out
+                # (docs/cost-model.md), so that a refit after a model change
+                # moves only what the change moved, and no single point
+                # moves a class.
                 if best and params[cls] != start:
-                    kept, _ = error(braid_sim, variants, chunk,
-                                    dict(params, **{cls: start}), only=cls)
-                    if kept - best[0] <= FLAT_OPTIMUM:
+                    kept = error(braid_sim, variants, chunk,
+                                 dict(params, **{cls: start}), only=cls, per_point=True)
+                    fitted_points = error(braid_sim, variants, chunk, params, only=cls,
+                                          per_point=True)
+                    if not improves_without_any_one_point(kept, fitted_points):
                         params[cls] = start
-                        best = (kept, start, best[2])
+                        best = (bench.geomean_error(list(kept.values())), start, best[2])
                 any_moved = any_moved or params[cls] != start
                 if best:
                     c = params[cls]

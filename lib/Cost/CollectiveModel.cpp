@@ -71,12 +71,18 @@ constexpr double kTreeCorrection[3][23] = {
 
 /// The fraction of a collective's channels a message of `bytes` keeps busy.
 double channelShare(double bytes, Protocol protocol, double channels,
-                    double thresholdScale) {
+                    double thresholdScale, double trafficPerByte) {
   double perChannel =
       kMaxThreads[protocol] * kThreadThreshold[protocol] * thresholdScale;
   // Continuous in the size (NCCL steps through whole channels), so that a
   // larger message never takes less time.
   double used = std::clamp(bytes / perChannel, 1.0, channels);
+  // NCCL >= 2.19 deals a collective out to its channels in cells of 32 KiB
+  // of traffic (MinTrafficPerChannel, enqueue.cc; LL's lines carry 4 times
+  // their data), so a channel gets at least one cell.
+  double cells =
+      bytes * trafficPerByte * (protocol == LL ? 4.0 : 1.0) / (32 << 10);
+  used = std::min(used, std::max(1.0, cells));
   return used / channels;
 }
 
@@ -267,6 +273,11 @@ static CollectiveEstimate estimateWithFloor(const HardwareDesc &hw,
   double factor = busBandwidthFactor(kind, ranks);
   // Bytes every rank moves over its busiest link ("bus bytes").
   double busBytes = bytes * factor;
+  // Traffic per byte of the message as NCCL deals it to channels
+  // (ncclFuncTrafficPerByte: an all_reduce moves its buffer twice; an
+  // all_gather's or reduce_scatter's nccl-tests size is already every
+  // rank's block).
+  double trafficPerByte = kind == CollectiveKind::all_reduce ? 2.0 : 1.0;
   Candidate best;
   // What NCCL may run here: its environment's lists (hw.nccl), and LL128
   // only where NCCL enables it.
@@ -413,14 +424,26 @@ static CollectiveEstimate estimateWithFloor(const HardwareDesc &hw,
       if (!allowed(NcclAlgorithm::ring, protocol))
         continue;
       double bw = ringBw;
+      // A message too small for every channel runs on fewer, each at a
+      // channel's rate. NCCL's cap on LL (llMaxBw) bounds the whole
+      // collective's rate, as its tuner applies it with every channel
+      // busy, so it applies to the channels in use: a 64 KiB all_gather
+      // over 16 ranks on one channel is not held to 1/16 of it. (The
+      // tree's LL keeps the cap per channel: applied to the channels in use
+      // it fitted both halves' small messages worse, docs/cost-model.md.)
+      double share = channelShare(bytes, protocol, channels,
+                                  protocol == LL ? double(ranks) : 1.0,
+                                  trafficPerByte);
       if (protocol == LL)
         bw = std::min(caps.llMax[ni],
-                      bw * (nodes > 1 || allReduce ? 1.0 / 4 : 1.0 / 3));
+                      bw * (nodes > 1 || allReduce ? 1.0 / 4 : 1.0 / 3) *
+                          share);
       else if (protocol == LL128)
         bw = std::min(bw * (perNode < 2 ? 0.7 : 0.92),
-                      channels * caps.perChannelRingLL128);
-      bw *= channelShare(bytes, protocol, channels,
-                         protocol == LL ? double(ranks) : 1.0);
+                      channels * caps.perChannelRingLL128) *
+             share;
+      else
+        bw *= share;
       // Across nodes every step of the ring posts a network operation, so
       // no step is faster than the transport's cost per post (NCCL's
       // netOverhead, three times it on Simple: "inter-node rings still
@@ -471,7 +494,7 @@ static CollectiveEstimate estimateWithFloor(const HardwareDesc &hw,
                         channels * caps.perChannelTreeLL128[ni]);
         else
           bw = std::min(bw, channels * caps.perChannelTree[ni]);
-        bw *= channelShare(bytes, protocol, channels, 1.0);
+        bw *= channelShare(bytes, protocol, channels, 1.0, trafficPerByte);
         // NCCL's correction applies to the tree's streaming, not to its fill.
         double corrected = bw * treeCorrection(bytes, protocol);
         double latency =
@@ -498,7 +521,7 @@ static CollectiveEstimate estimateWithFloor(const HardwareDesc &hw,
         double intraBw = hw.intraNode.bandwidthGBps() *
                          hw.intraNode.nvlsEfficiency *
                          (nvlsChannels - 1) / nvlsChannels;
-        double share = channelShare(bytes, Simple, channels, 1.0);
+        double share = channelShare(bytes, Simple, channels, 1.0, trafficPerByte);
         if (nodes == 1) {
           best.consider(kNvlsLatency + bytes / (intraBw * share) * 1e-3,
                         "nvls/simple");

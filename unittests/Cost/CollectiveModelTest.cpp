@@ -513,3 +513,28 @@ TEST(CollectiveModelTest, RingAllGatherCrossesEveryNodeBoundary) {
   // Inside one node nothing crosses.
   EXPECT_NEAR(extra(CollectiveKind::all_gather, 1), 0, 1e-9);
 }
+
+TEST(CollectiveModelTest, LLCapBoundsTheWholeRingNotEachChannel) {
+  // A ring on LL across nodes is held to NCCL's llMaxBw for the whole
+  // collective. A message that fills one channel of 16 moves at that
+  // channel's rate, not at 1/16 of the cap: sixteen times the bytes on
+  // sixteen channels then take longer, since together they reach the cap.
+  cluster::HardwareDesc hw = *cluster::loadHardware("dgx-h100");
+  hw.collectiveFloorUs = 0;
+  ASSERT_FALSE(static_cast<bool>(cluster::parseNcclAlgorithms("Ring", hw.nccl)));
+  ASSERT_FALSE(static_cast<bool>(cluster::parseNcclProtocols("LL", hw.nccl)));
+  ASSERT_EQ(hw.commChannels, 16);
+  // Ring LL's channel threshold: 512 threads x 8 bytes x 16 ranks.
+  double oneChannel = 512.0 * 8 * 16;
+  auto time = [&](double bytes) {
+    return estimateCollective(hw, CollectiveKind::all_gather, bytes, 16, 2).timeUs;
+  };
+  double latency = time(8);
+  double one = time(oneChannel) - latency;
+  double all = time(16 * oneChannel) - latency;
+  EXPECT_GT(all, 2 * one);
+  // The cap (45 GB/s on 2 Hopper nodes) is never beaten.
+  double busBytes = 16 * oneChannel * 15.0 / 16;
+  // (less the few bytes of the 8-byte message the latency was read from)
+  EXPECT_GE(all, busBytes / 45.0 * 1e-3 * (1 - 1e-3));
+}
