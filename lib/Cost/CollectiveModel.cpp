@@ -77,9 +77,10 @@ double channelShare(double bytes, Protocol protocol, double channels,
   // Continuous in the size (NCCL steps through whole channels), so that a
   // larger message never takes less time.
   double used = std::clamp(bytes / perChannel, 1.0, channels);
-  // NCCL >= 2.19 deals a collective out to its channels in cells of 32 KiB
+  // NCCL >= 2.22 deals a collective out to its channels in cells of 32 KiB
   // of traffic (MinTrafficPerChannel, enqueue.cc; LL's lines carry 4 times
-  // their data), so a channel gets at least one cell.
+  // their data), so a channel gets at least one cell. `trafficPerByte` is
+  // the traffic per byte of `bytes` (ncclFuncTrafficPerByte).
   double cells =
       bytes * trafficPerByte * (protocol == LL ? 4.0 : 1.0) / (32 << 10);
   used = std::min(used, std::max(1.0, cells));
