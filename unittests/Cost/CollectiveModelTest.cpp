@@ -538,3 +538,26 @@ TEST(CollectiveModelTest, LLCapBoundsTheWholeRingNotEachChannel) {
   // (less the few bytes of the 8-byte message the latency was read from)
   EXPECT_GE(all, busBytes / 45.0 * 1e-3 * (1 - 1e-3));
 }
+
+TEST(CollectiveModelTest, TrafficCellsBoundTheChannels) {
+  // NCCL >= 2.22 gives a channel at least one cell of 32 KiB of traffic, and
+  // an all_reduce's traffic is twice its size: a ring all_reduce on LL128
+  // runs on bytes / 16 KiB channels (where the thread threshold alone, 640
+  // threads x 8 bytes, would allow bytes / 5 KiB), up to the node's 16 from
+  // 256 KiB. While the channels grow with the size the time beyond latency
+  // stands still; once all 16 are busy it doubles with the size.
+  cluster::HardwareDesc hw = *cluster::loadHardware("dgx-h100");
+  hw.collectiveFloorUs = 0;
+  ASSERT_FALSE(static_cast<bool>(cluster::parseNcclAlgorithms("Ring", hw.nccl)));
+  ASSERT_FALSE(static_cast<bool>(cluster::parseNcclProtocols("LL128", hw.nccl)));
+  ASSERT_EQ(hw.commChannels, 16);
+  auto time = [&](double bytes) {
+    return estimateCollective(hw, CollectiveKind::all_reduce, bytes, 8, 1).timeUs;
+  };
+  double latency = time(8);
+  double at64K = time(64 << 10) - latency;
+  double at256K = time(256 << 10) - latency;
+  double at512K = time(512 << 10) - latency;
+  EXPECT_NEAR(at256K / at64K, 1.0, 0.01);
+  EXPECT_NEAR(at512K / at256K, 2.0, 0.02);
+}
