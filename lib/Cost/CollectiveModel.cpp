@@ -17,6 +17,7 @@
 #include "braid/Cost/CostModel.h"
 
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
 #include <cassert>
@@ -170,23 +171,52 @@ double ringBusBandwidth(const HardwareDesc &hw, int64_t nodes) {
 }
 
 /// The time of an all_to_all over `ranks` ranks, `perNode` per node, whose
-/// busiest link takes `linkUs` at full bandwidth. NCCL runs the n - 1 sends
-/// and receives of a rank as grouped point-to-point operations, on LL for
-/// small ones (NCCL_P2P_LL_THRESHOLD, 16 KiB) and Simple otherwise: the
-/// faster of the two is taken, LL at half the bandwidth (a flag beside
-/// every 8 bytes). The peers on the node are reached at once (one hop's
-/// latency); each peer on another node costs the network's latency (with
-/// the transport's own, and its flush on Simple before Hopper), as many at
-/// once as the rank's share of the node's NICs allows (kP2pPerNic per NIC).
-/// The sends to remote peers are posted one after the other by the rank's
+/// busiest link takes `linkUs` at full bandwidth and whose largest message
+/// to one peer is `peerBytes`. NCCL runs the n - 1 sends and receives of a
+/// rank as grouped point-to-point operations, each on LL (at half the
+/// bandwidth: a flag beside every 8 bytes) when it carries at most
+/// NCCL_P2P_LL_THRESHOLD (16 KiB) per channel it is split over, and on
+/// Simple otherwise (addP2pToPlan, src/enqueue.cc). Above that Braid prices
+/// Simple alone; below it the faster of the two, since LL comes out slower
+/// only where a transport's cost per post hides LL's shorter latency, and
+/// pricing NCCL's LL there would make a message just past the threshold
+/// faster than one below it. An operation is split
+/// into parts of at least a p2p chunk over 8 (a chunk over 2 across nodes),
+/// which leaves one channel under 64 KiB on NVLink and across nodes: LL up
+/// to 16 KiB. On PCIe a part is 16 KiB, so an operation gets the channels
+/// NCCL gives each peer when every peer is served at once (2 per PCIe peer,
+/// halved while the ranks need more than its p2p channels), each with its
+/// 16 KiB. The peers on the node are reached at once (one hop's latency);
+/// each peer on another node costs the network's latency (with the
+/// transport's own, and its flush on Simple before Hopper), as many at once
+/// as the rank's share of the node's NICs allows (kP2pPerNic per NIC). The
+/// sends to remote peers are posted one after the other by the rank's
 /// network proxy, so they take at least the transport's cost per post each.
+/// The most bytes a point-to-point operation to one peer carries on LL.
+double p2pLLLimitBytes(const HardwareDesc &hw, int64_t ranks, int64_t nodes) {
+  constexpr double kThreshold = 16384; // NCCL_P2P_LL_THRESHOLD
+  if (nodes > 1 || hw.intraNode.kind != IntraNodeKind::pcie)
+    return kThreshold;
+  // p2pnChannels is the communicator's channels rounded up to a power of 2.
+  int64_t p2pChannels = static_cast<int64_t>(
+      llvm::PowerOf2Ceil(static_cast<uint64_t>(std::max<int64_t>(1, hw.commChannels))));
+  int64_t perPeer = 2;
+  while (perPeer * ranks > p2pChannels && perPeer > 1)
+    perPeer /= 2;
+  return kThreshold * double(perPeer);
+}
+
 double allToAllUs(const HardwareDesc &hw, int64_t ranks, int64_t perNode,
-                  double linkUs, Protocol *chosen = nullptr) {
+                  double linkUs, double peerBytes,
+                  Protocol *chosen = nullptr) {
+  int64_t nodes = (ranks + perNode - 1) / perNode;
   double remotePeers = double(ranks - perNode);
   double concurrency = std::max<double>(
       1.0, double(hw.interNode.nicsPerNode) / double(perNode) * kP2pPerNic);
   double best = std::numeric_limits<double>::infinity();
   for (Protocol protocol : {LL, Simple}) {
+    if (protocol == LL && peerBytes > p2pLLLimitBytes(hw, ranks, nodes))
+      continue;
     double transport = transportLatencyUs(hw, protocol);
     double latency =
         kBaseRing[protocol] + intraLatency(hw, kNvlinkRing, kPciRing, protocol) +
@@ -386,7 +416,8 @@ static CollectiveEstimate estimateWithFloor(const HardwareDesc &hw,
                                             hw.interNode.effectiveNicGBps()) *
                     1e3);
     Protocol protocol = Simple;
-    double total = allToAllUs(hw, ranks, perNode, time * 1e-3, &protocol);
+    double total = allToAllUs(hw, ranks, perNode, time * 1e-3,
+                              bytes / double(ranks), &protocol);
     best.consider(total, std::string("p2p/") + kProtocolNames[protocol]);
   } else {
     // Ring, every kind. NCCL: nsteps = 2(n-1) for all_reduce, n-1
@@ -641,9 +672,21 @@ double cost::estimateAllToAllvUs(const HardwareDesc &hw,
                                               (ranks - perNode) * netHopUs +
                                               worstLinkUs);
   }
+  // The links give totals, not pairs: a peer's message is taken as the
+  // busiest rank's (or node's) share of its peers on that link.
+  int64_t perNode = (ranks + nodes - 1) / nodes;
+  double peerBytes = 0;
+  if (perNode > 1)
+    for (int64_t i = 0; i < ranks; ++i)
+      peerBytes = std::max(peerBytes, std::max(links.rankOut[i], links.rankIn[i]) /
+                                          double(perNode - 1));
+  if (ranks > perNode)
+    for (int64_t node = 0; node < nodes; ++node)
+      peerBytes = std::max(
+          peerBytes, std::max(links.nodeOut[node], links.nodeIn[node]) /
+                         double(perNode * (ranks - perNode)));
   return std::max(hw.collectiveFloorUs,
-                  allToAllUs(hw, ranks, (ranks + nodes - 1) / nodes,
-                             worstLinkUs));
+                  allToAllUs(hw, ranks, perNode, worstLinkUs, peerBytes));
 }
 
 llvm::Expected<CollectiveEstimate>

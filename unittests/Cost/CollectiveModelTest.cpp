@@ -561,3 +561,30 @@ TEST(CollectiveModelTest, TrafficCellsBoundTheChannels) {
   EXPECT_NEAR(at256K / at64K, 1.0, 0.01);
   EXPECT_NEAR(at512K / at256K, 2.0, 0.02);
 }
+
+TEST(CollectiveModelTest, P2pProtocolFollowsNcclsThreshold) {
+  // NCCL sends a peer's message on LL only up to 16 KiB per channel it is
+  // split over, whatever LL's lower latency would save above it: one
+  // channel under 64 KiB on NVLink and across nodes, 2 per peer on a PCIe
+  // node whose p2p channels serve every peer at once.
+  cluster::HardwareDesc h100 = *cluster::loadHardware("dgx-h100");
+  EXPECT_EQ(estimateCollective(h100, CollectiveKind::all_to_all, 8 * 16384.0, 8, 1).algorithm,
+            "p2p/ll");
+  CollectiveEstimate above =
+      estimateCollective(h100, CollectiveKind::all_to_all, 8 * 20480.0, 8, 1);
+  EXPECT_EQ(above.algorithm, "p2p/simple");
+  cluster::HardwareDesc pcie = *cluster::loadHardware("pcie-a100x4");
+  pcie.collectiveFloorUs = 0;
+  ASSERT_EQ(pcie.commChannels, 8);
+  EXPECT_EQ(estimateCollective(pcie, CollectiveKind::all_to_all, 4 * 32768.0, 4, 1).algorithm,
+            "p2p/ll");
+  EXPECT_EQ(estimateCollective(pcie, CollectiveKind::all_to_all, 4 * 40960.0, 4, 1).algorithm,
+            "p2p/simple");
+  // Across nodes, one channel again.
+  EXPECT_EQ(estimateCollective(pcie, CollectiveKind::all_to_all, 8 * 20480.0, 8, 2).algorithm,
+            "p2p/simple");
+  // An uneven exchange whose every pair carries the same bytes is priced
+  // with the protocol the even one takes.
+  std::vector<double> matrix(64, 20480.0);
+  EXPECT_NEAR(estimateAllToAllvUs(h100, matrix, 8, 8), above.timeUs, 1e-9);
+}
