@@ -170,42 +170,43 @@ double ringBusBandwidth(const HardwareDesc &hw, int64_t nodes) {
   return bw;
 }
 
-/// The time of an all_to_all over `ranks` ranks, `perNode` per node, whose
-/// busiest link takes `linkUs` at full bandwidth and whose largest message
-/// to one peer is `peerBytes`. NCCL runs the n - 1 sends and receives of a
-/// rank as grouped point-to-point operations, each on LL (at half the
-/// bandwidth: a flag beside every 8 bytes) when it carries at most
-/// NCCL_P2P_LL_THRESHOLD (16 KiB) per channel it is split over, and on
-/// Simple otherwise (addP2pToPlan, src/enqueue.cc). Above that Braid prices
-/// Simple alone; below it the faster of the two, since LL comes out slower
-/// only where a transport's cost per post hides LL's shorter latency, and
-/// pricing NCCL's LL there would make a message just past the threshold
-/// faster than one below it. An operation is split
-/// into parts of at least a p2p chunk over 8 (a chunk over 2 across nodes),
-/// which leaves one channel under 64 KiB on NVLink and across nodes: LL up
-/// to 16 KiB. On PCIe a part is 16 KiB, so an operation gets the channels
-/// NCCL gives each peer when every peer is served at once (2 per PCIe peer,
-/// halved while the ranks need more than its p2p channels), each with its
-/// 16 KiB. The peers on the node are reached at once (one hop's latency);
-/// each peer on another node costs the network's latency (with the
-/// transport's own, and its flush on Simple before Hopper), as many at once
-/// as the rank's share of the node's NICs allows (kP2pPerNic per NIC). The
-/// sends to remote peers are posted one after the other by the rank's
-/// network proxy, so they take at least the transport's cost per post each.
 /// The most bytes a point-to-point operation to one peer carries on LL.
+/// NCCL runs an operation on LL when it carries at most
+/// NCCL_P2P_LL_THRESHOLD (16 KiB) per channel it is split over, on Simple
+/// otherwise (addP2pToPlan, src/enqueue.cc). It splits an operation into
+/// parts of at least a p2p chunk over 8 (over 2 across nodes), which leaves
+/// one channel under 64 KiB on NVLink and across nodes: LL up to 16 KiB. On
+/// PCIe a part is 16 KiB, so an operation gets the channels NCCL gives each
+/// peer when every peer is served at once (2 per PCIe peer, halved while the
+/// ranks need more than the p2p channels), 16 KiB each.
 double p2pLLLimitBytes(const HardwareDesc &hw, int64_t ranks, int64_t nodes) {
   constexpr double kThreshold = 16384; // NCCL_P2P_LL_THRESHOLD
   if (nodes > 1 || hw.intraNode.kind != IntraNodeKind::pcie)
     return kThreshold;
-  // p2pnChannels is the communicator's channels rounded up to a power of 2.
-  int64_t p2pChannels = static_cast<int64_t>(
-      llvm::PowerOf2Ceil(static_cast<uint64_t>(std::max<int64_t>(1, hw.commChannels))));
+  // p2pnChannels: the communicator's channels rounded up to a power of 2.
+  int64_t p2pChannels = static_cast<int64_t>(llvm::PowerOf2Ceil(
+      static_cast<uint64_t>(std::max<int64_t>(1, hw.commChannels))));
   int64_t perPeer = 2;
   while (perPeer * ranks > p2pChannels && perPeer > 1)
     perPeer /= 2;
   return kThreshold * double(perPeer);
 }
 
+/// The time of an all_to_all over `ranks` ranks, `perNode` per node, whose
+/// busiest link takes `linkUs` at full bandwidth and whose largest message
+/// to one peer is `peerBytes`. NCCL runs the n - 1 sends and receives of a
+/// rank as grouped point-to-point operations, on LL (at half the bandwidth:
+/// a flag beside every 8 bytes) up to p2pLLLimitBytes and on Simple above.
+/// Above the limit Braid prices Simple alone; below it the faster of the
+/// two, since LL comes out slower only where a transport's cost per post
+/// hides LL's shorter latency, and pricing NCCL's LL there would make a
+/// message just past the limit faster than one below it. The peers on the
+/// node are reached at once (one hop's latency); each peer on another node
+/// costs the network's latency (with the transport's own, and its flush on
+/// Simple before Hopper), as many at once as the rank's share of the node's
+/// NICs allows (kP2pPerNic per NIC). The sends to remote peers are posted
+/// one after the other by the rank's network proxy, so they take at least
+/// the transport's cost per post each.
 double allToAllUs(const HardwareDesc &hw, int64_t ranks, int64_t perNode,
                   double linkUs, double peerBytes,
                   Protocol *chosen = nullptr) {
@@ -678,8 +679,9 @@ double cost::estimateAllToAllvUs(const HardwareDesc &hw,
   double peerBytes = 0;
   if (perNode > 1)
     for (int64_t i = 0; i < ranks; ++i)
-      peerBytes = std::max(peerBytes, std::max(links.rankOut[i], links.rankIn[i]) /
-                                          double(perNode - 1));
+      peerBytes =
+          std::max(peerBytes, std::max(links.rankOut[i], links.rankIn[i]) /
+                                  double(perNode - 1));
   if (ranks > perNode)
     for (int64_t node = 0; node < nodes; ++node)
       peerBytes = std::max(

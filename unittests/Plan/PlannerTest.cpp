@@ -272,12 +272,19 @@ TEST(PlannerTest, BoundHoldsWhenOnlyTablesWithoutLookupsAreSharded) {
 // On a 300-table set over 4 and 16 nodes (more tables than the iterated
 // local search takes on), splitting the tables that fill the fullest ranks
 // to make room for replicas is what brings Braid under half the best
-// greedy baseline's time: 0.40x and 0.42x (0.25x and 0.33x before the
-// collective model was fitted to measured nccl-tests sweeps, which made
-// small all_to_alls over many nodes dearer for every plan). Without any splitting it is
-// 0.53x on 4 nodes (braid-bench-planner's set: 0.62x); without splitting
-// several tables at once, 0.70x on 16 nodes, where many ranks are full.
-TEST(PlannerTest, BraidHalvesTheBestGreedyOnManyTables) {
+// greedy baseline's time on 4 nodes: 0.40x (0.25x before the collective
+// model was fitted to measured nccl-tests sweeps, which made small
+// all_to_alls over many nodes dearer for every plan). On 16 nodes it was
+// 0.43x until the model sent a peer's message on LL only up to NCCL's 16
+// KiB (2026-11-29): Braid's plan spreads the tables so that its messages to
+// each of 120 remote peers were small enough for LL, and on Simple every
+// exchange pays about 480 us of per-peer latency that no plan avoids (the
+// index and pooled-row exchanges, 633 and 622 us of Braid's 1386; the best
+// greedy baseline's take 2337). So 16 nodes now asks for 0.65x (0.59x).
+// Without any splitting it was 0.53x on 4 nodes (braid-bench-planner's
+// set: 0.62x); without splitting several tables at once, 0.70x on 16
+// nodes, where many ranks are full.
+TEST(PlannerTest, BraidBeatsTheBestGreedyWellOnManyTables) {
   for (int64_t nodes : {4, 16}) {
     PlanProblem problem = randomProblem(300, nodes, 1);
     std::optional<Plan> greedy = planBestGreedy(problem);
@@ -287,7 +294,7 @@ TEST(PlannerTest, BraidHalvesTheBestGreedyOnManyTables) {
     ASSERT_TRUE(static_cast<bool>(braid)) << llvm::toString(braid.takeError());
     PlanCost cost = evaluatePlan(problem, *braid);
     EXPECT_TRUE(cost.fitsMemory);
-    EXPECT_LE(cost.iterationUs, 0.5 * bestGreedy)
+    EXPECT_LE(cost.iterationUs, (nodes == 4 ? 0.5 : 0.65) * bestGreedy)
         << nodes << " nodes: " << cost.iterationUs / bestGreedy << "x";
   }
 }
