@@ -31,10 +31,15 @@ struct IndexMember {
   /// The position after which its operands are all computed (-1: the
   /// block's start)...
   int64_t ready = -1;
-  /// ...and the first position that reads what it receives: the exchange
-  /// itself when synchronous, its first wait when started.
+  /// ...and the first position that reads what it receives: the first user
+  /// of a synchronous exchange's result (the exchange can move down to it),
+  /// the first wait of a started one.
   int64_t firstRead = 0;
   SmallVector<WaitOp> waits;
+  /// A synchronous exchange's own position, and its first user in the block
+  /// (null when nothing reads it).
+  int64_t position = 0;
+  Operation *firstUser = nullptr;
 };
 
 /// The members of one fused exchange and where it goes.
@@ -54,7 +59,18 @@ memberOf(Operation &op, const llvm::DenseMap<Operation *, int64_t> &position) {
     member.input = exchange.getInput();
     member.counts = exchange.getSendCounts();
     member.resultType = cast<RankedTensorType>(exchange.getResult().getType());
-    member.firstRead = position.lookup(&op);
+    member.position = position.lookup(&op);
+    member.firstRead = std::numeric_limits<int64_t>::max();
+    for (Operation *user : exchange.getResult().getUsers()) {
+      Operation *inBlock = op.getBlock()->findAncestorOpInBlock(*user);
+      if (!inBlock)
+        return std::nullopt;
+      int64_t at = position.lookup(inBlock);
+      if (at < member.firstRead) {
+        member.firstRead = at;
+        member.firstUser = inBlock;
+      }
+    }
   } else if (auto start = dyn_cast<AllToAllVStartOp>(op)) {
     member.input = start.getInput();
     member.counts = start.getSendCounts();
@@ -88,7 +104,9 @@ memberOf(Operation &op, const llvm::DenseMap<Operation *, int64_t> &position) {
 
 /// Replaces the members of `bucket` with one fused start after the op at
 /// `bucket.after`: a started member's waits take its token, a synchronous
-/// member becomes a wait where it stood.
+/// member becomes a wait where it stood, or, where it stood before the
+/// start, just before its first user (just after the start when nothing
+/// reads it).
 void emitIndexBucket(Block &block, const IndexBucket &bucket,
                      Operation *anchor) {
   MLIRContext *context = block.getParentOp()->getContext();
@@ -113,7 +131,10 @@ void emitIndexBucket(Block &block, const IndexBucket &bucket,
   for (auto [member, token] :
        llvm::zip_equal(bucket.members, fused.getTokens())) {
     if (member.waits.empty()) {
-      OpBuilder at(member.op);
+      Operation *where = member.op;
+      if (member.position <= bucket.after)
+        where = member.firstUser ? member.firstUser : fused->getNextNode();
+      OpBuilder at(where);
       auto wait =
           WaitOp::create(at, member.op->getLoc(), member.resultType, token);
       member.op->getResult(0).replaceAllUsesWith(wait.getResult());
