@@ -28,8 +28,10 @@ struct IndexMember {
   Value input, counts;
   /// What the member receives (a start's token value type).
   RankedTensorType resultType;
-  /// The position after which its operands are all computed (-1: the
-  /// block's start)...
+  /// The bucketize that routes its values and counts, and the position
+  /// after which that bucketize's own operands are all computed (-1: the
+  /// block's start): the bucketize, pure, can move up to there...
+  BucketizeOp routing;
   int64_t ready = -1;
   /// ...and the first position that reads what it receives: the first user
   /// of a synchronous exchange's result (the exchange can move down to it),
@@ -40,6 +42,8 @@ struct IndexMember {
   /// (null when nothing reads it).
   int64_t position = 0;
   Operation *firstUser = nullptr;
+  /// Where the bucketize stands.
+  int64_t routingPosition = 0;
 };
 
 /// The members of one fused exchange and where it goes.
@@ -96,14 +100,23 @@ memberOf(Operation &op, const llvm::DenseMap<Operation *, int64_t> &position) {
   if (inputType.getRank() != 1 || !bucketize ||
       member.counts != bucketize.getSendCounts())
     return std::nullopt;
-  for (Value operand : {member.input, member.counts})
-    if (Operation *def = operand.getDefiningOp())
-      member.ready = std::max(member.ready, position.lookup(def));
+  if (bucketize->getBlock() != op.getBlock())
+    return std::nullopt;
+  member.routing = bucketize;
+  member.routingPosition = position.lookup(bucketize);
+  for (Value operand : bucketize->getOperands())
+    if (Operation *def = operand.getDefiningOp()) {
+      Operation *inBlock = op.getBlock()->findAncestorOpInBlock(*def);
+      if (!inBlock)
+        return std::nullopt;
+      member.ready = std::max(member.ready, position.lookup(inBlock));
+    }
   return member;
 }
 
 /// Replaces the members of `bucket` with one fused start after the op at
-/// `bucket.after`: a started member's waits take its token, a synchronous
+/// `bucket.after`, the members' bucketizes that stood later moved up before
+/// it: a started member's waits take its token, a synchronous
 /// member becomes a wait where it stood, or, where it stood before the
 /// start, just before its first user (just after the start when nothing
 /// reads it).
@@ -128,6 +141,11 @@ void emitIndexBucket(Block &block, const IndexBucket &bucket,
                                              /*wire_type=*/TypeAttr());
   if (Attribute chunk = first->getAttr(BraidDialect::kChunkAttrName))
     fused->setAttr(BraidDialect::kChunkAttrName, chunk);
+  // The bucketizes that stood after the start move up before it (their
+  // operands are computed by then), in the members' order.
+  for (const IndexMember &member : bucket.members)
+    if (member.routingPosition > bucket.after)
+      member.routing->moveBefore(fused);
   for (auto [member, token] :
        llvm::zip_equal(bucket.members, fused.getTokens())) {
     if (member.waits.empty()) {

@@ -3,8 +3,10 @@
 // braid.fused_all_to_all_v_start with a token per member, started after the
 // last member's indices are routed; each member's wait keeps its place.
 // RUN: braid-opt %s --braid-partition | braid-opt --braid-overlap=force | braid-opt --braid-bucket-collectives="force gradients=false" | FileCheck %s
-// Synchronous members whose results are read before the next lookup's
-// indices are routed (the partitioner's order) stay apart.
+// Synchronous members in the partitioner's order, each read before the next
+// lookup's indices are routed, fuse too: the bucketizes (pure, reading only
+// the function's inputs) move up before the fused start, and each member's
+// wait stands where its exchange stood.
 // RUN: braid-opt %s --braid-partition | braid-opt --braid-bucket-collectives="force gradients=false" | FileCheck %s --check-prefix=SYNC
 // (bucket_index_exchanges_sync.mlir: synchronous members read after the
 // last one's routing.)
@@ -17,6 +19,9 @@
 // RUN: braid-opt %t/fused/program.mlir --braid-expand-fused-exchanges -o %t/expanded/program.mlir
 // RUN: braid-run %t/fused --reference --check --seed 3 | FileCheck %s --check-prefix=EXACT
 // RUN: braid-run %t/expanded --reference --check --seed 3 | FileCheck %s --check-prefix=EXACT
+// RUN: mkdir -p %t/sync && cp %s %t/sync/model.mlir
+// RUN: braid-opt %s --braid-partition | braid-opt --braid-bucket-collectives="force gradients=false" -o %t/sync/program.mlir
+// RUN: braid-run %t/sync --reference --check --seed 3 | FileCheck %s --check-prefix=EXACT
 // braid-sim prices the fused exchange on the communication stream.
 // RUN: braid-sim %t/fused/program.mlir --function forward --expect-overlap | FileCheck %s --check-prefix=SIM
 
@@ -34,9 +39,18 @@
 // CHECK: braid.shard_embedding_bag @c(%[[RC]],
 
 // SYNC-LABEL: func.func @forward
-// SYNC-NOT: fused_all_to_all_v_start
-// SYNC-COUNT-3: braid.all_to_all_v %
-// SYNC-NOT: fused_all_to_all_v_start
+// SYNC-NEXT: %{{.*}}, %[[VA:.*]], %[[CA:.*]] = braid.bucketize @a
+// SYNC-NEXT: %{{.*}}, %[[VB:.*]], %[[CB:.*]] = braid.bucketize @b
+// SYNC-NEXT: %{{.*}}, %[[VC:.*]], %[[CC:.*]] = braid.bucketize @c
+// SYNC-NEXT: %[[T:.*]]:3 = braid.fused_all_to_all_v_start(%[[VA]], %[[VB]], %[[VC]]) counts(%[[CA]], %[[CB]], %[[CC]])
+// SYNC-NEXT: braid.all_to_all %
+// SYNC-NEXT: %[[RA:.*]] = braid.wait %[[T]]#0
+// SYNC-NEXT: braid.shard_embedding_bag @a(%[[RA]],
+// SYNC: %[[RB:.*]] = braid.wait %[[T]]#1
+// SYNC-NEXT: braid.shard_embedding_bag @b(%[[RB]],
+// SYNC: %[[RC:.*]] = braid.wait %[[T]]#2
+// SYNC-NEXT: braid.shard_embedding_bag @c(%[[RC]],
+// SYNC-NOT: braid.all_to_all_v
 
 // EXACT: check against the global program: max relative error {{.*}}: ok
 // SIM: comm {{.*}} hidden behind compute 0.0{{[1-9]}}
