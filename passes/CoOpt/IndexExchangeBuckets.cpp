@@ -38,9 +38,8 @@ struct IndexMember {
   /// the first wait of a started one.
   int64_t firstRead = 0;
   SmallVector<WaitOp> waits;
-  /// A synchronous exchange's own position, and its first user in the block
-  /// (null when nothing reads it).
-  int64_t position = 0;
+  /// A synchronous exchange's first user in the block (null when nothing
+  /// reads it).
   Operation *firstUser = nullptr;
   /// Where the bucketize stands.
   int64_t routingPosition = 0;
@@ -63,7 +62,6 @@ memberOf(Operation &op, const llvm::DenseMap<Operation *, int64_t> &position) {
     member.input = exchange.getInput();
     member.counts = exchange.getSendCounts();
     member.resultType = cast<RankedTensorType>(exchange.getResult().getType());
-    member.position = position.lookup(&op);
     member.firstRead = std::numeric_limits<int64_t>::max();
     for (Operation *user : exchange.getResult().getUsers()) {
       Operation *inBlock = op.getBlock()->findAncestorOpInBlock(*user);
@@ -116,10 +114,10 @@ memberOf(Operation &op, const llvm::DenseMap<Operation *, int64_t> &position) {
 
 /// Replaces the members of `bucket` with one fused start after the op at
 /// `bucket.after`, the members' bucketizes that stood later moved up before
-/// it: a started member's waits take its token, a synchronous
-/// member becomes a wait where it stood, or, where it stood before the
-/// start, just before its first user (just after the start when nothing
-/// reads it).
+/// it: a started member's waits take its token, and a synchronous member
+/// becomes a wait just before its first user (just after the start when
+/// nothing reads it), so that what runs between keeps running beside the
+/// exchange.
 void emitIndexBucket(Block &block, const IndexBucket &bucket,
                      Operation *anchor) {
   MLIRContext *context = block.getParentOp()->getContext();
@@ -149,9 +147,8 @@ void emitIndexBucket(Block &block, const IndexBucket &bucket,
   for (auto [member, token] :
        llvm::zip_equal(bucket.members, fused.getTokens())) {
     if (member.waits.empty()) {
-      Operation *where = member.op;
-      if (member.position <= bucket.after)
-        where = member.firstUser ? member.firstUser : fused->getNextNode();
+      Operation *where =
+          member.firstUser ? member.firstUser : fused->getNextNode();
       OpBuilder at(where);
       auto wait =
           WaitOp::create(at, member.op->getLoc(), member.resultType, token);

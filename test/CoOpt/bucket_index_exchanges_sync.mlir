@@ -1,6 +1,7 @@
 // Synchronous all_to_all_vs whose results are read only after the last
 // member's indices are routed fuse too: the fused exchange starts after the
-// last bucketize and each member becomes a braid.wait where it stood.
+// last bucketize and each member becomes a braid.wait just before its first
+// reader, so what stood between runs beside the exchange.
 // RUN: braid-opt %s --braid-bucket-collectives="force gradients=false" | FileCheck %s
 // Exact under the reference semantics, fused and expanded for the backends.
 // RUN: rm -rf %t && mkdir -p %t
@@ -19,8 +20,8 @@
 // CHECK-NEXT: braid.all_to_all %
 // CHECK-NEXT: braid.all_to_all %
 // CHECK-NEXT: %[[RA:.*]] = braid.wait %[[T]]#0 : !braid.token<tensor<?xi64>>
-// CHECK-NEXT: %[[RB:.*]] = braid.wait %[[T]]#1 : !braid.token<tensor<?xi64>>
 // CHECK-NEXT: braid.shard_embedding_bag @a(%[[RA]],
+// CHECK-NEXT: %[[RB:.*]] = braid.wait %[[T]]#1 : !braid.token<tensor<?xi64>>
 // CHECK-NEXT: braid.shard_embedding_bag @b(%[[RB]],
 // CHECK-NOT: braid.all_to_all_v
 
