@@ -183,11 +183,13 @@ def BraidBucketCollectivesPass
     `braid.fused_all_to_all_v_start` with a token per member: one exchange
     of every member's counts and one of their values, instead of two per
     member (`braid-expand-fused-exchanges` writes it out for the backends).
-    It is started after the last member's input is routed; each member's
-    wait stays where it was (a synchronous member's takes its place).
-    Members read before a later member's input is routed go into another
-    fused exchange. The simulator compares the function with its index
-    exchanges fused against the function as it is.
+    It is started once every member's input can be routed: a member's
+    bucketize (pure) moves up before the start where its operands are ready
+    earlier. A started member's waits stay where they were; a synchronous
+    member becomes a wait just before its first reader. Members read before
+    the start go into another fused exchange. The simulator compares the
+    function with its index exchanges fused against the function as it
+    is.
   }];
   let options = [
     Option<"bucketMiB", "bucket-mib", "double", "25.0",
