@@ -6,7 +6,7 @@
 // Synchronous members in the partitioner's order, each read before the next
 // lookup's indices are routed, fuse too: the bucketizes (pure, reading only
 // the function's inputs) move up before the fused start, and each member's
-// wait stands where its exchange stood.
+// wait stands just before its first reader.
 // RUN: braid-opt %s --braid-partition | braid-opt --braid-bucket-collectives="force gradients=false" | FileCheck %s --check-prefix=SYNC
 // (bucket_index_exchanges_sync.mlir: synchronous members read after the
 // last one's routing.)
