@@ -652,21 +652,25 @@ double cost::estimateAllToAllvUs(const HardwareDesc &hw,
   int64_t ranks = links.rankOut.size(), nodes = links.nodeOut.size();
   if (ranks <= 1)
     return 0;
-  double worstLinkUs = 0;
-  for (int64_t i = 0; i < ranks; ++i)
-    worstLinkUs =
-        std::max(worstLinkUs, std::max(links.rankOut[i], links.rankIn[i]) /
-                                  hw.intraNode.bandwidthGBps() * 1e-3);
-  // A node's link carries what it sends and what it receives, both ways at
+  // The busiest rank's link inside the node, and the busiest node's NICs:
+  // a node's link carries what it sends and what it receives, both ways at
   // once where both are there.
+  double busiestRankBytes = 0, busiestNodeBytes = 0;
+  for (int64_t i = 0; i < ranks; ++i)
+    busiestRankBytes = std::max(
+        busiestRankBytes, std::max(links.rankOut[i], links.rankIn[i]));
+  double worstLinkUs = busiestRankBytes / hw.intraNode.bandwidthGBps() * 1e-3;
   double nicBw = hw.interNode.nicsPerNode * hw.interNode.effectiveNicGBps();
-  for (int64_t node = 0; node < nodes; ++node)
+  for (int64_t node = 0; node < nodes; ++node) {
+    busiestNodeBytes = std::max(
+        busiestNodeBytes, std::max(links.nodeOut[node], links.nodeIn[node]));
     worstLinkUs = std::max(worstLinkUs,
                            hw.interNode.transferUs(links.nodeOut[node],
                                                    links.nodeIn[node], nicBw));
+  }
+  int64_t perNode = (ranks + nodes - 1) / nodes;
   if (hw.intraNode.kind == IntraNodeKind::shm) {
     // The steps to other nodes' ranks wait for the network's latency.
-    int64_t perNode = (ranks + nodes - 1) / nodes;
     double hopUs = hw.intraNode.hopLatencyUs;
     double netHopUs = std::max(hopUs, hw.interNode.latencyUs);
     return std::max(hw.collectiveFloorUs, (perNode - 1) * hopUs +
@@ -675,18 +679,12 @@ double cost::estimateAllToAllvUs(const HardwareDesc &hw,
   }
   // The links give totals, not pairs: a peer's message is taken as the
   // busiest rank's (or node's) share of its peers on that link.
-  int64_t perNode = (ranks + nodes - 1) / nodes;
   double peerBytes = 0;
   if (perNode > 1)
-    for (int64_t i = 0; i < ranks; ++i)
-      peerBytes =
-          std::max(peerBytes, std::max(links.rankOut[i], links.rankIn[i]) /
-                                  double(perNode - 1));
+    peerBytes = busiestRankBytes / double(perNode - 1);
   if (ranks > perNode)
-    for (int64_t node = 0; node < nodes; ++node)
-      peerBytes = std::max(
-          peerBytes, std::max(links.nodeOut[node], links.nodeIn[node]) /
-                         double(perNode * (ranks - perNode)));
+    peerBytes = std::max(peerBytes, busiestNodeBytes /
+                                        double(perNode * (ranks - perNode)));
   return std::max(hw.collectiveFloorUs,
                   allToAllUs(hw, ranks, perNode, worstLinkUs, peerBytes));
 }
