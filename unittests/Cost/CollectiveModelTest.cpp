@@ -27,6 +27,19 @@ struct ClusterShape {
   const char *preset;
   int64_t ranks, nodes;
 };
+/// The DGX H100 description with no collective floor, running rings only,
+/// on the protocols `protocols` lists (NCCL_PROTO's syntax; every one when
+/// empty).
+cluster::HardwareDesc dgxH100Rings(llvm::StringRef protocols = "") {
+  cluster::HardwareDesc hw = *cluster::loadHardware("dgx-h100");
+  hw.collectiveFloorUs = 0;
+  EXPECT_FALSE(static_cast<bool>(cluster::parseNcclAlgorithms("Ring", hw.nccl)));
+  if (!protocols.empty()) {
+    EXPECT_FALSE(static_cast<bool>(cluster::parseNcclProtocols(protocols, hw.nccl)));
+  }
+  return hw;
+}
+
 const ClusterShape kShapes[] = {{"dgx-h100", 8, 1},  {"dgx-h100", 16, 2}, {"dgx-h100", 128, 16},
                          {"dgx-a100", 8, 1},  {"dgx-a100", 16, 2}, {"pcie-a100x4", 4, 1},
                          {"pcie-a100x4", 8, 2}};
@@ -66,8 +79,9 @@ TEST(CollectiveModelTest, BandwidthNeverExceedsTheLinks) {
         // A tree on 2 nodes carries the buffer over the NICs once each way:
         // its algorithm bandwidth, not its bus bandwidth, stays under them.
         bool tree = e.algorithm.rfind("tree", 0) == 0;
-        if (setup.nodes > 1 && !nvls)
+        if (setup.nodes > 1 && !nvls) {
           EXPECT_LE(tree ? e.algbwGBps : e.busbwGBps, nics * (1 + 1e-9));
+        }
       }
   }
 }
@@ -460,11 +474,8 @@ TEST(CollectiveModelTest, NcclEnvironmentRestrictsTheChoice) {
 // it, paying the transport's latency again, on GPUs before Hopper only
 // (ncclTopoNeedFlush).
 TEST(CollectiveModelTest, SimpleFlushesOnlyBeforeHopper) {
-  cluster::HardwareDesc hopper = *cluster::loadHardware("dgx-h100");
+  cluster::HardwareDesc hopper = dgxH100Rings("Simple");
   hopper.interNode.latencyUs = 50;
-  hopper.collectiveFloorUs = 0;
-  ASSERT_FALSE(static_cast<bool>(cluster::parseNcclProtocols("Simple", hopper.nccl)));
-  ASSERT_FALSE(static_cast<bool>(cluster::parseNcclAlgorithms("Ring", hopper.nccl)));
   cluster::HardwareDesc ampere = hopper;
   ampere.device.arch = cluster::Arch::ampere;
   // An all_gather's ring over 2 nodes crosses between them twice, out and
@@ -494,10 +505,8 @@ TEST(CollectiveModelTest, RingAllGatherCrossesEveryNodeBoundary) {
   // all_gather or reduce_scatter pays the transport's latency N times
   // (NCCL's tuner counts N - 1). An all_reduce's ring keeps NCCL 2.23's
   // 2 (N - 1).
-  cluster::HardwareDesc hw = *cluster::loadHardware("dgx-h100");
-  hw.collectiveFloorUs = 0;
+  cluster::HardwareDesc hw = dgxH100Rings();
   hw.interNode.latencyUs = 0;
-  ASSERT_FALSE(static_cast<bool>(cluster::parseNcclAlgorithms("Ring", hw.nccl)));
   cluster::HardwareDesc slow = hw;
   slow.interNode.latencyUs = 50;
   auto extra = [&](CollectiveKind kind, int64_t nodes) {
@@ -519,10 +528,7 @@ TEST(CollectiveModelTest, LLCapBoundsTheWholeRingNotEachChannel) {
   // collective. A message that fills one channel of 16 moves at that
   // channel's rate, not at 1/16 of the cap: sixteen times the bytes on
   // sixteen channels then take longer, since together they reach the cap.
-  cluster::HardwareDesc hw = *cluster::loadHardware("dgx-h100");
-  hw.collectiveFloorUs = 0;
-  ASSERT_FALSE(static_cast<bool>(cluster::parseNcclAlgorithms("Ring", hw.nccl)));
-  ASSERT_FALSE(static_cast<bool>(cluster::parseNcclProtocols("LL", hw.nccl)));
+  cluster::HardwareDesc hw = dgxH100Rings("LL");
   ASSERT_EQ(hw.commChannels, 16);
   // Ring LL's channel threshold: 512 threads x 8 bytes x 16 ranks.
   double oneChannel = 512.0 * 8 * 16;
@@ -546,10 +552,7 @@ TEST(CollectiveModelTest, TrafficCellsBoundTheChannels) {
   // threads x 8 bytes, would allow bytes / 5 KiB), up to the node's 16 from
   // 256 KiB. While the channels grow with the size the time beyond latency
   // stands still; once all 16 are busy it doubles with the size.
-  cluster::HardwareDesc hw = *cluster::loadHardware("dgx-h100");
-  hw.collectiveFloorUs = 0;
-  ASSERT_FALSE(static_cast<bool>(cluster::parseNcclAlgorithms("Ring", hw.nccl)));
-  ASSERT_FALSE(static_cast<bool>(cluster::parseNcclProtocols("LL128", hw.nccl)));
+  cluster::HardwareDesc hw = dgxH100Rings("LL128");
   ASSERT_EQ(hw.commChannels, 16);
   auto time = [&](double bytes) {
     return estimateCollective(hw, CollectiveKind::all_reduce, bytes, 8, 1).timeUs;
