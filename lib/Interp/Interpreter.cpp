@@ -887,6 +887,14 @@ LockstepInterpreter::executeTraining(Operation &op) {
                                 tensors(update.getState(), rank));
         });
       })
+      .Case([&](FusedDenseUpdateOp update) {
+        return perRankMulti(op, [&](int64_t rank) {
+          return runFusedDenseUpdate(update, tensors(update.getParams(), rank),
+                                     lookup(update.getGrads())[rank],
+                                     lookup(update.getStep())[rank],
+                                     tensors(update.getState(), rank));
+        });
+      })
       .Case([&](arith::NegFOp) {
         return perRank(op, [&](int64_t rank) {
           HostTensor result = lookup(op.getOperand(0))[rank];

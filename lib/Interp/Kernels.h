@@ -147,6 +147,11 @@ FailureOr<std::vector<HostTensor>>
 runDenseUpdate(DenseUpdateOp op, const HostTensor &param,
                const HostTensor &grad, const HostTensor &step,
                ArrayRef<HostTensor> state);
+/// The members' steps of a fused dense update, in its results' order.
+FailureOr<std::vector<HostTensor>>
+runFusedDenseUpdate(FusedDenseUpdateOp op, ArrayRef<HostTensor> params,
+                    const HostTensor &grads, const HostTensor &step,
+                    ArrayRef<HostTensor> state);
 
 } // namespace mlir::braid::interp
 

@@ -316,24 +316,19 @@ void mlir::braid::interp::applyRowUpdates(
   }
 }
 
-FailureOr<std::vector<HostTensor>> mlir::braid::interp::runDenseUpdate(
-    DenseUpdateOp op, const HostTensor &param, const HostTensor &grad,
-    const HostTensor &step, ArrayRef<HostTensor> state) {
-  if (grad.shape != param.shape)
-    return op.emitError() << "grad is " << grad.describeType()
-                          << " for a parameter " << param.describeType();
-  OptimizerConfig config = readOptimizerPart(op.getOptimizer());
-  int64_t stepNumber = int64_t(step.data[0]);
-  if (config.type == "adam" && stepNumber < 1)
-    return op.emitError() << "adam needs a step number from 1, got "
-                          << stepNumber;
+/// One parameter's step: the new parameter, then its new state.
+static std::vector<HostTensor> stepParameter(const OptimizerConfig &config,
+                                             int64_t stepNumber,
+                                             const HostTensor &param,
+                                             const std::vector<double> &grad,
+                                             ArrayRef<HostTensor> state) {
   std::vector<double> first, second;
   if (state.size() > 0)
     first = state[0].data;
   if (state.size() > 1)
     second = state[1].data;
   HostTensor weights = param;
-  applyOptimizer(config, stepNumber, weights.data, grad.data, first, second);
+  applyOptimizer(config, stepNumber, weights.data, grad, first, second);
   weights.round();
   std::vector<HostTensor> results = {std::move(weights)};
   for (auto [index, moment] : llvm::enumerate(state)) {
@@ -343,4 +338,56 @@ FailureOr<std::vector<HostTensor>> mlir::braid::interp::runDenseUpdate(
     results.push_back(std::move(next));
   }
   return results;
+}
+
+/// The step number of `op`'s optimizer, checked: Adam's needs one from 1.
+static FailureOr<int64_t> stepNumberOf(Operation *op,
+                                       const OptimizerConfig &config,
+                                       const HostTensor &step) {
+  int64_t stepNumber = int64_t(step.data[0]);
+  if (config.type == "adam" && stepNumber < 1)
+    return op->emitError() << "adam needs a step number from 1, got "
+                           << stepNumber;
+  return stepNumber;
+}
+
+FailureOr<std::vector<HostTensor>> mlir::braid::interp::runDenseUpdate(
+    DenseUpdateOp op, const HostTensor &param, const HostTensor &grad,
+    const HostTensor &step, ArrayRef<HostTensor> state) {
+  if (grad.shape != param.shape)
+    return op.emitError() << "grad is " << grad.describeType()
+                          << " for a parameter " << param.describeType();
+  OptimizerConfig config = readOptimizerPart(op.getOptimizer());
+  FailureOr<int64_t> stepNumber = stepNumberOf(op, config, step);
+  if (failed(stepNumber))
+    return failure();
+  return stepParameter(config, *stepNumber, param, grad.data, state);
+}
+
+FailureOr<std::vector<HostTensor>> mlir::braid::interp::runFusedDenseUpdate(
+    FusedDenseUpdateOp op, ArrayRef<HostTensor> params, const HostTensor &grads,
+    const HostTensor &step, ArrayRef<HostTensor> state) {
+  OptimizerConfig config = readOptimizerPart(op.getOptimizer());
+  FailureOr<int64_t> stepNumber = stepNumberOf(op, config, step);
+  if (failed(stepNumber))
+    return failure();
+  size_t perMember = state.size() / params.size();
+  std::vector<HostTensor> newParams, newState;
+  for (auto [index, param, offset] : llvm::enumerate(params, op.getOffsets())) {
+    int64_t size = param.getNumElements();
+    if (offset < 0 || offset + size > grads.getNumElements())
+      return op.emitError()
+             << "parameter " << index << "'s gradient at " << offset
+             << " is outside grads " << grads.describeType();
+    std::vector<double> grad(grads.data.begin() + offset,
+                             grads.data.begin() + offset + size);
+    std::vector<HostTensor> member =
+        stepParameter(config, *stepNumber, param, grad,
+                      state.slice(index * perMember, perMember));
+    newParams.push_back(std::move(member.front()));
+    for (HostTensor &next : llvm::drop_begin(member))
+      newState.push_back(std::move(next));
+  }
+  llvm::append_range(newParams, std::move(newState));
+  return newParams;
 }

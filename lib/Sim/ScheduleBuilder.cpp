@@ -92,7 +92,7 @@ StringRef exchangeCategory(Operation *op) {
     SmallVector<Value> next;
     for (Value value : producers) {
       Operation *def = value.getDefiningOp();
-      if (isa_and_nonnull<DenseUpdateOp>(def))
+      if (isa_and_nonnull<DenseUpdateOp, FusedDenseUpdateOp>(def))
         return "dense_parameter_all_gather";
       // A tensor-parallel layer's output (its partial sums, or its column
       // block set among zeros).
@@ -118,7 +118,8 @@ StringRef exchangeCategory(Operation *op) {
                                              EmbeddingBagUpdateOp,
                                              TableUpdateOp>))
       return "embedding_gradient_exchange";
-    if (llvm::any_of(frontier, llvm::IsaPred<DenseUpdateOp>))
+    if (llvm::any_of(frontier,
+                     llvm::IsaPred<DenseUpdateOp, FusedDenseUpdateOp>))
       return "dense_gradient_all_reduce";
     // A tensor-parallel layer's activations (or their gradients).
     if (llvm::any_of(frontier, llvm::IsaPred<LinearOp, LinearGradOp>))
@@ -449,6 +450,18 @@ FailureOr<OpCost> ProgramCoster::costOf(Operation &op,
                  elementBytes(table.getElementType());
     return kernel(cost::estimateElementwise(hw, bytes),
                   isa<DenseUpdateOp>(op) ? "optimizer" : "embedding_update");
+  }
+  // One kernel for a bucket's optimizer steps: every member's parameter,
+  // state and results, and its gradient's elements of the bucket (not the
+  // rest of it).
+  if (auto fused = dyn_cast<FusedDenseUpdateOp>(op)) {
+    double bytes = 0;
+    for (Value value : llvm::concat<Value>(fused.getParams(), fused.getState(),
+                                           fused->getResults()))
+      bytes += shapes.elements(value) * elementBytes(value.getType());
+    for (Value param : fused.getParams())
+      bytes += shapes.elements(param) * elementBytes(param.getType());
+    return kernel(cost::estimateElementwise(hw, bytes), "optimizer");
   }
   // A range of bags: its indices are a view, its offsets a rebased copy.
   if (auto slice = dyn_cast<SliceBagsOp>(op))

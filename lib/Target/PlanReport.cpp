@@ -61,6 +61,10 @@ static CoOptSummary summarizeCoOpt(func::FuncOp func) {
       if (fused.getWireType())
         ++summary.narrowedIndexExchanges;
     }
+    if (auto fused = dyn_cast<FusedDenseUpdateOp>(op)) {
+      ++summary.fusedOptimizerSteps;
+      summary.fusedOptimizerMembers += fused.getParams().size();
+    }
     // A sharded optimizer step updates a slice of its parameter.
     if (auto update = dyn_cast<DenseUpdateOp>(op))
       if (update.getParam().getDefiningOp<tensor::ExtractSliceOp>())
@@ -181,23 +185,22 @@ static llvm::json::Object breakdownOf(const sim::ProgramPrediction &p,
 }
 
 static llvm::json::Value coOptToJson(const CoOptSummary &summary) {
-  return llvm::json::Object{{"buckets", summary.buckets},
-                            {"bucketed_collectives", summary.bucketedMembers},
-                            {"fused_exchanges", summary.fusedExchanges},
-                            {"fused_all_to_alls", summary.fusedMembers},
-                            {"fused_index_exchanges",
-                             summary.fusedIndexExchanges},
-                            {"fused_all_to_all_vs", summary.fusedIndexMembers},
-                            {"narrowed_index_exchanges",
-                             summary.narrowedIndexExchanges},
-                            {"split_feature_gemms", summary.splitFeatureGemms},
-                            {"started_collectives", summary.started},
-                            {"sharded_optimizer_steps", summary.shardedSteps},
-                            {"parameters_stored_as_blocks",
-                             summary.parameterBlocks},
-                            {"lookup_chunks", summary.lookupChunks},
-                            {"deferred_weight_gradients",
-                             summary.deferredWeightGradients}};
+  return llvm::json::Object{
+      {"buckets", summary.buckets},
+      {"bucketed_collectives", summary.bucketedMembers},
+      {"fused_exchanges", summary.fusedExchanges},
+      {"fused_all_to_alls", summary.fusedMembers},
+      {"fused_index_exchanges", summary.fusedIndexExchanges},
+      {"fused_all_to_all_vs", summary.fusedIndexMembers},
+      {"narrowed_index_exchanges", summary.narrowedIndexExchanges},
+      {"split_feature_gemms", summary.splitFeatureGemms},
+      {"started_collectives", summary.started},
+      {"sharded_optimizer_steps", summary.shardedSteps},
+      {"parameters_stored_as_blocks", summary.parameterBlocks},
+      {"lookup_chunks", summary.lookupChunks},
+      {"deferred_weight_gradients", summary.deferredWeightGradients},
+      {"fused_optimizer_steps", summary.fusedOptimizerSteps},
+      {"fused_optimizer_parameters", summary.fusedOptimizerMembers}};
 }
 
 /// "lookups 0.120, dense compute 0.300" for the printed report.
@@ -451,7 +454,8 @@ void mlir::braid::printPlanReport(llvm::raw_ostream &os,
         "fused index exchange(s) of {13} all_to_all_vs ({14} as i32), {4} "
         "collectives started early, {9} parameter(s) stored as blocks, "
         "lookups in {10} chunk(s), {11} weight gradient(s) deferred, {15} "
-        "layer(s) split by feature arrival; {5:f3} "
+        "layer(s) split by feature arrival, {16} parameter(s) stepped by "
+        "{17} fused optimizer kernel(s); {5:f3} "
         "of {6:f3} ms of communication hidden behind computation on the "
         "slowest rank\n",
         name, summary.shardedSteps, summary.buckets, summary.bucketedMembers,
@@ -461,7 +465,8 @@ void mlir::braid::printPlanReport(llvm::raw_ostream &os,
         summary.parameterBlocks, summary.lookupChunks,
         summary.deferredWeightGradients, summary.fusedIndexExchanges,
         summary.fusedIndexMembers, summary.narrowedIndexExchanges,
-        summary.splitFeatureGemms);
+        summary.splitFeatureGemms, summary.fusedOptimizerMembers,
+        summary.fusedOptimizerSteps);
   };
   if (p)
     describeCoOpt(report.trainPrediction ? "@forward" : "program",

@@ -12,6 +12,7 @@
 #define BRAID_PASSES_COOPT_COOPTSUPPORT_H
 
 #include "braid/Cluster/Hardware.h"
+#include "braid/Dialect/Braid/IR/Braid.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -21,10 +22,6 @@
 #include <optional>
 
 namespace mlir::braid {
-
-class DenseUpdateOp;
-class ReplicaGroupsAttr;
-class WaitOp;
 
 /// Predicts per-rank functions of one module with the simulator, on the
 /// cluster of the module's `braid.cluster` attribute.
@@ -148,6 +145,30 @@ bool fuseExchanges(func::FuncOp func, int64_t worldSize);
 /// returns how many fused exchanges it made and sets `combined` to the
 /// exchanges they replaced.
 int64_t fuseIndexExchanges(func::FuncOp func, int64_t &combined);
+
+/// The most parameters one braid.fused_dense_update steps: each member
+/// adds its buffers to the kernel's arguments and a case to its dispatch.
+constexpr int64_t kMaxFusedSteps = 16;
+
+/// Dense optimizer steps that read one gradient bucket in place, fused as
+/// one braid.fused_dense_update (FuseOptimizerSteps.cpp).
+struct OptimizerStepGroup {
+  /// In block order; the first is where the fused step goes.
+  SmallVector<DenseUpdateOp> steps;
+  /// Where each step's gradient starts in the bucket.
+  SmallVector<int64_t> offsets;
+};
+
+/// The groups of at least two braid.dense_update ops that read the 1-D f32
+/// result of `producer` (a gradient bucket's collective or wait) through
+/// static unit-stride slices, reshaped or not: one optimizer and step
+/// number each, at most kMaxFusedSteps steps, every member's operands
+/// available at the group's first step.
+SmallVector<OptimizerStepGroup> fusibleOptimizerSteps(Operation *producer);
+
+/// Replaces `group`'s steps with one braid.fused_dense_update at the first
+/// step, and erases the gradient views nothing else reads.
+void fuseOptimizerSteps(const OptimizerStepGroup &group);
 
 /// Replaces the synchronous collective `op` with its start form `startName`
 /// (same operands and attributes, a token of its result type) and a

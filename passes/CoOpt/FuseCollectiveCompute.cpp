@@ -10,8 +10,9 @@
 // the receive buffer), which it concatenates with the other features in
 // the one copy it makes anyway. A fused exchange of routed row indices
 // that all fit in i32 moves them as i32 (the pack narrows, the unpack
-// widens). Each rewrite lands where the simulator predicts the function
-// faster.
+// widens). A gradient bucket's dense optimizer steps become one kernel that
+// reads every gradient in place (FuseOptimizerSteps.cpp). Each rewrite
+// lands where the simulator predicts the function faster.
 //
 //===----------------------------------------------------------------------===//
 
@@ -192,8 +193,11 @@ static IntegerType narrowWireType(FusedAllToAllVStartOp fused) {
   return i32;
 }
 
-/// Whether `op` is a combine or an exchange this pass rewrites.
+/// Whether `op` is a combine, an exchange or a gradient bucket this pass
+/// rewrites.
 static bool isFusible(Operation &op) {
+  if (!fusibleOptimizerSteps(&op).empty())
+    return true;
   if (auto fused = dyn_cast<FusedAllToAllVStartOp>(op))
     return static_cast<bool>(narrowWireType(fused));
   auto combine = dyn_cast<CombineShardsOp>(op);
@@ -225,6 +229,13 @@ struct BraidFuseCollectiveComputePass
         FunctionRewrite fuse =
             [position](func::FuncOp copy) -> FailureOr<bool> {
           Operation *op = opAt(copy, position);
+          if (SmallVector<OptimizerStepGroup> groups =
+                  fusibleOptimizerSteps(op);
+              !groups.empty()) {
+            for (const OptimizerStepGroup &group : groups)
+              fuseOptimizerSteps(group);
+            return true;
+          }
           if (auto fused = dyn_cast_or_null<FusedAllToAllVStartOp>(op)) {
             IntegerType wire = narrowWireType(fused);
             if (!wire)
@@ -248,9 +259,13 @@ struct BraidFuseCollectiveComputePass
         return SmallVector<FunctionRewrite>{fuse};
       };
       auto record = [&](int64_t position, RewriteOutcome outcome) {
+        Operation *op = opAt(func, position);
         if (outcome != RewriteOutcome::applied)
           ++numRejected;
-        else if (isa<FusedAllToAllVStartOp>(opAt(func, position)))
+        else if (llvm::any_of(op->getUsers(),
+                              llvm::IsaPred<FusedDenseUpdateOp>))
+          ++numOptimizerBuckets;
+        else if (isa<FusedAllToAllVStartOp>(op))
           ++numNarrowed;
         else
           ++numFused;

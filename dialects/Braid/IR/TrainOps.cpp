@@ -277,3 +277,63 @@ LogicalResult DenseUpdateOp::verify() {
                               "result's type";
   return success();
 }
+
+LogicalResult FusedDenseUpdateOp::verify() {
+  if (failed(braid::detail::verifyOptimizerPart(*this, getOptimizer(), "dense",
+                                                getDenseOptimizerTypes())))
+    return failure();
+  ValueRange params = getParams();
+  ArrayRef<int64_t> offsets = getOffsets();
+  if (params.empty())
+    return emitOpError() << "needs at least one parameter";
+  if (offsets.size() != params.size())
+    return emitOpError() << "has " << offsets.size() << " offset(s) for "
+                         << params.size() << " parameter(s)";
+  StringRef type = getOptimizer().getAs<StringAttr>("type").getValue();
+  size_t perMember = getDenseOptimizerStateSuffixes(type).size();
+  if (getState().size() != perMember * params.size() ||
+      getUpdated().size() != params.size() + getState().size())
+    return emitOpError() << type << " keeps " << perMember
+                         << " state tensor(s) per parameter: " << params.size()
+                         << " parameter(s) need " << perMember * params.size()
+                         << " state operand(s), and a result for each "
+                            "parameter and state; got "
+                         << getState().size() << " state operand(s) and "
+                         << getUpdated().size() << " result(s)";
+  auto grads = cast<RankedTensorType>(getGrads().getType());
+  if (grads.isDynamicDim(0))
+    return emitOpError() << "grads must have a static size";
+  // Each member's elements, [offset, offset + numel), inside the buffer and
+  // apart from every other member's.
+  SmallVector<std::pair<int64_t, int64_t>> ranges;
+  for (auto [index, param, offset] : llvm::enumerate(params, offsets)) {
+    auto paramType = cast<RankedTensorType>(param.getType());
+    if (!paramType.hasStaticShape())
+      return emitOpError() << "parameter " << index << " " << paramType
+                           << " must have a static shape";
+    if (getNewParams()[index].getType() != paramType)
+      return emitOpError() << "new parameter " << index
+                           << " must have the parameter's type " << paramType;
+    int64_t size = paramType.getNumElements();
+    if (offset < 0 || offset > grads.getDimSize(0) - size)
+      return emitOpError() << "parameter " << index << "'s " << size
+                           << " gradient element(s) at offset " << offset
+                           << " do not lie inside grads " << grads;
+    ranges.push_back({offset, offset + size});
+    for (size_t k = 0; k < perMember; ++k) {
+      Value state = getState()[index * perMember + k];
+      if (state.getType() != paramType ||
+          getNewState()[index * perMember + k].getType() != paramType)
+        return emitOpError() << "state " << k << " of parameter " << index
+                             << " and its result must have the parameter's "
+                                "type "
+                             << paramType;
+    }
+  }
+  llvm::sort(ranges);
+  for (size_t i = 1; i < ranges.size(); ++i)
+    if (ranges[i].first < ranges[i - 1].second)
+      return emitOpError() << "two parameters' gradients overlap at element "
+                           << ranges[i].first;
+  return success();
+}

@@ -609,15 +609,36 @@ def BraidFuseCollectiveComputePass
     bytes. `braid.bucketize` has already checked every index against its
     table, so every routed index fits, and each member receives the same
     values.
+
+    A gradient bucket's optimizer: the `braid.dense_update`s that read one
+    bucket's reduced buffer (the result of its `all_reduce` or `wait`)
+    through static slices, with one optimizer and step number, become one
+    `braid.fused_dense_update` at the first of them (up to 16 parameters
+    each). It reads every gradient where the collective put it and runs as
+    one kernel: on a GPU, one launch per bucket instead of one per
+    parameter.
+
+    ```mlir
+    %g = braid.wait %t : !braid.token<tensor<73xf32>>
+    %gw = tensor.expand_shape (tensor.extract_slice %g[0] [64] [1]) ...
+    %w2, %sw2 = braid.dense_update %w, %gw step %s state(%sw) ...
+    %b2, %sb2 = braid.dense_update %b, (tensor.extract_slice %g[64] [8] [1]) ...
+    // becomes
+    %p:2, %st:2 = braid.fused_dense_update(%w, %b) grads %g offsets = [0, 64]
+        step %s state(%sw, %sb) ...
+    ```
   }];
   let options = [
     Option<"force", "force", "bool", "false",
-           "Fuse every combine that is a copy, and narrow every index "
-           "exchange that can be, without asking the simulator (for tests)">,
+           "Fuse every combine that is a copy, narrow every index exchange "
+           "that can be, and fuse every bucket's optimizer steps, without "
+           "asking the simulator (for tests)">,
   ];
   let statistics = [
     Statistic<"numFused", "combines-fused",
               "combine_shards copies replaced by views of the receive buffer">,
+    Statistic<"numOptimizerBuckets", "optimizer-buckets-fused",
+              "Gradient buckets whose optimizer steps became one kernel">,
     Statistic<"numNarrowed", "index-exchanges-narrowed",
               "Fused index exchanges whose values move as i32">,
     Statistic<"numRejected", "rejected-by-simulator",

@@ -49,6 +49,9 @@ struct CoOptSummary {
   /// Dense layers whose weight gradients were deferred behind an exchange
   /// (braid-defer-weight-gradients: linear_grads computing "params").
   int64_t deferredWeightGradients = 0;
+  /// One-kernel optimizer steps of a gradient bucket
+  /// (braid.fused_dense_update), and the parameters they update.
+  int64_t fusedOptimizerSteps = 0, fusedOptimizerMembers = 0;
 };
 
 struct PlanReport {

@@ -389,6 +389,11 @@ static std::string kernelNameOf(Operation *op) {
   } else if (auto update = dyn_cast<DenseUpdateOp>(op)) {
     if (StringRef param = paramNameOf(update.getParam()); !param.empty())
       name += "_" + param.str();
+  } else if (auto fused = dyn_cast<FusedDenseUpdateOp>(op)) {
+    // After its first parameter.
+    if (StringRef param = paramNameOf(fused.getParams().front());
+        !param.empty())
+      name += "_" + param.str();
   } else if (auto grad = dyn_cast<LinearGradOp>(op)) {
     // The layer: its weight's name less `.weight` (`_weight`).
     if (StringRef param = paramNameOf(grad.getWeight()); !param.empty()) {
@@ -470,8 +475,8 @@ struct ConvertBraidToCPUPass
     target.addIllegalOp<
         BceWithLogitsOp, LinearGradOp, InteractionGradOp, CombineShardsGradOp,
         EmbeddingBagUpdateOp, ShardEmbeddingBagUpdateOp, EmbeddingBagGradOp,
-        TableUpdateOp, DenseUpdateOp, AllReduceOp, AllReduceStartOp,
-        AllGatherOp, AllGatherStartOp, RankOp>();
+        TableUpdateOp, DenseUpdateOp, FusedDenseUpdateOp, AllReduceOp,
+        AllReduceStartOp, AllGatherOp, AllGatherStartOp, RankOp>();
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     RewritePatternSet patterns(&getContext());
     populateBraidComputeToCPUPatterns(patterns, state);

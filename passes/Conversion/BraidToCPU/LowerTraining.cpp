@@ -81,6 +81,8 @@ public:
   FailureOr<SmallVector<Value>> lower(EmbeddingBagGradOp op);
   FailureOr<SmallVector<Value>> lower(TableUpdateOp op);
   FailureOr<SmallVector<Value>> lower(DenseUpdateOp op);
+  /// A bucket's steps, one loop over all its members' elements.
+  FailureOr<SmallVector<Value>> lower(FusedDenseUpdateOp op);
   FailureOr<SmallVector<Value>> lower(AllReduceOp op);
   /// A started all_reduce: its handle and buffers wait in `state.pending`
   /// for the braid.wait of its token; it has no result of its own.
@@ -93,6 +95,8 @@ public:
   FailureOr<SmallVector<Value>> lower(RankOp op);
 
 private:
+  /// The step number as an i64 scalar; for Adam, a runtime error below 1.
+  Value checkedStep(Value stepTensor, DictionaryAttr optimizer);
   /// all_gather and all_gather_start.
   template <typename OpTy> FailureOr<SmallVector<Value>> lowerAllGather(OpTy op);
   /// A buffer of `type` whose dynamic sizes are those of `like`'s
@@ -396,22 +400,33 @@ FailureOr<SmallVector<Value>> TrainingLowering::lower(TableUpdateOp op) {
   return SmallVector<Value>{};
 }
 
-FailureOr<SmallVector<Value>> TrainingLowering::lower(DenseUpdateOp op) {
-  Value step = tensor::ExtractOp::create(b, loc, op.getStep(), ValueRange{});
-  if (op.getOptimizer().getAs<StringAttr>("type").getValue() == "adam") {
+Value TrainingLowering::checkedStep(Value stepTensor,
+                                    DictionaryAttr optimizer) {
+  Value step = tensor::ExtractOp::create(b, loc, stepTensor, ValueRange{});
+  if (optimizer.getAs<StringAttr>("type").getValue() == "adam") {
     // Adam's bias correction divides by 1 - beta^step: a step below 1 is
     // the host's error, reported by the runtime.
-    Value bad = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, step,
-                                      i64(1));
-    func::FuncOp fn = declareRuntimeFunction(state.module, runtime::kStepError,
-                                             TypeRange{b.getI64Type()}, {},
-                                             false);
+    Value bad =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, step, i64(1));
+    func::FuncOp fn =
+        declareRuntimeFunction(state.module, runtime::kStepError,
+                               TypeRange{b.getI64Type()}, {}, false);
     scf::IfOp::create(b, loc, bad, [&](OpBuilder &tb, Location tloc) {
       func::CallOp::create(tb, tloc, fn, ValueRange{step});
       scf::YieldOp::create(tb, tloc);
     });
   }
-  return buildDenseUpdateKernel(b, op, step);
+  return step;
+}
+
+FailureOr<SmallVector<Value>> TrainingLowering::lower(DenseUpdateOp op) {
+  return buildDenseUpdateKernel(b, op,
+                                checkedStep(op.getStep(), op.getOptimizer()));
+}
+
+FailureOr<SmallVector<Value>> TrainingLowering::lower(FusedDenseUpdateOp op) {
+  return buildFusedDenseUpdateKernel(
+      b, op, checkedStep(op.getStep(), op.getOptimizer()));
 }
 
 /// The suffix of a gradient exchange's element type, or an error.
@@ -600,18 +615,15 @@ struct TrainingOpLowering : OpConversionPattern<OpTy> {
 
 void mlir::braid::populateBraidTrainingToCPUPatterns(
     RewritePatternSet &patterns, CpuLoweringState &state) {
-  patterns.add<TrainingOpLowering<BceWithLogitsOp>,
-               TrainingOpLowering<LinearGradOp>,
-               TrainingOpLowering<InteractionGradOp>,
-               TrainingOpLowering<CombineShardsGradOp>,
-               TrainingOpLowering<EmbeddingBagUpdateOp>,
-               TrainingOpLowering<ShardEmbeddingBagUpdateOp>,
-               TrainingOpLowering<EmbeddingBagGradOp>,
-               TrainingOpLowering<TableUpdateOp>,
-               TrainingOpLowering<DenseUpdateOp>,
-               TrainingOpLowering<AllReduceOp>,
-               TrainingOpLowering<AllReduceStartOp>,
-               TrainingOpLowering<AllGatherOp>,
-               TrainingOpLowering<AllGatherStartOp>,
-               TrainingOpLowering<RankOp>>(patterns.getContext(), state);
+  patterns.add<
+      TrainingOpLowering<BceWithLogitsOp>, TrainingOpLowering<LinearGradOp>,
+      TrainingOpLowering<InteractionGradOp>,
+      TrainingOpLowering<CombineShardsGradOp>,
+      TrainingOpLowering<EmbeddingBagUpdateOp>,
+      TrainingOpLowering<ShardEmbeddingBagUpdateOp>,
+      TrainingOpLowering<EmbeddingBagGradOp>, TrainingOpLowering<TableUpdateOp>,
+      TrainingOpLowering<DenseUpdateOp>, TrainingOpLowering<FusedDenseUpdateOp>,
+      TrainingOpLowering<AllReduceOp>, TrainingOpLowering<AllReduceStartOp>,
+      TrainingOpLowering<AllGatherOp>, TrainingOpLowering<AllGatherStartOp>,
+      TrainingOpLowering<RankOp>>(patterns.getContext(), state);
 }

@@ -26,6 +26,16 @@ namespace mlir::braid {
 FailureOr<SmallVector<Value>>
 buildDenseUpdateKernel(OpBuilder &b, DenseUpdateOp op, Value step);
 
+/// `op`'s members' steps as one scf.parallel over all their elements, one
+/// after the other, on buffers: element i belongs to the member whose
+/// range holds it (an scf.index_switch picks the member's buffers), reads
+/// its gradient from `op`'s grads at the member's offset, and writes the
+/// member's new parameter and state, each a new buffer. The arithmetic is
+/// buildDenseUpdateKernel's. Returns the results as tensors of those
+/// buffers, in `op`'s order.
+FailureOr<SmallVector<Value>>
+buildFusedDenseUpdateKernel(OpBuilder &b, FusedDenseUpdateOp op, Value step);
+
 } // namespace mlir::braid
 
 #endif // BRAID_CONVERSION_BRAIDTOLOOPS_DENSEUPDATEKERNEL_H

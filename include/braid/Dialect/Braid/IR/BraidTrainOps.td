@@ -341,4 +341,62 @@ def Braid_DenseUpdateOp : Braid_Op<"dense_update", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Braid_FusedDenseUpdateOp : Braid_Op<"fused_dense_update",
+    [Pure, AttrSizedOperandSegments]> {
+  let summary = "one dense optimizer step of several parameters whose "
+                "gradients lie in one buffer";
+  let description = [{
+    The dense optimizer step of every parameter in `params`, as one kernel:
+    parameter `i`'s gradient is the `numel(params[i])` elements of the 1-D
+    `grads` from `offsets[i]` on, in the parameter's row-major order (a
+    gradient bucket's reduced buffer, which `braid-fuse-collective-compute`
+    reads in place). Member `i` is exactly
+    `braid.dense_update params[i], reshape(grads[offsets[i] ..]) step %t
+    state(state[i*k] .. state[i*k + k - 1])`, `k` the optimizer's state
+    count (`sgd` 0, `adagrad` 1, `adam` 2). The results are the new
+    parameters, in order, then the new state (`getNewParams()`,
+    `getNewState()`): member `i`'s state is `new_state[i*k ..]`.
+
+    ```mlir
+    %p:2, %s:2 = braid.fused_dense_update(%w, %b) grads %bucket
+        offsets = [0, 64] step %t state(%sw, %sb)
+        optimizer = {eps = 1.0e-10 : f64, lr = 5.0e-02 : f64, type = "adagrad"}
+        : (tensor<8x8xf32>, tensor<8xf32>, tensor<73xf32>, tensor<i64>,
+           tensor<8x8xf32>, tensor<8xf32>)
+          -> (tensor<8x8xf32>, tensor<8xf32>, tensor<8x8xf32>, tensor<8xf32>)
+    ```
+
+    Constraints:
+    - at least one parameter, each static and f32, one offset each;
+    - each member's elements lie inside `grads`, and no two members'
+      elements overlap;
+    - `k` state tensors per member with its parameter's type, and the
+      results have the types of the parameters and the state;
+    - `optimizer` is a valid `dense` part of `braid.optimizer`.
+  }];
+  let arguments = (ins Variadic<RankedTensorOf<[F32]>>:$params,
+                       1DTensorOf<[F32]>:$grads,
+                       0DTensorOf<[I64]>:$step,
+                       Variadic<RankedTensorOf<[F32]>>:$state,
+                       DenseI64ArrayAttr:$offsets,
+                       DictionaryAttr:$optimizer);
+  let results = (outs Variadic<RankedTensorOf<[F32]>>:$updated);
+  let extraClassDeclaration = [{
+    /// The new parameters, one per parameter.
+    ::mlir::ResultRange getNewParams() {
+      return getUpdated().take_front(getParams().size());
+    }
+    /// The new state, the optimizer's count per parameter.
+    ::mlir::ResultRange getNewState() {
+      return getUpdated().drop_front(getParams().size());
+    }
+  }];
+  let assemblyFormat = [{
+    `(` $params `)` `grads` $grads `offsets` `=` $offsets `step` $step
+    (`state` `(` $state^ `)`)? `optimizer` `=` $optimizer attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // BRAID_DIALECT_BRAID_IR_BRAIDTRAINOPS_TD
