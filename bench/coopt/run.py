@@ -13,7 +13,9 @@ indices' exchanges it fused and of those moved as i32, the dense layers
 it split by their features' arrival, how many dense
 optimizer steps it put on shards, and how many parameters it stores as
 each rank's block (braid-store-parameter-blocks), and in how many chunks
-of its bags a forward pass looks up (braid-chunk-lookups).
+of its bags a forward pass looks up (braid-chunk-lookups), how many weight
+gradients it deferred, and how many gradient buckets' optimizer steps it
+runs as one kernel each (opt-fused, braid-fuse-collective-compute).
 
 usage: python3 bench/coopt/run.py [--build build] [--json OUT.json] [--check]
 Prints a table and writes JSON (default bench/coopt/results.json). With
@@ -111,6 +113,7 @@ def main():
                 "parameter_blocks": coopt["parameters_stored_as_blocks"],
                 "lookup_chunks": coopt["lookup_chunks"],
                 "deferred_weight_gradients": coopt["deferred_weight_gradients"],
+                "fused_optimizer_steps": coopt["fused_optimizer_steps"],
                 # all_reduces between the nodes of a hierarchical
                 # decomposition: groups of the ranks with one node rank.
                 "hierarchical": body.count(f"groups [[0, {per_node}]") if nodes > 1 else 0,
@@ -122,7 +125,7 @@ def main():
                 missed.append(name)
 
     header = (f"{'program':<26}{'cluster':<18}{'O0 ms':>9}{'default ms':>12}{'ratio':>8}"
-              f"{'comm ms':>9}{'hidden':>8}{'started':>9}{'buckets':>9}{'fused':>7}{'idx-fused':>10}{'idx-i32':>8}{'split':>7}{'sharded':>9}{'blocks':>8}{'chunks':>8}{'deferred':>10}  target")
+              f"{'comm ms':>9}{'hidden':>8}{'started':>9}{'buckets':>9}{'fused':>7}{'idx-fused':>10}{'idx-i32':>8}{'split':>7}{'sharded':>9}{'blocks':>8}{'chunks':>8}{'deferred':>10}{'opt-fused':>10}  target")
     print(header)
     print("-" * len(header))
     for r in rows:
@@ -136,7 +139,7 @@ def main():
         print(f"{r['program']:<26}{r['cluster']:<18}{r['o0_ms']:>9.3f}{r['default_ms']:>12.3f}"
               f"{r['ratio']:>7.3f}x{r['comm_ms']:>9.3f}{r['hidden_share']:>8.0%}{r['started']:>9}"
               f"{r['buckets']:>9}{r['fused_exchanges']:>7}{r['fused_index_exchanges']:>10}{r['narrowed_index_exchanges']:>8}{r['split_feature_gemms']:>7}{r['sharded_steps']:>9}{r['parameter_blocks']:>8}{r['lookup_chunks']:>8}"
-              f"{r['deferred_weight_gradients']:>10}  {target}")
+              f"{r['deferred_weight_gradients']:>10}{r['fused_optimizer_steps']:>10}  {target}")
     pathlib.Path(args.json).write_text(json.dumps({"programs": rows, "missed": missed}, indent=2) + "\n")
     print(f"wrote {args.json}")
     if missed:

@@ -371,3 +371,49 @@ TEST_F(ProgramShapesTest, NarrowedIndexExchangeMovesFewerBytes) {
   EXPECT_LT(narrow, wide);
   EXPECT_GT(narrow, latency);
 }
+
+TEST_F(ProgramShapesTest, FusedOptimizerStepIsOneKernelOverItsMembersBytes) {
+  // Two Adagrad steps reading a bucket of 2^20 + 2^10 + 7 floats, apart and
+  // fused: the fused step is one kernel that streams both members'
+  // parameters, gradients and state (not the bucket's 7 other floats), so
+  // it costs one launch less than the two, and no less than the larger.
+  constexpr StringLiteral kSteps = R"mlir(
+module {
+  func.func @apart(%w: tensor<1024x1024xf32>, %b: tensor<1024xf32>, %g: tensor<1049607xf32>, %t: tensor<i64>, %sw: tensor<1024x1024xf32>, %sb: tensor<1024xf32>) -> (tensor<1024x1024xf32>, tensor<1024xf32>, tensor<1024x1024xf32>, tensor<1024xf32>) {
+    %gw0 = tensor.extract_slice %g[7] [1048576] [1] : tensor<1049607xf32> to tensor<1048576xf32>
+    %gw = tensor.expand_shape %gw0 [[0, 1]] output_shape [1024, 1024] : tensor<1048576xf32> into tensor<1024x1024xf32>
+    %gb = tensor.extract_slice %g[1048583] [1024] [1] : tensor<1049607xf32> to tensor<1024xf32>
+    %w2, %sw2 = braid.dense_update %w, %gw step %t state(%sw) optimizer = {eps = 1.0e-10 : f64, lr = 1.0e-01 : f64, type = "adagrad"} : (tensor<1024x1024xf32>, tensor<1024x1024xf32>, tensor<i64>, tensor<1024x1024xf32>) -> (tensor<1024x1024xf32>, tensor<1024x1024xf32>)
+    %b2, %sb2 = braid.dense_update %b, %gb step %t state(%sb) optimizer = {eps = 1.0e-10 : f64, lr = 1.0e-01 : f64, type = "adagrad"} : (tensor<1024xf32>, tensor<1024xf32>, tensor<i64>, tensor<1024xf32>) -> (tensor<1024xf32>, tensor<1024xf32>)
+    return %w2, %b2, %sw2, %sb2 : tensor<1024x1024xf32>, tensor<1024xf32>, tensor<1024x1024xf32>, tensor<1024xf32>
+  }
+  func.func @fused(%w: tensor<1024x1024xf32>, %b: tensor<1024xf32>, %g: tensor<1049607xf32>, %t: tensor<i64>, %sw: tensor<1024x1024xf32>, %sb: tensor<1024xf32>) -> (tensor<1024x1024xf32>, tensor<1024xf32>, tensor<1024x1024xf32>, tensor<1024xf32>) {
+    %r:4 = braid.fused_dense_update(%w, %b) grads %g offsets = [7, 1048583] step %t state(%sw, %sb) optimizer = {eps = 1.0e-10 : f64, lr = 1.0e-01 : f64, type = "adagrad"} : (tensor<1024x1024xf32>, tensor<1024xf32>, tensor<1049607xf32>, tensor<i64>, tensor<1024x1024xf32>, tensor<1024xf32>) -> (tensor<1024x1024xf32>, tensor<1024xf32>, tensor<1024x1024xf32>, tensor<1024xf32>)
+    return %r#0, %r#1, %r#2, %r#3 : tensor<1024x1024xf32>, tensor<1024xf32>, tensor<1024x1024xf32>, tensor<1024xf32>
+  }
+}
+)mlir";
+  module = parseSourceString<ModuleOp>(kSteps, &context);
+  ASSERT_TRUE(module);
+  cluster::HardwareDesc hw = *cluster::loadHardware("dgx-h100");
+  auto optimizerKernels = [&](StringRef name) {
+    auto func = module->lookupSymbol<func::FuncOp>(name);
+    FailureOr<std::vector<SimOp>> schedule = buildSchedule(func, hw, 1, 1);
+    EXPECT_TRUE(succeeded(schedule));
+    std::vector<double> us;
+    for (const SimOp &op : *schedule)
+      if (op.category == "optimizer")
+        us.push_back(op.durationUs);
+    return us;
+  };
+  std::vector<double> apart = optimizerKernels("apart");
+  std::vector<double> fused = optimizerKernels("fused");
+  ASSERT_EQ(apart.size(), 2u);
+  ASSERT_EQ(fused.size(), 1u);
+  // Each member streams its parameter, gradient and state in and its new
+  // parameter and state out: 5 floats an element.
+  double bytes = 5.0 * 4 * (1048576 + 1024);
+  EXPECT_DOUBLE_EQ(fused[0], cost::estimateElementwise(hw, bytes).timeUs);
+  EXPECT_LT(fused[0], apart[0] + apart[1]);
+  EXPECT_GE(fused[0], std::max(apart[0], apart[1]));
+}
