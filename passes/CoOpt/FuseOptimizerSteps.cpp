@@ -39,13 +39,12 @@ static std::optional<int64_t> offsetInBucket(Value grad, Value bucket) {
   return offset;
 }
 
-/// Whether `value` is available before `point`: defined outside its block,
-/// or before it there.
+/// Whether `value` is available before `point`: defined in a region
+/// around `point`'s block, or before `point` in that block.
 static bool isAvailableBefore(Value value, Operation *point) {
   Block *block = point->getBlock();
   if (value.getParentBlock() != block)
-    return value.getParentRegion()->isProperAncestor(block->getParent()) ||
-           value.getParentRegion() == block->getParent();
+    return value.getParentRegion()->isProperAncestor(block->getParent());
   if (isa<BlockArgument>(value))
     return true;
   return value.getDefiningOp()->isBeforeInBlock(point);
