@@ -153,6 +153,8 @@ constexpr int64_t kMaxFusedSteps = 16;
 /// Dense optimizer steps that read one gradient bucket in place, fused as
 /// one braid.fused_dense_update (FuseOptimizerSteps.cpp).
 struct OptimizerStepGroup {
+  /// The bucket's reduced buffer the steps read.
+  Value bucket;
   /// In block order; the first is where the fused step goes.
   SmallVector<DenseUpdateOp> steps;
   /// Where each step's gradient starts in the bucket.

@@ -95,6 +95,7 @@ mlir::braid::fusibleOptimizerSteps(Operation *producer) {
       continue;
     DenseUpdateOp lead = steps[first].first;
     OptimizerStepGroup group;
+    group.bucket = bucket;
     for (size_t i = first;
          i < steps.size() && int64_t(group.steps.size()) < kMaxFusedSteps;
          ++i) {
@@ -121,7 +122,6 @@ mlir::braid::fusibleOptimizerSteps(Operation *producer) {
 
 void mlir::braid::fuseOptimizerSteps(const OptimizerStepGroup &group) {
   DenseUpdateOp lead = group.steps.front();
-  Value bucket;
   SmallVector<Value> params, state;
   SmallVector<Type> resultTypes, stateTypes;
   for (DenseUpdateOp update : group.steps) {
@@ -129,19 +129,12 @@ void mlir::braid::fuseOptimizerSteps(const OptimizerStepGroup &group) {
     resultTypes.push_back(update.getNewParam().getType());
     llvm::append_range(state, update.getState());
     llvm::append_range(stateTypes, update.getNewState().getTypes());
-    Value grad = update.getGrad();
-    if (Operation *reshape =
-            grad.getDefiningOp<tensor::ExpandShapeOp>()
-                ? grad.getDefiningOp()
-                : grad.getDefiningOp<tensor::CollapseShapeOp>())
-      grad = reshape->getOperand(0);
-    bucket = grad.getDefiningOp<tensor::ExtractSliceOp>().getSource();
   }
   llvm::append_range(resultTypes, stateTypes);
   OpBuilder b(lead);
   auto fused = FusedDenseUpdateOp::create(
-      b, lead.getLoc(), resultTypes, params, bucket, lead.getStep(), state,
-      b.getDenseI64ArrayAttr(group.offsets), lead.getOptimizer());
+      b, lead.getLoc(), resultTypes, params, group.bucket, lead.getStep(),
+      state, b.getDenseI64ArrayAttr(group.offsets), lead.getOptimizer());
   int64_t perMember = state.size() / params.size();
   for (auto [index, step] : llvm::enumerate(group.steps)) {
     DenseUpdateOp update = step;
