@@ -306,6 +306,44 @@ inSequence(ArrayRef<cost::KernelEstimate> kernels) {
 /// gradients, OpenBLAS zeroes them again for beta = 0 (BETA_OPERATION,
 /// driver/level3/level3.c) and reads them back as its kernel accumulates.
 /// A GPU's GEMM writes its output once, its epilogue fused.
+/// Whether `op` is elementwise arithmetic on a tensor: a kernel of its own
+/// once convert-elementwise-to-linalg has made it a linalg.generic.
+static bool isTensorElementwiseArith(Operation *op) {
+  return op && isa<arith::ArithDialect>(op->getDialect()) &&
+         op->hasTrait<OpTrait::Elementwise>() && op->getNumResults() == 1 &&
+         isa<RankedTensorType>(op->getResult(0).getType());
+}
+
+/// Whether the backends fuse `op` into the kernel of its only reader
+/// (braid-fuse-elementwise-kernels): elementwise arithmetic read by one
+/// elementwise arithmetic op and nothing else but sizes.
+static bool fusesIntoItsReader(Operation *op) {
+  if (!isTensorElementwiseArith(op))
+    return false;
+  Operation *reader = nullptr;
+  for (Operation *user : op->getResult(0).getUsers()) {
+    if (isa<tensor::DimOp>(user))
+      continue;
+    if (reader && reader != user)
+      return false;
+    reader = user;
+  }
+  return isTensorElementwiseArith(reader) &&
+         reader->getBlock() == op->getBlock();
+}
+
+/// The values an elementwise chain's kernel reads, each once: the operands
+/// of `op` and of the producers fused into it.
+static void collectChainInputs(Operation *op, SetVector<Value> &inputs) {
+  for (Value operand : op->getOperands()) {
+    Operation *def = operand.getDefiningOp();
+    if (def && fusesIntoItsReader(def))
+      collectChainInputs(def, inputs);
+    else
+      inputs.insert(operand);
+  }
+}
+
 static double cpuLinearPassBytes(Activation activation) {
   return 4 /*bias fill*/ + 4 /*read back*/ +
          (activation == Activation::none ? 0 : 8 /*activation pass*/);
@@ -595,6 +633,21 @@ FailureOr<OpCost> ProgramCoster::costOf(Operation &op,
   // A size is the tensor's metadata: reading it moves no data.
   if (isa<tensor::DimOp>(op))
     return OpCost{};
+  // A chain of elementwise arithmetic is one kernel that reads the chain's
+  // inputs and writes its last result: the ops fused into their reader cost
+  // nothing of their own.
+  if (isTensorElementwiseArith(&op)) {
+    if (fusesIntoItsReader(&op))
+      return OpCost{};
+    SetVector<Value> inputs;
+    collectChainInputs(&op, inputs);
+    double bytes = shapes.elements(op.getResult(0)) *
+                   elementBytes(op.getResult(0).getType());
+    for (Value input : inputs)
+      if (isa<RankedTensorType>(input.getType()))
+        bytes += shapes.elements(input) * elementBytes(input.getType());
+    return kernel(cost::estimateElementwise(hw, bytes), "dense");
+  }
   if (isa<InteractionOp, InteractionGradOp, BceWithLogitsOp>(op) ||
       op.getDialect()->getNamespace() == "arith" ||
       op.getDialect()->getNamespace() == "tensor") {

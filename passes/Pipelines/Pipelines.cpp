@@ -173,6 +173,8 @@ static void addHostToLLVMPasses(OpPassManager &pm, bool cuda) {
 static void addBufferizePasses(OpPassManager &pm) {
   // Elementwise arith on tensors becomes linalg, which bufferizes.
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
+  // A chain of it, one kernel.
+  pm.addNestedPass<func::FuncOp>(createBraidFuseElementwiseKernelsPass());
   // One-shot bufferization across function boundaries with identity
   // layouts, so the host passes plain row-major buffers.
   bufferization::OneShotBufferizePassOptions bufferize;

@@ -417,3 +417,46 @@ module {
   EXPECT_LT(fused[0], apart[0] + apart[1]);
   EXPECT_GE(fused[0], std::max(apart[0], apart[1]));
 }
+
+TEST_F(ProgramShapesTest, ElementwiseChainIsOneKernelOverItsInputs) {
+  // x0 * p + x on 2^20 floats: the backends fuse the product into the sum
+  // (braid-fuse-elementwise-kernels), so the simulator prices one kernel
+  // reading x0, p and x and writing the sum. A product also returned is
+  // read twice and stays a kernel of its own.
+  constexpr StringLiteral kChains = R"mlir(
+module {
+  func.func @chain(%x0: tensor<1024x1024xf32>, %p: tensor<1024x1024xf32>, %x: tensor<1024x1024xf32>) -> tensor<1024x1024xf32> {
+    %m = arith.mulf %x0, %p : tensor<1024x1024xf32>
+    %s = arith.addf %m, %x : tensor<1024x1024xf32>
+    return %s : tensor<1024x1024xf32>
+  }
+  func.func @shared(%x0: tensor<1024x1024xf32>, %p: tensor<1024x1024xf32>, %x: tensor<1024x1024xf32>) -> (tensor<1024x1024xf32>, tensor<1024x1024xf32>) {
+    %m = arith.mulf %x0, %p : tensor<1024x1024xf32>
+    %s = arith.addf %m, %x : tensor<1024x1024xf32>
+    return %m, %s : tensor<1024x1024xf32>, tensor<1024x1024xf32>
+  }
+}
+)mlir";
+  module = parseSourceString<ModuleOp>(kChains, &context);
+  ASSERT_TRUE(module);
+  cluster::HardwareDesc hw = *cluster::loadHardware("dgx-h100");
+  auto kernels = [&](StringRef name) {
+    auto func = module->lookupSymbol<func::FuncOp>(name);
+    FailureOr<std::vector<SimOp>> schedule = buildSchedule(func, hw, 1, 1);
+    EXPECT_TRUE(succeeded(schedule));
+    std::vector<double> us;
+    for (const SimOp &op : *schedule)
+      if (op.durationUs > 0)
+        us.push_back(op.durationUs);
+    return us;
+  };
+  double tensorBytes = 4.0 * 1024 * 1024;
+  std::vector<double> chain = kernels("chain");
+  ASSERT_EQ(chain.size(), 1u);
+  EXPECT_DOUBLE_EQ(chain[0],
+                   cost::estimateElementwise(hw, 4 * tensorBytes).timeUs);
+  std::vector<double> shared = kernels("shared");
+  ASSERT_EQ(shared.size(), 2u);
+  EXPECT_DOUBLE_EQ(shared[0] + shared[1],
+                   2 * cost::estimateElementwise(hw, 3 * tensorBytes).timeUs);
+}

@@ -191,6 +191,33 @@ def BraidEmitPackedEntryPass
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def BraidFuseElementwiseKernelsPass
+    : Pass<"braid-fuse-elementwise-kernels", "::mlir::func::FuncOp"> {
+  let summary = "fuses chains of elementwise arithmetic into one kernel";
+  let description = [{
+    A step of `braid-lower-cpu` and `braid-lower-cuda`, after
+    `convert-elementwise-to-linalg`, which makes every elementwise `arith`
+    op on tensors a `linalg.generic` of its own: a kernel that writes its
+    result for the next to read back. A generic of elementwise arithmetic
+    (parallel loops, identity maps, a body of `arith` ops) whose result only
+    one such generic reads is fused into it, so a chain is one kernel that
+    reads the chain's inputs once and writes its result once. A DCN cross
+    layer's `x0 * (W x + b) + x` is one kernel, not two. A result read by
+    several ops stays a kernel of its own, so nothing is computed twice.
+
+    ```mlir
+    %m = arith.mulf %x0, %y : tensor<?x8xf32>
+    %s = arith.addf %m, %x : tensor<?x8xf32>
+    // one linalg.generic ins(%x0, %y, %x) computing mulf then addf
+    ```
+
+    The simulator prices a chain as one kernel over its inputs and its
+    result (`lib/Sim/ScheduleBuilder.cpp`).
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def BraidStridedCopiesToLoopsPass
     : Pass<"braid-strided-copies-to-loops", "::mlir::func::FuncOp"> {
   let summary = "lowers copies between non-contiguous buffers to loops";
