@@ -306,12 +306,19 @@ inSequence(ArrayRef<cost::KernelEstimate> kernels) {
 /// gradients, OpenBLAS zeroes them again for beta = 0 (BETA_OPERATION,
 /// driver/level3/level3.c) and reads them back as its kernel accumulates.
 /// A GPU's GEMM writes its output once, its epilogue fused.
-/// Whether `op` is elementwise arithmetic on a tensor: a kernel of its own
-/// once convert-elementwise-to-linalg has made it a linalg.generic.
+/// Whether `op` is elementwise arithmetic on tensors of one shape: a kernel
+/// of its own, with identity maps, once convert-elementwise-to-linalg has
+/// made it a linalg.generic (a scalar operand, such as a select's
+/// condition, is broadcast, and braid-fuse-elementwise-kernels leaves it).
 static bool isTensorElementwiseArith(Operation *op) {
-  return op && isa<arith::ArithDialect>(op->getDialect()) &&
-         op->hasTrait<OpTrait::Elementwise>() && op->getNumResults() == 1 &&
-         isa<RankedTensorType>(op->getResult(0).getType());
+  if (!op || !isa<arith::ArithDialect>(op->getDialect()) ||
+      !op->hasTrait<OpTrait::Elementwise>() || op->getNumResults() != 1)
+    return false;
+  auto result = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  return result && llvm::all_of(op->getOperandTypes(), [&](Type type) {
+           auto operand = dyn_cast<RankedTensorType>(type);
+           return operand && operand.getShape() == result.getShape();
+         });
 }
 
 /// Whether the backends fuse `op` into the kernel of its only reader
