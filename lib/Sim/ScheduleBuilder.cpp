@@ -323,7 +323,8 @@ static bool isTensorElementwiseArith(Operation *op) {
 
 /// Whether the backends fuse `op` into the kernel of its only reader
 /// (braid-fuse-elementwise-kernels): elementwise arithmetic read by one
-/// elementwise arithmetic op and nothing else but sizes.
+/// elementwise arithmetic op, once or more (the fusion patterns merge a
+/// reader's repeated inputs first), and otherwise only for its sizes.
 static bool fusesIntoItsReader(Operation *op) {
   if (!isTensorElementwiseArith(op))
     return false;

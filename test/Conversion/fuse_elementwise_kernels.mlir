@@ -65,3 +65,18 @@ func.func @shared(%a: tensor<8xf32>, %b: tensor<8xf32>) -> (tensor<8xf32>, tenso
   %s = arith.addf %m, %a : tensor<8xf32>
   return %m, %s : tensor<8xf32>, tensor<8xf32>
 }
+
+// -----
+
+// A product its one reader reads twice: the reader's inputs are merged, and
+// the product is fused into it (the simulator prices it so too).
+// CHECK-LABEL: func.func @twice(
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<8xf32>, tensor<8xf32>)
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK-NOT: linalg.generic
+func.func @twice(%a: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<8xf32> {
+  %m = arith.mulf %a, %b : tensor<8xf32>
+  %s = arith.addf %m, %m : tensor<8xf32>
+  return %s : tensor<8xf32>
+}

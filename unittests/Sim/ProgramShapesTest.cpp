@@ -435,6 +435,11 @@ module {
     %s = arith.addf %m, %x : tensor<1024x1024xf32>
     return %m, %s : tensor<1024x1024xf32>, tensor<1024x1024xf32>
   }
+  func.func @twice(%x0: tensor<1024x1024xf32>, %p: tensor<1024x1024xf32>) -> tensor<1024x1024xf32> {
+    %m = arith.mulf %x0, %p : tensor<1024x1024xf32>
+    %s = arith.addf %m, %m : tensor<1024x1024xf32>
+    return %s : tensor<1024x1024xf32>
+  }
   func.func @selected(%c: i1, %x0: tensor<1024x1024xf32>, %p: tensor<1024x1024xf32>) -> tensor<1024x1024xf32> {
     %m = arith.mulf %x0, %p : tensor<1024x1024xf32>
     %s = arith.select %c, %m, %x0 : tensor<1024x1024xf32>
@@ -468,4 +473,10 @@ module {
   // generic apart, and so does the simulator.
   std::vector<double> selected = kernels("selected");
   EXPECT_EQ(selected.size(), 2u);
+  // A product its one reader reads twice (m + m) is fused all the same:
+  // one kernel reading x0 and p.
+  std::vector<double> twice = kernels("twice");
+  ASSERT_EQ(twice.size(), 1u);
+  EXPECT_DOUBLE_EQ(twice[0],
+                   cost::estimateElementwise(hw, 3 * tensorBytes).timeUs);
 }
