@@ -121,11 +121,15 @@ void hoistToOperands(Operation *op) {
 }
 
 /// Starts the collective `op` just after its last operand is computed and
-/// waits for it just before its result's first use. The ops that only
-/// carry its result to the function's results (unpacking, an optimizer
-/// step, a table update) move to the end of the block first, so the
-/// computation before them runs beside the collective.
-void startEarly(Operation *op, bool hoistProducers) {
+/// waits for it just before its result's first use. With `sinkUsers`, the
+/// ops that only carry its result to the function's results (unpacking, an
+/// optimizer step, a table update) move to the end of the block first, so
+/// the computation before them runs beside the collective. Without it they
+/// stay: a collective whose result a lookup reads early also feeds that
+/// table's update, and sinking the update would only move it past the
+/// work that hides the later exchanges. Returns false when `sinkUsers` is
+/// off and there was nothing to sink: the variant with it is the same.
+bool startEarly(Operation *op, bool hoistProducers, bool sinkUsers) {
   Block *block = op->getBlock();
   // With `hoistProducers`, what the collective reads is computed as early
   // as it can be: the pure ops it depends on move up to just after their
@@ -151,12 +155,15 @@ void startEarly(Operation *op, bool hoistProducers) {
   hoistToOperands(op);
   StringRef startName = *getStartFormName(op);
   WaitOp wait = startCollective(op, startName);
+  SmallVector<Operation *> sinks = sinkableUsers(wait);
   // Sunk in program order, so they keep their order at the end.
-  for (Operation *sink : sinkableUsers(wait))
-    sink->moveBefore(block->getTerminator());
+  if (sinkUsers)
+    for (Operation *sink : sinks)
+      sink->moveBefore(block->getTerminator());
   // A result nobody reads is waited for where it was started.
   if (Operation *firstUse = firstUserInBlock(wait.getOperation(), *block))
     wait->moveBefore(firstUse);
+  return sinkUsers || !sinks.empty();
 }
 
 struct BraidOverlapPass : braid::impl::BraidOverlapPassBase<BraidOverlapPass> {
@@ -170,15 +177,21 @@ struct BraidOverlapPass : braid::impl::BraidOverlapPassBase<BraidOverlapPass> {
     for (func::FuncOp func : funcs) {
       // One collective at a time, in program order; a started one leaves
       // the candidates. Started right after its input, or with its input's
-      // pure producers hoisted too: the simulator keeps the faster.
-      auto alternativesAt = [](int64_t position) {
-        auto startAt = [position](bool hoistProducers) -> FunctionRewrite {
+      // pure producers hoisted too, and (with keep-readers) with the
+      // readers that only carry its result to the function's results left
+      // where they are instead of sunk: the simulator keeps the fastest.
+      auto alternativesAt = [this](int64_t position) {
+        auto startAt = [position](bool hoistProducers,
+                                  bool sinkUsers) -> FunctionRewrite {
           return [=](func::FuncOp copy) -> FailureOr<bool> {
-            startEarly(opAt(copy, position), hoistProducers);
-            return true;
+            return startEarly(opAt(copy, position), hoistProducers, sinkUsers);
           };
         };
-        return SmallVector<FunctionRewrite>{startAt(false), startAt(true)};
+        SmallVector<FunctionRewrite> alternatives = {startAt(false, true),
+                                                     startAt(true, true)};
+        if (keepReaders)
+          alternatives.append({startAt(false, false), startAt(true, false)});
+        return alternatives;
       };
       if (failed(rewriteEachCandidate(
               func, *predictor, force,

@@ -407,10 +407,22 @@ def BraidOverlapPass : Pass<"braid-overlap", "::mlir::ModuleOp"> {
     %r = braid.wait %t : tensor<448xf32>
     %u = braid.dense_update %p, %r ...
     ```
+
+    The ops that only carry the result to the function's results (an
+    optimizer step, a table update) move to the end of the block. With
+    `keep-readers`, each collective is also tried with them left where they
+    are, and the simulator keeps the fastest of the variants.
+    `braid-co-optimize` runs the pass a second time with it, last, over the
+    collectives still synchronous: there a lookup's lengths exchange can
+    start at the top of the step while its table's update stays among the
+    gradient exchanges it hides.
   }];
   let options = [
     Option<"force", "force", "bool", "false",
            "Start every collective without asking the simulator (for tests)">,
+    Option<"keepReaders", "keep-readers", "bool", "false",
+           "Also try each start with the readers that only feed the "
+           "function's results left in place">,
   ];
   let statistics = [
     Statistic<"numStarted", "collectives-started",
