@@ -81,7 +81,8 @@ def predict_sweep(braid_sim, hardware, sweep):
     # description's default lists.
     env = sweep.get("nccl_env", {})
     flags = [arg for variable, flag in (("NCCL_PROTO", "--nccl-proto"),
-                                        ("NCCL_ALGO", "--nccl-algo"))
+                                        ("NCCL_ALGO", "--nccl-algo"),
+                                        ("NCCL_BUFFSIZE", "--nccl-buffsize"))
              if variable in env for arg in (flag, env[variable])]
     out = subprocess.run(
         [braid_sim, "collective", "--kind", kind, "--sizes", sizes, "--ranks", str(ranks),

@@ -395,7 +395,9 @@ Expected<HardwareDesc> mlir::braid::cluster::parseHardware(StringRef text,
     top.fail("nccl", "an \"shm\" node runs MPI's collectives, not NCCL's");
   if (top.ok() && top.has("nccl")) {
     FieldReader nccl(name, top.childPath("nccl"), top.child("nccl"));
-    nccl.checkKeys({"proto", "algo"});
+    nccl.checkKeys({"proto", "algo", "buffsize"});
+    if (nccl.has("buffsize"))
+      hw.ncclBufferBytes = nccl.number("buffsize");
     if (nccl.has("proto"))
       if (Error error =
               parseNcclProtocols(nccl.string("proto"), hw.nccl))

@@ -439,12 +439,16 @@ static CollectiveEstimate estimateWithFloor(const HardwareDesc &hw,
     // (`perHop`) is smaller; the fill adds those bytes once per hop (bus
     // bytes at the pipeline's bandwidth).
     // LL forwards 8-byte lines as they arrive and needs no fill; LL128 and
-    // Simple forward chunks through their step buffers.
+    // Simple forward chunks through their step buffers. Simple's step is an
+    // eighth of NCCL_BUFFSIZE, so its chunk scales with that buffer.
     auto pipelineFill = [&](double hops, double perHop,
                             Protocol protocol = Simple) {
       if (protocol == LL)
         return 0.0;
-      return hops * std::min(hw.commChunkBytes * channels, perHop);
+      double chunk = hw.commChunkBytes;
+      if (protocol == Simple)
+        chunk *= hw.ncclBufferBytes / HardwareDesc::kNcclDefaultBufferBytes;
+      return hops * std::min(chunk * channels, perHop);
     };
     double steps = allReduce ? 2.0 * (ranks - 1) : double(ranks - 1);
     double interSteps = allReduce   ? 2.0 * double(nodes - 1)

@@ -5,7 +5,7 @@
 //
 //   braid-sim collective --kind K --bytes N --ranks R --nodes M
 //                        --hardware PRESET|FILE [--nccl-proto P]
-//                        [--nccl-algo A] [--json]
+//                        [--nccl-algo A] [--nccl-buffsize B] [--json]
 //   braid-sim FILE.mlir|ARTIFACT_DIR --hardware PRESET|FILE [--ranks R]
 //                       [--function F] [--json] [--trace OUT.json]
 //                       [--expect-overlap]
@@ -25,11 +25,13 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::braid;
@@ -71,6 +73,10 @@ static cl::opt<std::string> ncclAlgo(
     cl::cat(toolOptions), "nccl-algo",
     cl::desc("collective: the algorithms NCCL may use, as NCCL_ALGO lists "
              "them (e.g. Ring,Tree); replaces the hardware's"));
+static cl::opt<double> ncclBuffsize(
+    cl::cat(toolOptions), "nccl-buffsize",
+    cl::desc("collective: Simple's buffer in bytes, as NCCL_BUFFSIZE gives "
+             "it (NCCL's default 4194304); replaces the hardware's"));
 static cl::opt<bool> emitJson(cl::cat(toolOptions), "json",
                               cl::desc("Print one JSON object"));
 static cl::opt<std::string>
@@ -249,12 +255,18 @@ int main(int argc, char **argv) {
     if (ncclAlgo.getNumOccurrences())
       if (llvm::Error error = cluster::parseNcclAlgorithms(ncclAlgo, hw->nccl))
         return fail("--nccl-algo: " + llvm::toString(std::move(error)));
+    if (ncclBuffsize.getNumOccurrences()) {
+      if (!(ncclBuffsize > 0) || !std::isfinite(ncclBuffsize))
+        return fail("--nccl-buffsize must be a positive number of bytes");
+      hw->ncclBufferBytes = ncclBuffsize;
+    }
     return runCollective(*hw);
   }
   if (!kindName.empty() || bytes >= 0)
     return fail("--kind and --bytes belong to 'braid-sim collective'");
-  if (ncclProto.getNumOccurrences() || ncclAlgo.getNumOccurrences())
-    return fail("--nccl-proto and --nccl-algo belong to 'braid-sim "
-                "collective'");
+  if (ncclProto.getNumOccurrences() || ncclAlgo.getNumOccurrences() ||
+      ncclBuffsize.getNumOccurrences())
+    return fail("--nccl-proto, --nccl-algo and --nccl-buffsize belong to "
+                "'braid-sim collective'");
   return runProgram();
 }

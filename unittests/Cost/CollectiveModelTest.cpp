@@ -211,6 +211,30 @@ TEST(CollectiveModelTest, MediumMessagesFillThePipeline) {
             estimateCollective(hw, CollectiveKind::all_reduce, 256 << 20, 8, 1).busbwGBps);
 }
 
+TEST(CollectiveModelTest, SimpleFillGrowsWithNcclBuffsize) {
+  // A Simple step moves an eighth of NCCL_BUFFSIZE, so doubling the buffer
+  // doubles the chunk the pipeline fills over: a medium all_reduce on
+  // Simple gets slower, one on LL128 (a buffer of its own) does not, and
+  // neither does a message too small to fill a chunk.
+  cluster::HardwareDesc hw = *cluster::loadHardware("gcp-a3-mega");
+  ASSERT_FALSE(
+      llvm::errorToBool(cluster::parseNcclProtocols("Simple", hw.nccl)));
+  cluster::HardwareDesc big = hw;
+  big.ncclBufferBytes = 2 * cluster::HardwareDesc::kNcclDefaultBufferBytes;
+  auto time = [](const cluster::HardwareDesc &desc, double bytes) {
+    return estimateCollective(desc, CollectiveKind::all_reduce, bytes, 16, 2)
+        .timeUs;
+  };
+  EXPECT_GT(time(big, 16 << 20), 1.1 * time(hw, 16 << 20));
+  EXPECT_DOUBLE_EQ(time(big, 8), time(hw, 8));
+  cluster::HardwareDesc ll128 = hw, bigLL128 = big;
+  ASSERT_FALSE(
+      llvm::errorToBool(cluster::parseNcclProtocols("LL128", ll128.nccl)));
+  ASSERT_FALSE(
+      llvm::errorToBool(cluster::parseNcclProtocols("LL128", bigLL128.nccl)));
+  EXPECT_DOUBLE_EQ(time(bigLL128, 16 << 20), time(ll128, 16 << 20));
+}
+
 TEST(CollectiveModelTest, TransportLatencyAndRemotePeers) {
   // The transport's own latency (EFA: tens of microseconds) is paid by
   // every small message that crosses nodes, and an all_to_all pays it per

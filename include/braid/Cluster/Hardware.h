@@ -180,6 +180,14 @@ struct HardwareDesc {
   /// `nccl` object: `proto` and `algo` strings in the syntax of NCCL_PROTO
   /// and NCCL_ALGO). braid-sim's --nccl-proto and --nccl-algo override it.
   NcclSelection nccl;
+  /// NCCL's default NCCL_BUFFSIZE (src/include/comm.h, DEFAULT_BUFFSIZE).
+  static constexpr double kNcclDefaultBufferBytes = 4 << 20;
+  /// The bytes of Simple's buffer per channel and peer (NCCL_BUFFSIZE;
+  /// optional `nccl.buffsize`, default NCCL's 4 MiB; braid-sim's
+  /// --nccl-buffsize overrides it). A Simple step moves an eighth of it
+  /// (NCCL_STEPS), so Simple's pipeline chunk is `commChunkBytes` scaled by
+  /// this over NCCL's default. LL and LL128 have buffers of their own.
+  double ncclBufferBytes = kNcclDefaultBufferBytes;
   int64_t nodes = 1;
   int64_t ranksPerNode = 1;
   int64_t worldSize() const { return nodes * ranksPerNode; }
