@@ -180,7 +180,9 @@ struct HardwareDesc {
   /// `nccl` object: `proto` and `algo` strings in the syntax of NCCL_PROTO
   /// and NCCL_ALGO). braid-sim's --nccl-proto and --nccl-algo override it.
   NcclSelection nccl;
-  /// NCCL's default NCCL_BUFFSIZE (src/include/comm.h, DEFAULT_BUFFSIZE).
+  /// NCCL's default NCCL_BUFFSIZE (src/init.cc, DEFAULT_BUFFSIZE). Newer
+  /// NCCLs default to 1 MiB on Arm hosts (DEFAULT_BUFFSIZE_ARM), which the
+  /// model leaves out.
   static constexpr double kNcclDefaultBufferBytes = 4 << 20;
   /// The bytes of Simple's buffer per channel and peer (NCCL_BUFFSIZE;
   /// optional `nccl.buffsize`, default NCCL's 4 MiB; braid-sim's
