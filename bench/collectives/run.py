@@ -82,7 +82,9 @@ def predict_sweep(braid_sim, hardware, sweep):
     env = sweep.get("nccl_env", {})
     flags = [arg for variable, flag in (("NCCL_PROTO", "--nccl-proto"),
                                         ("NCCL_ALGO", "--nccl-algo"),
-                                        ("NCCL_BUFFSIZE", "--nccl-buffsize"))
+                                        ("NCCL_BUFFSIZE", "--nccl-buffsize"),
+                                        ("NCCL_MIN_NCHANNELS", "--nccl-min-nchannels"),
+                                        ("NCCL_MAX_NCHANNELS", "--nccl-max-nchannels"))
              if variable in env for arg in (flag, env[variable])]
     out = subprocess.run(
         [braid_sim, "collective", "--kind", kind, "--sizes", sizes, "--ranks", str(ranks),

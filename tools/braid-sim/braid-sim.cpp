@@ -5,7 +5,9 @@
 //
 //   braid-sim collective --kind K --bytes N --ranks R --nodes M
 //                        --hardware PRESET|FILE [--nccl-proto P]
-//                        [--nccl-algo A] [--nccl-buffsize B] [--json]
+//                        [--nccl-algo A] [--nccl-buffsize B]
+//                        [--nccl-min-nchannels N] [--nccl-max-nchannels N]
+//                        [--json]
 //   braid-sim FILE.mlir|ARTIFACT_DIR --hardware PRESET|FILE [--ranks R]
 //                       [--function F] [--json] [--trace OUT.json]
 //                       [--expect-overlap]
@@ -77,6 +79,16 @@ static cl::opt<double> ncclBuffsize(
     cl::cat(toolOptions), "nccl-buffsize",
     cl::desc("collective: Simple's buffer in bytes, as NCCL_BUFFSIZE gives "
              "it (NCCL's default 4194304); replaces the hardware's"));
+static cl::opt<int64_t> ncclMinChannels(
+    cl::cat(toolOptions), "nccl-min-nchannels",
+    cl::desc("collective: the fewest channels NCCL runs a collective on, as "
+             "NCCL_MIN_NCHANNELS gives it; raises the hardware's "
+             "comm_channels to it"));
+static cl::opt<int64_t> ncclMaxChannels(
+    cl::cat(toolOptions), "nccl-max-nchannels",
+    cl::desc("collective: the most channels NCCL runs a collective on, as "
+             "NCCL_MAX_NCHANNELS gives it; lowers the hardware's "
+             "comm_channels to it"));
 static cl::opt<bool> emitJson(cl::cat(toolOptions), "json",
                               cl::desc("Print one JSON object"));
 static cl::opt<std::string>
@@ -260,13 +272,32 @@ int main(int argc, char **argv) {
         return fail("--nccl-buffsize must be a positive number of bytes");
       hw->ncclBufferBytes = ncclBuffsize;
     }
+    // NCCL's channel search stays within NCCL_MIN_NCHANNELS and
+    // NCCL_MAX_NCHANNELS (src/graph/search.cc), and no collective runs on
+    // more than MAXCHANNELS (32) or than the device has SMs.
+    int64_t most = std::min<int64_t>(32, hw->device.sms);
+    for (auto *option : {&ncclMinChannels, &ncclMaxChannels})
+      if (option->getNumOccurrences() && (*option < 1 || *option > most))
+        return fail("--" + option->ArgStr + " must be between 1 and " +
+                    llvm::Twine(most) + ", got " + llvm::Twine(*option));
+    if (ncclMinChannels.getNumOccurrences() &&
+        ncclMaxChannels.getNumOccurrences() &&
+        ncclMinChannels > ncclMaxChannels)
+      return fail("--nccl-min-nchannels (" + llvm::Twine(ncclMinChannels) +
+                  ") is above --nccl-max-nchannels (" +
+                  llvm::Twine(ncclMaxChannels) + ")");
+    if (ncclMinChannels.getNumOccurrences())
+      hw->commChannels = std::max<int64_t>(hw->commChannels, ncclMinChannels);
+    if (ncclMaxChannels.getNumOccurrences())
+      hw->commChannels = std::min<int64_t>(hw->commChannels, ncclMaxChannels);
     return runCollective(*hw);
   }
   if (!kindName.empty() || bytes >= 0)
     return fail("--kind and --bytes belong to 'braid-sim collective'");
   if (ncclProto.getNumOccurrences() || ncclAlgo.getNumOccurrences() ||
-      ncclBuffsize.getNumOccurrences())
-    return fail("--nccl-proto, --nccl-algo and --nccl-buffsize belong to "
-                "'braid-sim collective'");
+      ncclBuffsize.getNumOccurrences() || ncclMinChannels.getNumOccurrences() ||
+      ncclMaxChannels.getNumOccurrences())
+    return fail("--nccl-proto, --nccl-algo, --nccl-buffsize and "
+                "--nccl-min/max-nchannels belong to 'braid-sim collective'");
   return runProgram();
 }
