@@ -298,14 +298,6 @@ inSequence(ArrayRef<cost::KernelEstimate> kernels) {
   return sum;
 }
 
-/// Bytes per output element that the CPU runtime's dense layers move besides
-/// the one write of the product that estimateGemm counts. braid.linear
-/// (runtime/lib/Compiled.cpp) fills its output with the bias, multiplies
-/// into it (OpenBLAS reads it back for beta = 1) and applies the activation
-/// in a pass of its own. linear_grad (runtime/lib/Training.cpp) zeroes both
-/// gradients, OpenBLAS zeroes them again for beta = 0 (BETA_OPERATION,
-/// driver/level3/level3.c) and reads them back as its kernel accumulates.
-/// A GPU's GEMM writes its output once, its epilogue fused.
 /// Whether `op` is elementwise arithmetic on tensors of one shape: a kernel
 /// of its own, with identity maps, once convert-elementwise-to-linalg has
 /// made it a linalg.generic (a scalar operand, such as a select's
@@ -352,6 +344,14 @@ static void collectChainInputs(Operation *op, SetVector<Value> &inputs) {
   }
 }
 
+/// Bytes per output element that the CPU runtime's dense layers move besides
+/// the one write of the product that estimateGemm counts. braid.linear
+/// (runtime/lib/Compiled.cpp) fills its output with the bias, multiplies
+/// into it (OpenBLAS reads it back for beta = 1) and applies the activation
+/// in a pass of its own. linear_grad (runtime/lib/Training.cpp) zeroes both
+/// gradients, OpenBLAS zeroes them again for beta = 0 (BETA_OPERATION,
+/// driver/level3/level3.c) and reads them back as its kernel accumulates.
+/// A GPU's GEMM writes its output once, its epilogue fused.
 static double cpuLinearPassBytes(Activation activation) {
   return 4 /*bias fill*/ + 4 /*read back*/ +
          (activation == Activation::none ? 0 : 8 /*activation pass*/);
