@@ -1,19 +1,22 @@
 //===- ChunkPipeline.cpp - The braid-chunk-pipeline pass ------------------===//
 //
 // This file implements braid-chunk-pipeline: a region of row-wise work
-// between all_gathers of the batch and a reduce_scatter back to the ranks'
-// rows (a tensor-parallel block's forward pass) is split into chunks of the
-// batch, each with its own all_gather and reduce_scatter, started as soon
-// as they can be and waited for at their first use. Chunk j's computation
-// then runs beside chunk j + 1's all_gather and chunk j - 1's
-// reduce_scatter: the pipelining of CoCoNet's overlap, and of the
-// "chunking" the co-optimization issue names. The simulator picks the
-// number of chunks, or none.
+// between all_gathers of the batch and a reduction back to the ranks' rows
+// (a tensor-parallel block's forward pass) is split into chunks of the
+// batch, each with its own all_gather and reduction, started as soon as
+// they can be and waited for at their first use. Chunk j's computation
+// then runs beside chunk j + 1's all_gather and chunk j - 1's reduction:
+// the pipelining of CoCoNet's overlap, and of the "chunking" the
+// co-optimization issue names. The simulator picks the number of chunks,
+// or none.
 //
+// The reduction is a reduce_scatter, or an all_reduce of which each rank
+// keeps only its own rows (where braid-reorder-collectives keeps an NVLS
+// all_reduce, which beats a reduce_scatter on one NVSwitch node).
 // Gathering chunk j of every rank's rows gives the batch's rows in another
 // order; every op of the region treats rows independently, and the
-// reduce_scatter of chunk j gives each rank chunk j of its own rows back,
-// so the result is the same.
+// reduction of chunk j gives each rank chunk j of its own rows back, so the
+// result is the same.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,6 +30,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
 
 namespace mlir::braid {
@@ -75,15 +79,45 @@ bool isWorldCollectiveAlongRows(Operation *op, bool gather,
       worldSize);
 }
 
+/// Whether `op` is an all_reduce (synchronous or started) over every rank
+/// of the world in order.
+bool isWorldAllReduce(Operation *op, int64_t worldSize) {
+  return isa<AllReduceOp, AllReduceStartOp>(op) &&
+         areConsecutiveBlocks(
+             cast<CollectiveOpInterface>(op).getReplicaGroupsAttr(), worldSize,
+             worldSize);
+}
+
 /// A region to chunk: its all_gathers, its ops in program order and the
-/// reduce_scatter that ends it.
+/// reduction that ends it.
 struct Region {
   SmallVector<Collective> gathers;
   SmallVector<Operation *> ops;
+  /// The reduce_scatter or all_reduce.
   Collective scatter;
+  /// For an all_reduce, the slice of it that keeps the rank's rows.
+  tensor::ExtractSliceOp keep;
   /// Rows of each rank's share, and the ranks.
   int64_t rows = 0, worldSize = 0;
+  /// What the program reads: the reduce_scatter's value or the slice.
+  Value end() { return keep ? keep.getResult() : scatter.value(); }
 };
+
+/// The all_reduce that `end`, a slice keeping each rank's rows of it, reads
+/// (its only reader), when it is one.
+std::optional<Collective> keptAllReduce(Value end, int64_t worldSize,
+                                        tensor::ExtractSliceOp &keep) {
+  keep = end.getDefiningOp<tensor::ExtractSliceOp>();
+  if (!keep)
+    return std::nullopt;
+  std::optional<Collective> reduce = collectiveOf(keep.getSource());
+  std::optional<std::pair<int64_t, int64_t>> rows =
+      rankRowsSlice(keep, worldSize);
+  if (!reduce || !isWorldAllReduce(reduce->op, worldSize) || !rows ||
+      rows->second != worldSize || !keep.getSource().hasOneUse())
+    return std::nullopt;
+  return reduce;
+}
 
 /// Whether `op` treats the rows of its batch-shaped operands independently
 /// (and has no other effect): a dense layer on its input, or elementwise
@@ -94,13 +128,16 @@ bool isRowWise(Operation *op) {
              arith::MinimumFOp>(op);
 }
 
-/// The region that ends in the reduce_scatter whose value `end` is, when
-/// there is one and nothing outside it reads its values.
+/// The region that ends in `end`, a reduce_scatter's value or a slice that
+/// keeps each rank's rows of an all_reduce, when there is one and nothing
+/// outside it reads its values.
 std::optional<Region> regionEndingAt(Value end, int64_t worldSize) {
+  Region region;
   std::optional<Collective> scatter = collectiveOf(end);
   if (!scatter || !isWorldCollectiveAlongRows(scatter->op, false, worldSize))
+    scatter = keptAllReduce(end, worldSize, region.keep);
+  if (!scatter)
     return std::nullopt;
-  Region region;
   region.scatter = *scatter;
   llvm::SetVector<Operation *> ops;
   llvm::SetVector<Operation *> gathers;
@@ -163,6 +200,19 @@ RankedTensorType withRows(Type type, int64_t rows) {
   return RankedTensorType::get(shape, tensor.getElementType());
 }
 
+/// Rows [offset, +rows) of `value`, along dimension 0.
+Value rankRows(OpBuilder &b, Location loc, Value value, Value offset,
+               int64_t rows) {
+  auto type = cast<RankedTensorType>(value.getType());
+  SmallVector<OpFoldResult> offsets(type.getRank(), b.getIndexAttr(0));
+  offsets[0] = offset;
+  SmallVector<OpFoldResult> sizes, strides(type.getRank(), b.getIndexAttr(1));
+  for (int64_t size : withRows(type, rows).getShape())
+    sizes.push_back(b.getIndexAttr(size));
+  return tensor::ExtractSliceOp::create(b, loc, withRows(type, rows), value,
+                                        offsets, sizes, strides);
+}
+
 /// Rewrites `region` as `chunks` chunks of each rank's rows.
 void chunk(Region &region, int64_t chunks) {
   int64_t worldSize = region.worldSize;
@@ -195,13 +245,14 @@ void chunk(Region &region, int64_t chunks) {
     }
   }
 
-  // Each chunk's computation where the reduce_scatter stood, its wait for
-  // its gathers first, its reduce_scatter started right after it.
+  // Each chunk's computation where the reduction stood, its wait for its
+  // gathers first, its reduction started right after it.
   OpBuilder b(scatterOp);
   auto groups = cast<CollectiveOpInterface>(scatterOp).getReplicaGroupsAttr();
   auto reduction = scatterOp->getAttrOfType<ReductionKindAttr>("reduction");
   SmallVector<Value> parts;
   SmallVector<WaitOp> scatterWaits;
+  bool allReduce = static_cast<bool>(region.keep);
   for (int64_t j = 0; j < chunks; ++j) {
     IRMapping mapping;
     for (auto [gather, wait] : llvm::zip(region.gathers, gathered[j])) {
@@ -214,28 +265,55 @@ void chunk(Region &region, int64_t chunks) {
         result.setType(withRows(result.getType(), rows * worldSize));
     }
     Value partial = mapping.lookup(scatterOp->getOperand(0));
-    Value scattered = ReduceScatterOp::create(
-        b, loc, withRows(partial.getType(), rows), reduction, partial,
-        b.getI64IntegerAttr(0), groups);
-    scatterWaits.push_back(startCollective(scattered.getDefiningOp(),
-                                           "braid.reduce_scatter_start"));
+    Value reduced =
+        allReduce
+            ? AllReduceOp::create(b, loc, partial.getType(), reduction, partial,
+                                  groups)
+                  .getResult()
+            : ReduceScatterOp::create(b, loc, withRows(partial.getType(), rows),
+                                      reduction, partial,
+                                      b.getI64IntegerAttr(0), groups)
+                  .getResult();
+    scatterWaits.push_back(startCollective(
+        reduced.getDefiningOp(),
+        allReduce ? "braid.all_reduce_start" : "braid.reduce_scatter_start"));
     b.setInsertionPointAfter(scatterWaits.back().getOperand().getDefiningOp());
   }
-  // The chunks' rows back together where the first reader needs them.
-  Value end = region.scatter.value();
+  // The chunks' rows back together where the first reader needs them; of a
+  // chunk's all_reduce, the rank keeps rows [rank * rows, +rows).
+  Value end = region.end();
   Operation *firstUse = nullptr;
   for (Operation *user : end.getUsers())
     if (!firstUse || user->isBeforeInBlock(firstUse))
       firstUse = user;
   OpBuilder after(firstUse ? firstUse : end.getParentBlock()->getTerminator());
+  Value offset;
+  if (allReduce)
+    offset = arith::MulIOp::create(
+        after, loc, RankOp::create(after, loc, after.getIndexType()),
+        arith::ConstantIndexOp::create(after, loc, rows));
   for (WaitOp wait : scatterWaits) {
     wait->moveBefore(after.getInsertionBlock(), after.getInsertionPoint());
-    parts.push_back(wait.getResult());
+    parts.push_back(allReduce
+                        ? rankRows(after, loc, wait.getResult(), offset, rows)
+                        : wait.getResult());
   }
   Value whole = tensor::ConcatOp::create(after, loc, 0, parts);
   end.replaceAllUsesWith(whole);
 
-  // The unchunked region goes.
+  // The unchunked region goes, with the arithmetic of the kept rows' offset
+  // that nothing else reads.
+  if (region.keep) {
+    SmallVector<Value> worklist(region.keep.getOffsets());
+    region.keep->erase();
+    while (!worklist.empty()) {
+      Operation *op = worklist.pop_back_val().getDefiningOp();
+      if (!op || !isOpTriviallyDead(op))
+        continue;
+      llvm::append_range(worklist, op->getOperands());
+      op->erase();
+    }
+  }
   if (region.scatter.wait)
     region.scatter.wait->erase();
   scatterOp->erase();
@@ -248,29 +326,37 @@ void chunk(Region &region, int64_t chunks) {
   }
 }
 
+/// Whether `value` is one chunk's reduction: a started reduce_scatter's
+/// value, or a slice of a started all_reduce's.
+bool isChunkReduction(Value value) {
+  if (auto slice = value.getDefiningOp<tensor::ExtractSliceOp>())
+    if (auto wait = slice.getSource().getDefiningOp<WaitOp>())
+      return isa_and_nonnull<AllReduceStartOp>(wait.getToken().getDefiningOp());
+  auto wait = value.getDefiningOp<WaitOp>();
+  return wait &&
+         isa_and_nonnull<ReduceScatterStartOp>(wait.getToken().getDefiningOp());
+}
+
 /// Whether `end` is already one chunk's: read only by a concatenation of
-/// started reduce_scatters' values.
+/// chunks' reductions.
 bool isChunk(Value end) {
   return !end.use_empty() && llvm::all_of(end.getUsers(), [](Operation *user) {
     auto concat = dyn_cast<tensor::ConcatOp>(user);
     return concat && concat.getDim() == 0 &&
-           llvm::all_of(concat.getInputs(), [](Value input) {
-             auto wait = input.getDefiningOp<WaitOp>();
-             return wait && isa_and_nonnull<ReduceScatterStartOp>(
-                                wait.getToken().getDefiningOp());
-           });
+           llvm::all_of(concat.getInputs(), isChunkReduction);
   });
 }
 
-/// The positions in `block` of the reduce_scatters (or their waits) that
-/// end a region chunks could split, and that are not chunks already.
+/// The positions in `block` of the reduce_scatters (or their waits) and of
+/// the slices keeping each rank's rows of an all_reduce that end a region
+/// chunks could split, and that are not chunks already.
 SmallVector<int64_t> candidatePositions(Block &block, int64_t worldSize) {
   SmallVector<int64_t> positions;
   for (auto [index, op] : llvm::enumerate(block)) {
-    bool end = isa<ReduceScatterOp>(op) ||
-               (isa<WaitOp>(op) &&
-                isa_and_nonnull<ReduceScatterStartOp>(
-                    cast<WaitOp>(op).getToken().getDefiningOp()));
+    bool end =
+        isa<ReduceScatterOp, tensor::ExtractSliceOp>(op) ||
+        (isa<WaitOp>(op) && isa_and_nonnull<ReduceScatterStartOp>(
+                                cast<WaitOp>(op).getToken().getDefiningOp()));
     if (end && !isChunk(op.getResult(0)) &&
         regionEndingAt(op.getResult(0), worldSize))
       positions.push_back(index);

@@ -10,6 +10,8 @@
 #include "braid/Dialect/Braid/IR/Braid.h"
 #include "braid/Sim/ScheduleBuilder.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/ScopeExit.h"
@@ -252,4 +254,50 @@ bool mlir::braid::ownsItsState(DenseUpdateOp update) {
       return false;
   }
   return true;
+}
+
+int64_t mlir::braid::positionGroupSize(Value position, int64_t worldSize) {
+  if (position.getDefiningOp<RankOp>())
+    return worldSize;
+  if (auto rem = position.getDefiningOp<arith::RemUIOp>())
+    if (rem.getLhs().getDefiningOp<RankOp>())
+      if (std::optional<int64_t> n = getConstantIntValue(rem.getRhs()))
+        return *n;
+  return 0;
+}
+
+std::optional<std::pair<int64_t, int64_t>>
+mlir::braid::rankRowsOf(ArrayRef<OpFoldResult> offsets, int64_t worldSize) {
+  if (offsets.empty())
+    return std::nullopt;
+  for (OpFoldResult offset : offsets.drop_front())
+    if (getConstantIntValue(offset) != 0)
+      return std::nullopt;
+  auto value = dyn_cast<Value>(offsets.front());
+  auto mul = value ? value.getDefiningOp<arith::MulIOp>() : arith::MulIOp();
+  if (!mul)
+    return std::nullopt;
+  for (auto [position, size] : {std::pair{mul.getLhs(), mul.getRhs()},
+                                std::pair{mul.getRhs(), mul.getLhs()}}) {
+    std::optional<int64_t> rows = getConstantIntValue(size);
+    int64_t group = positionGroupSize(position, worldSize);
+    if (rows && *rows > 0 && group > 1)
+      return std::make_pair(*rows, group);
+  }
+  return std::nullopt;
+}
+
+std::optional<std::pair<int64_t, int64_t>>
+mlir::braid::rankRowsSlice(tensor::ExtractSliceOp slice, int64_t worldSize) {
+  RankedTensorType source = slice.getSourceType();
+  if (!slice.hasUnitStride() || !source.hasStaticShape() ||
+      slice.getResultType().getRank() != source.getRank())
+    return std::nullopt;
+  auto rows = rankRowsOf(slice.getMixedOffsets(), worldSize);
+  if (!rows || rows->first * rows->second != source.getDimSize(0) ||
+      slice.getResultType().getShape().drop_front() !=
+          source.getShape().drop_front() ||
+      slice.getStaticSizes()[0] != rows->first)
+    return std::nullopt;
+  return rows;
 }

@@ -15,6 +15,7 @@
 #include "braid/Dialect/Braid/IR/Braid.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
 
 #include <functional>
@@ -171,6 +172,23 @@ SmallVector<OptimizerStepGroup> fusibleOptimizerSteps(Operation *producer);
 /// Replaces `group`'s steps with one braid.fused_dense_update at the first
 /// step, and erases the gradient views nothing else reads.
 void fuseOptimizerSteps(const OptimizerStepGroup &group);
+
+/// The size of the group of consecutive ranks whose position `position`
+/// is: `braid.rank` over the whole world, `braid.rank mod n` over blocks
+/// of n. Zero for anything else.
+int64_t positionGroupSize(Value position, int64_t worldSize);
+
+/// For offsets that address rows [position * rows, +rows) along dimension
+/// 0 and start every other dimension at 0: the rows and the size of the
+/// position's group. std::nullopt otherwise.
+std::optional<std::pair<int64_t, int64_t>>
+rankRowsOf(ArrayRef<OpFoldResult> offsets, int64_t worldSize);
+
+/// Whether `slice` keeps all of its source but rows [position * rows, +rows)
+/// of a source of group * rows rows, position in groups of `group`; the
+/// rows and group when it does.
+std::optional<std::pair<int64_t, int64_t>>
+rankRowsSlice(tensor::ExtractSliceOp slice, int64_t worldSize);
 
 /// Replaces the synchronous collective `op` with its start form `startName`
 /// (same operands and attributes, a token of its result type) and a

@@ -157,61 +157,6 @@ void shard(DenseUpdateOp update, ShardPlan plan) {
   update->erase();
 }
 
-/// The size of the group of consecutive ranks whose position `position`
-/// is: `braid.rank` over the whole world, `braid.rank mod n` over blocks
-/// of n. Zero for anything else.
-int64_t positionGroupSize(Value position, int64_t worldSize) {
-  if (position.getDefiningOp<RankOp>())
-    return worldSize;
-  if (auto rem = position.getDefiningOp<arith::RemUIOp>())
-    if (rem.getLhs().getDefiningOp<RankOp>())
-      if (std::optional<int64_t> n = getConstantIntValue(rem.getRhs()))
-        return *n;
-  return 0;
-}
-
-/// For offsets that address rows [position * rows, +rows) along dimension
-/// 0 and start every other dimension at 0: the rows and the size of the
-/// position's group. std::nullopt otherwise.
-std::optional<std::pair<int64_t, int64_t>>
-rankRowsOf(ArrayRef<OpFoldResult> offsets, int64_t worldSize) {
-  if (offsets.empty())
-    return std::nullopt;
-  for (OpFoldResult offset : offsets.drop_front())
-    if (getConstantIntValue(offset) != 0)
-      return std::nullopt;
-  auto value = dyn_cast<Value>(offsets.front());
-  auto mul = value ? value.getDefiningOp<arith::MulIOp>() : arith::MulIOp();
-  if (!mul)
-    return std::nullopt;
-  for (auto [position, size] : {std::pair{mul.getLhs(), mul.getRhs()},
-                                std::pair{mul.getRhs(), mul.getLhs()}}) {
-    std::optional<int64_t> rows = getConstantIntValue(size);
-    int64_t group = positionGroupSize(position, worldSize);
-    if (rows && *rows > 0 && group > 1)
-      return std::make_pair(*rows, group);
-  }
-  return std::nullopt;
-}
-
-/// Whether `slice` keeps all of its source but rows [position * rows, +rows)
-/// of a source of group * rows rows, position in groups of `group`; the
-/// rows and group when it does.
-std::optional<std::pair<int64_t, int64_t>>
-rankRowsSlice(tensor::ExtractSliceOp slice, int64_t worldSize) {
-  RankedTensorType source = slice.getSourceType();
-  if (!slice.hasUnitStride() || !source.hasStaticShape() ||
-      slice.getResultType().getRank() != source.getRank())
-    return std::nullopt;
-  auto rows = rankRowsOf(slice.getMixedOffsets(), worldSize);
-  if (!rows || rows->first * rows->second != source.getDimSize(0) ||
-      slice.getResultType().getShape().drop_front() !=
-          source.getShape().drop_front() ||
-      slice.getStaticSizes()[0] != rows->first)
-    return std::nullopt;
-  return rows;
-}
-
 /// A rank's-rows rewrite at `op`, when one applies: the rows of a sum
 /// all_reduce are a reduce_scatter, the rows of an all_gather along
 /// dimension 0 are its input, and a sum all_reduce of this rank's rows

@@ -524,9 +524,12 @@ def BraidChunkPipelinePass
     Finds regions of row-wise work (`braid.linear` on its input, elementwise
     float arithmetic) that start at `all_gather`s of the batch along
     dimension 0 over all ranks and end in one `reduce_scatter` along
-    dimension 0 back to the ranks' rows, whose values nothing outside the
-    region reads: a tensor-parallel block's forward pass
-    (`docs/partitioning.md`). Each is split into k chunks of every rank's
+    dimension 0 back to the ranks' rows, or in an `all_reduce` over all
+    ranks read only by a `tensor.extract_slice` of the rank's rows
+    [rank * b, +b), whose values nothing outside the region reads: a
+    tensor-parallel block's forward pass (`docs/partitioning.md`). An
+    all_reduce-ended region's chunks each start an `all_reduce` and keep
+    rows [rank * b/k, +b/k) of it. Each is split into k chunks of every rank's
     rows: chunk j gathers rows [j * b/k, +b/k) of every rank, runs the
     region on them, and reduce-scatters its partial sums; its all_gather
     starts where the whole one started and is waited for just before the
