@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/ScopeExit.h"
 
 using namespace mlir;
@@ -300,4 +301,10 @@ mlir::braid::rankRowsSlice(tensor::ExtractSliceOp slice, int64_t worldSize) {
       slice.getStaticSizes()[0] != rows->first)
     return std::nullopt;
   return rows;
+}
+
+FlatSymbolRefAttr mlir::braid::tableRowsOf(Operation *op) {
+  if (!isa<EmbeddingBagOp, ShardEmbeddingBagOp>(op) && isMemoryEffectFree(op))
+    return nullptr;
+  return op->getAttrOfType<FlatSymbolRefAttr>("table");
 }

@@ -120,6 +120,10 @@ bool ownsItsState(DenseUpdateOp update);
 /// in a region (null: none does).
 Operation *firstUserInBlock(ArrayRef<Operation *> ops, Block &block);
 
+/// The table whose rows `op` reads or writes: a lookup's, an update's.
+/// Routing and shard assembly name a table for its placement only.
+FlatSymbolRefAttr tableRowsOf(Operation *op);
+
 /// The op at `position` in the body of `func`.
 Operation *opAt(func::FuncOp func, int64_t position);
 

@@ -37,15 +37,6 @@ SmallVector<int64_t> candidatePositions(Block &block) {
   return positions;
 }
 
-/// The table whose rows `op` reads or writes: a lookup's, an update's.
-/// Routing and shard assembly name a table for its placement only.
-FlatSymbolRefAttr tableRowsOf(Operation *op) {
-  if (!isa<EmbeddingBagOp, ShardEmbeddingBagOp>(op) &&
-      isMemoryEffectFree(op))
-    return nullptr;
-  return op->getAttrOfType<FlatSymbolRefAttr>("table");
-}
-
 /// True when `op` may move later past the ops after it: it writes no
 /// memory, or only the rows of its own table; a writer of a table passes
 /// nothing that touches the table's rows, a lookup no writer of them.

@@ -139,6 +139,12 @@ void mlir::braid::buildCoOptimizePipeline(
     lateOverlap.force = options.forceCoOptimization;
     lateOverlap.keepReaders = true;
     pm.addPass(createBraidOverlapPass(lateOverlap));
+    // Then run the work that needs no pending collective above its wait (a
+    // forward pass's data-parallel lookups, left after the first sharded
+    // table's, whose routed indices it waits for).
+    BraidFillWaitsPassOptions fill;
+    fill.force = options.forceCoOptimization;
+    pm.addPass(createBraidFillWaitsPass(fill));
   }
 }
 

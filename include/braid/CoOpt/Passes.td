@@ -582,6 +582,47 @@ def BraidChunkPipelinePass
                            "::mlir::tensor::TensorDialect"];
 }
 
+def BraidFillWaitsPass : Pass<"braid-fill-waits", "::mlir::ModuleOp"> {
+  let summary = "runs the computation that needs no pending collective "
+                "before the collective's wait, where the simulator predicts a "
+                "gain";
+  let description = [{
+    For each `braid.wait` of a per-rank function, the ops after it, up to
+    the next op that issues communication (a collective, an exchange or a
+    start), that read nothing the wait or a later wait gives are moved
+    above the wait, in their order: the compute stream then runs them while
+    the collective is in flight instead of idling at the wait. An op moves
+    only when it writes no memory, holds no region and is no collective,
+    start or wait, when every operand is defined above the wait or by an op
+    that moves, and, for a lookup, when no op it passes writes its table's
+    rows. No collective is issued later than before, and the values are
+    the same. Each wait's move is kept where the simulator predicts the
+    whole per-rank function faster (`force`: every one).
+
+    ```mlir
+    %i = braid.wait %t : !braid.token<tensor<?xi64>>      // routed indices
+    %a = braid.shard_embedding_bag @c1(%i, %off) sum ...
+    %b = braid.embedding_bag @c2(%idx2, %off2) sum ...     // local table
+    // becomes
+    %b = braid.embedding_bag @c2(%idx2, %off2) sum ...     // beside %t
+    %i = braid.wait %t : !braid.token<tensor<?xi64>>
+    %a = braid.shard_embedding_bag @c1(%i, %off) sum ...
+    ```
+  }];
+  let options = [
+    Option<"force", "force", "bool", "false",
+           "Move the work above every wait without asking the simulator "
+           "(for tests)">,
+  ];
+  let statistics = [
+    Statistic<"numFilled", "waits-filled",
+              "Waits with work moved above them">,
+    Statistic<"numRejected", "rejected-by-simulator",
+              "Waits the simulator predicted no faster with work above them">,
+  ];
+  let dependentDialects = ["::mlir::braid::BraidDialect"];
+}
+
 def BraidFuseCollectiveComputePass
     : Pass<"braid-fuse-collective-compute", "::mlir::ModuleOp"> {
   let summary = "lets the interaction read pooled rows straight out of the "

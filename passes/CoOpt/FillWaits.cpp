@@ -1,0 +1,145 @@
+//===- FillWaits.cpp - The braid-fill-waits pass ---------------------------===//
+//
+// This file implements braid-fill-waits: the computation that follows a
+// braid.wait and reads nothing a pending collective gives is moved above
+// the wait, so that the compute stream runs it while the collective is in
+// flight instead of idling at the wait. The ops the partitioner and the
+// earlier rewrites leave after a wait keep their program order (a forward
+// pass looks up its data-parallel tables after the first sharded table,
+// whose routed indices it waits for), and braid-overlap places a wait at
+// its result's first reader, which may be cheap index arithmetic that the
+// expensive reader follows.
+//
+// Only ops that write no memory and hold no region move, never a
+// collective, a start or a wait, and a lookup never past an op that writes
+// its table's rows; an op moves only when every operand is defined above
+// the wait or by an op that moved. The scan stops at the next start or
+// synchronous collective, so no collective is issued later than before.
+// Each wait's move lands where the simulator predicts the function faster.
+//
+//===----------------------------------------------------------------------===//
+
+#include "braid/CoOpt/Passes.h"
+
+#include "CoOptSupport.h"
+
+#include "braid/Dialect/Braid/IR/Braid.h"
+
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/SmallPtrSet.h"
+
+namespace mlir::braid {
+#define GEN_PASS_DEF_BRAIDFILLWAITSPASS
+#include "braid/CoOpt/Passes.h.inc"
+} // namespace mlir::braid
+
+using namespace mlir;
+using namespace mlir::braid;
+
+namespace {
+/// Whether `op` issues communication: a collective or an exchange,
+/// synchronous or started.
+bool issuesCommunication(Operation *op) {
+  return isa<CollectiveOpInterface, AllToAllVOp, PermuteOp>(op) ||
+         llvm::any_of(op->getResultTypes(),
+                      [](Type type) { return isa<TokenType>(type); });
+}
+
+/// Whether `op` may run earlier than where it stands, past ops that do not
+/// write its table's rows: it writes no memory, holds no region and is no
+/// collective, start or wait.
+bool isMovable(Operation *op) {
+  return isMemoryEffectFree(op) && op->getNumRegions() == 0 &&
+         !op->hasTrait<OpTrait::IsTerminator>() && !isa<WaitOp>(op) &&
+         !issuesCommunication(op);
+}
+
+/// The ops after `wait`, up to the next op that issues communication, that
+/// can run before it: movable, every operand defined above the wait or by
+/// an op in the list, and, for a lookup, no op it passes writing its
+/// table's rows. In program order.
+SmallVector<Operation *> opsToHoist(WaitOp wait) {
+  SmallVector<Operation *> hoisted;
+  // The ops that stay between the wait and the op looked at.
+  SmallVector<Operation *> passed = {wait};
+  llvm::SmallPtrSet<Operation *, 16> passedSet = {wait};
+  for (Operation *op = wait->getNextNode();
+       op && !op->hasTrait<OpTrait::IsTerminator>() &&
+       !issuesCommunication(op);
+       op = op->getNextNode()) {
+    bool ready = isMovable(op) && llvm::none_of(op->getOperands(), [&](Value v) {
+                   Operation *def = v.getDefiningOp();
+                   return def && passedSet.contains(def);
+                 });
+    if (ready)
+      if (FlatSymbolRefAttr table = tableRowsOf(op))
+        ready = llvm::none_of(passed, [&](Operation *stays) {
+          return !isMemoryEffectFree(stays) && tableRowsOf(stays) == table;
+        });
+    if (ready) {
+      hoisted.push_back(op);
+    } else {
+      passed.push_back(op);
+      passedSet.insert(op);
+    }
+  }
+  return hoisted;
+}
+
+/// The positions in `block` of the waits with work to hoist above them.
+SmallVector<int64_t> candidatePositions(Block &block) {
+  SmallVector<int64_t> positions;
+  for (auto [index, op] : llvm::enumerate(block))
+    if (auto wait = dyn_cast<WaitOp>(op); wait && !opsToHoist(wait).empty())
+      positions.push_back(index);
+  return positions;
+}
+
+struct BraidFillWaitsPass
+    : braid::impl::BraidFillWaitsPassBase<BraidFillWaitsPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    FailureOr<ProgramPredictor> predictor = ProgramPredictor::forModule(module);
+    if (failed(predictor))
+      return signalPassFailure();
+    for (func::FuncOp func : llvm::to_vector(module.getOps<func::FuncOp>())) {
+      // Two alternatives per wait: this wait alone, and this wait with
+      // every later one. Filling one wait can delay a later collective's
+      // start and expose it where filling the later wait too hides it (a
+      // test's pair of waits: either alone slower, both faster).
+      auto alternativesAt = [&](int64_t position) {
+        auto fill = [position](bool later) -> FunctionRewrite {
+          return [=](func::FuncOp copy) -> FailureOr<bool> {
+            auto first = dyn_cast<WaitOp>(opAt(copy, position));
+            if (!first)
+              return false;
+            SmallVector<WaitOp> waits = {first};
+            if (later)
+              for (Operation *op = first->getNextNode(); op;
+                   op = op->getNextNode())
+                if (auto wait = dyn_cast<WaitOp>(op))
+                  waits.push_back(wait);
+            bool changed = false;
+            for (WaitOp wait : waits)
+              for (Operation *op : opsToHoist(wait)) {
+                op->moveBefore(wait);
+                changed = true;
+              }
+            return changed;
+          };
+        };
+        return SmallVector<FunctionRewrite>{fill(false), fill(true)};
+      };
+      if (failed(rewriteEachCandidate(
+              func, *predictor, force,
+              [](Block &block) { return candidatePositions(block); },
+              alternativesAt, [&](int64_t, RewriteOutcome outcome) {
+                ++(outcome == RewriteOutcome::applied ? numFilled
+                                                      : numRejected);
+              })))
+        return signalPassFailure();
+    }
+  }
+};
+} // namespace
