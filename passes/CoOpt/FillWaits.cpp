@@ -1,4 +1,5 @@
-//===- FillWaits.cpp - The braid-fill-waits pass ---------------------------===//
+//===- FillWaits.cpp - The braid-fill-waits pass
+//---------------------------===//
 //
 // This file implements braid-fill-waits: the computation that follows a
 // braid.wait and reads nothing a pending collective gives is moved above
@@ -64,13 +65,13 @@ SmallVector<Operation *> opsToHoist(WaitOp wait) {
   SmallVector<Operation *> passed = {wait};
   llvm::SmallPtrSet<Operation *, 16> passedSet = {wait};
   for (Operation *op = wait->getNextNode();
-       op && !op->hasTrait<OpTrait::IsTerminator>() &&
-       !issuesCommunication(op);
+       op && !op->hasTrait<OpTrait::IsTerminator>() && !issuesCommunication(op);
        op = op->getNextNode()) {
-    bool ready = isMovable(op) && llvm::none_of(op->getOperands(), [&](Value v) {
-                   Operation *def = v.getDefiningOp();
-                   return def && passedSet.contains(def);
-                 });
+    bool ready =
+        isMovable(op) && llvm::none_of(op->getOperands(), [&](Value v) {
+          Operation *def = v.getDefiningOp();
+          return def && passedSet.contains(def);
+        });
     if (ready)
       if (FlatSymbolRefAttr table = tableRowsOf(op))
         ready = llvm::none_of(passed, [&](Operation *stays) {
@@ -134,7 +135,8 @@ struct BraidFillWaitsPass
       if (failed(rewriteEachCandidate(
               func, *predictor, force,
               [](Block &block) { return candidatePositions(block); },
-              alternativesAt, [&](int64_t, RewriteOutcome outcome) {
+              alternativesAt,
+              [&](int64_t, RewriteOutcome outcome) {
                 ++(outcome == RewriteOutcome::applied ? numFilled
                                                       : numRejected);
               })))
