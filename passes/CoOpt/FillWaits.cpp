@@ -1,5 +1,4 @@
-//===- FillWaits.cpp - The braid-fill-waits pass
-//---------------------------===//
+//===- FillWaits.cpp - The braid-fill-waits pass --------------------------===//
 //
 // This file implements braid-fill-waits: the computation that follows a
 // braid.wait and reads nothing a pending collective gives is moved above
@@ -14,9 +13,11 @@
 // Only ops that write no memory and hold no region move, never a
 // collective, a start or a wait, and a lookup never past an op that writes
 // its table's rows; an op moves only when every operand is defined above
-// the wait or by an op that moved. The scan stops at the next start or
-// synchronous collective, so no collective is issued later than before.
-// Each wait's move lands where the simulator predicts the function faster.
+// the wait or by an op that moved. The scan stops at the next op that
+// issues communication (a collective, an exchange or a start), so no
+// collective is issued later than before. Each wait is filled alone or
+// with every later wait, whichever the simulator predicts fastest, and only
+// where that beats the function as it is.
 //
 //===----------------------------------------------------------------------===//
 
