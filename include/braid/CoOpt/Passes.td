@@ -596,8 +596,11 @@ def BraidFillWaitsPass : Pass<"braid-fill-waits", "::mlir::ModuleOp"> {
     start or wait, when every operand is defined above the wait or by an op
     that moves, and, for a lookup, when no op it passes writes its table's
     rows. No collective is issued later than before, and the values are
-    the same. Each wait's move is kept where the simulator predicts the
-    whole per-rank function faster (`force`: every one).
+    the same. A wait whose movable ops are all ones the simulator prices at
+    nothing (scalar or index arithmetic, views of a tensor) is left as it
+    is. Each wait's move, alone or with every later wait's, is kept where
+    the simulator predicts the whole per-rank function faster (`force`:
+    every one).
 
     ```mlir
     %i = braid.wait %t : !braid.token<tensor<?xi64>>      // routed indices
