@@ -20,6 +20,8 @@ for path in sweeps:
     halves[entry["half"]] += 1
     if entry["half"] == "excluded" and not entry.get("why"):
         problems.append(f"{path.name}: excluded without a reason")
+    if "known_gap" in entry and (entry["half"] == "excluded" or not entry["known_gap"]):
+        problems.append(f"{path.name}: a known_gap must explain a predicted sweep")
     hw = entry["hardware"]
     hw_path = root / hw if hw.endswith(".json") else root / "examples" / "clusters" / f"{hw}.json"
     if not hw_path.exists():
