@@ -76,8 +76,8 @@ Expected<SimResult> mlir::braid::sim::simulate(ArrayRef<SimOp> ops,
     if (op.rank < 0 || op.rank >= numRanks)
       return createStringError(inconvertibleErrorCode(),
                                "op " + Twine(i) + " '" + op.name +
-                                   "' runs on rank " + Twine(op.rank) +
-                                   " of " + Twine(numRanks));
+                                   "' runs on rank " + Twine(op.rank) + " of " +
+                                   Twine(numRanks));
     if (!(op.durationUs >= 0))
       return createStringError(inconvertibleErrorCode(),
                                "op " + Twine(i) + " '" + op.name +
@@ -103,11 +103,18 @@ Expected<SimResult> mlir::braid::sim::simulate(ArrayRef<SimOp> ops,
                         [&](int64_t dep) { return state[dep] == State::done; });
   };
 
+  // The ops running now, in index order: each event visits them alone, and
+  // sums over them in the order a scan of every op would.
+  std::vector<int64_t> running;
+  std::vector<double> rate(n, 1.0);
+  std::vector<double> commMemory(numRanks, 0);
+  std::vector<int64_t> commRunning(numRanks, 0), computeRunning(numRanks, 0);
   double now = 0;
   int64_t finished = 0;
   while (finished < n) {
     // Start everything that can start now.
     bool started = true;
+    size_t before = running.size();
     while (started) {
       started = false;
       for (auto &[key, queue] : streams) {
@@ -127,18 +134,20 @@ Expected<SimResult> mlir::braid::sim::simulate(ArrayRef<SimOp> ops,
         for (int64_t m : group) {
           state[m] = State::running;
           start[m] = now;
+          running.push_back(m);
         }
         started = true;
       }
     }
+    if (running.size() != before)
+      llvm::sort(running);
     // Rates: compute slows while comm runs on its rank, and the comm ops
     // running at once on a rank share its links evenly; a collective
     // advances at the rate of its slowest member.
-    std::vector<double> commMemory(numRanks, 0);
-    std::vector<int64_t> commRunning(numRanks, 0), computeRunning(numRanks, 0);
-    for (int64_t i = 0; i < n; ++i) {
-      if (state[i] != State::running)
-        continue;
+    std::fill(commMemory.begin(), commMemory.end(), 0.0);
+    std::fill(commRunning.begin(), commRunning.end(), 0);
+    std::fill(computeRunning.begin(), computeRunning.end(), 0);
+    for (int64_t i : running) {
       if (ops[i].kind == OpKind::comm) {
         ++commRunning[ops[i].rank];
         commMemory[ops[i].rank] += ops[i].memoryGBps;
@@ -146,13 +155,9 @@ Expected<SimResult> mlir::braid::sim::simulate(ArrayRef<SimOp> ops,
         ++computeRunning[ops[i].rank];
       }
     }
-    std::vector<double> rate(n, 1.0);
     DenseMap<int64_t, double> collectiveRate;
-    bool anyRunning = false;
-    for (int64_t i = 0; i < n; ++i) {
-      if (state[i] != State::running)
-        continue;
-      anyRunning = true;
+    for (int64_t i : running) {
+      rate[i] = 1.0;
       int64_t rank = ops[i].rank;
       if (ops[i].kind == OpKind::compute && commRunning[rank])
         rate[i] = 1.0 / std::max(1.0, dilation(ops[i].memoryBoundFraction,
@@ -170,18 +175,17 @@ Expected<SimResult> mlir::braid::sim::simulate(ArrayRef<SimOp> ops,
       }
     }
     double next = std::numeric_limits<double>::infinity();
-    for (int64_t i = 0; i < n; ++i) {
-      if (state[i] != State::running)
-        continue;
+    for (int64_t i : running) {
       if (ops[i].kind == OpKind::comm && ops[i].collectiveId >= 0)
         rate[i] = collectiveRate.lookup(ops[i].collectiveId);
       next = std::min(next, remaining[i] / rate[i]);
     }
-    if (!anyRunning) {
+    if (running.empty()) {
       std::string stuck;
       for (int64_t i = 0; i < n && stuck.size() < 200; ++i)
         if (state[i] == State::waiting)
-          stuck += " '" + ops[i].name + "' (rank " + std::to_string(ops[i].rank) + ")";
+          stuck += " '" + ops[i].name + "' (rank " +
+                   std::to_string(ops[i].rank) + ")";
       return createStringError(inconvertibleErrorCode(),
                                "the schedule cannot progress: waiting ops" +
                                    stuck +
@@ -189,9 +193,7 @@ Expected<SimResult> mlir::braid::sim::simulate(ArrayRef<SimOp> ops,
                                    "that never become ready");
     }
     now += next;
-    for (int64_t i = 0; i < n; ++i) {
-      if (state[i] != State::running)
-        continue;
+    for (int64_t i : running) {
       remaining[i] -= next * rate[i];
       if (remaining[i] <= 1e-9 * std::max(1.0, ops[i].durationUs)) {
         state[i] = State::done;
@@ -200,6 +202,7 @@ Expected<SimResult> mlir::braid::sim::simulate(ArrayRef<SimOp> ops,
         ++finished;
       }
     }
+    llvm::erase_if(running, [&](int64_t i) { return state[i] == State::done; });
   }
 
   SimResult result;
@@ -237,9 +240,8 @@ void mlir::braid::sim::writeChromeTrace(raw_ostream &os, ArrayRef<SimOp> ops,
       for (size_t i = 0; i < ops.size(); ++i)
         out.object([&] {
           if (!ops[i].category.empty())
-            out.attributeObject("args", [&] {
-              out.attribute("category", ops[i].category);
-            });
+            out.attributeObject(
+                "args", [&] { out.attribute("category", ops[i].category); });
           out.attribute("cat",
                         ops[i].kind == OpKind::compute ? "compute" : "comm");
           out.attribute("dur", result.endUs[i] - result.startUs[i]);
