@@ -14,9 +14,10 @@
 // keeps only its own rows (where braid-reorder-collectives keeps an NVLS
 // all_reduce, which beats a reduce_scatter on one NVSwitch node).
 // Gathering chunk j of every rank's rows gives the batch's rows in another
-// order; every op of the region treats rows independently, and the
-// reduction of chunk j gives each rank chunk j of its own rows back, so the
-// result is the same.
+// order; every op of the region treats rows independently (elementwise
+// arithmetic on the region's values, dense layers whose weight and bias
+// come from outside it), and the reduction of chunk j gives each rank chunk
+// j of its own rows back, so the result is the same.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,6 +33,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 namespace mlir::braid {
 #define GEN_PASS_DEF_BRAIDCHUNKPIPELINEPASS
@@ -163,6 +165,19 @@ std::optional<Region> regionEndingAt(Value end, int64_t worldSize) {
   }
   if (region.gathers.empty())
     return std::nullopt;
+  // A dense layer's weight and bias come from outside the region: one made
+  // from the batch's rows (a Gram matrix) would mix the rows.
+  for (Operation *op : ops)
+    if (auto linear = dyn_cast<LinearOp>(op))
+      for (Value operand : {linear.getWeight(), linear.getBias()}) {
+        if (!operand)
+          continue;
+        if (ops.contains(operand.getDefiningOp()) ||
+            llvm::any_of(region.gathers, [&](const Collective &gather) {
+              return gather.value() == operand;
+            }))
+          return std::nullopt;
+      }
   // Every value the region makes (and every gathered batch) is read inside
   // it only, and has the whole batch as its static rows.
   auto type = cast<RankedTensorType>(scatter->op->getOperand(0).getType());
@@ -281,12 +296,15 @@ void chunk(Region &region, int64_t chunks) {
   }
   // The chunks' rows back together where the first reader needs them; of a
   // chunk's all_reduce, the rank keeps rows [rank * rows, +rows).
+  // A reader nested in a region op is reached through that op.
   Value end = region.end();
+  Block *block = scatterOp->getBlock();
   Operation *firstUse = nullptr;
   for (Operation *user : end.getUsers())
-    if (!firstUse || user->isBeforeInBlock(firstUse))
-      firstUse = user;
-  OpBuilder after(firstUse ? firstUse : end.getParentBlock()->getTerminator());
+    if (Operation *inBlock = block->findAncestorOpInBlock(*user))
+      if (!firstUse || inBlock->isBeforeInBlock(firstUse))
+        firstUse = inBlock;
+  OpBuilder after(firstUse ? firstUse : block->getTerminator());
   Value offset;
   if (allReduce)
     offset = arith::MulIOp::create(
@@ -304,13 +322,23 @@ void chunk(Region &region, int64_t chunks) {
   // The unchunked region goes, with the arithmetic of the kept rows' offset
   // that nothing else reads.
   if (region.keep) {
-    SmallVector<Value> worklist(region.keep.getOffsets());
+    // Ops, not values, on the worklist: an op reached twice (a constant
+    // that two products read) is looked at again only if it still exists.
+    SmallVector<Operation *> worklist;
+    auto pushDefiningOps = [&](ValueRange values) {
+      for (Value value : values)
+        if (Operation *def = value.getDefiningOp())
+          worklist.push_back(def);
+    };
+    pushDefiningOps(region.keep.getOffsets());
     region.keep->erase();
+    llvm::SmallPtrSet<Operation *, 8> erased;
     while (!worklist.empty()) {
-      Operation *op = worklist.pop_back_val().getDefiningOp();
-      if (!op || !isOpTriviallyDead(op))
+      Operation *op = worklist.pop_back_val();
+      if (erased.contains(op) || !isOpTriviallyDead(op))
         continue;
-      llvm::append_range(worklist, op->getOperands());
+      pushDefiningOps(op->getOperands());
+      erased.insert(op);
       op->erase();
     }
   }

@@ -304,7 +304,46 @@ mlir::braid::rankRowsSlice(tensor::ExtractSliceOp slice, int64_t worldSize) {
 }
 
 FlatSymbolRefAttr mlir::braid::tableRowsOf(Operation *op) {
-  if (!isa<EmbeddingBagOp, ShardEmbeddingBagOp>(op) && isMemoryEffectFree(op))
+  // A max-pooled bag's gradient reads the rows to find each column's
+  // maximum; a sum or mean's reads the pooled gradient alone.
+  bool reads = isa<EmbeddingBagOp, ShardEmbeddingBagOp>(op);
+  if (auto grad = dyn_cast<EmbeddingBagGradOp>(op))
+    reads = grad.getMode() == PoolingMode::max;
+  if (!reads && isMemoryEffectFree(op))
     return nullptr;
   return op->getAttrOfType<FlatSymbolRefAttr>("table");
+}
+
+bool mlir::braid::mayWriteRowsOf(Operation *op, FlatSymbolRefAttr table) {
+  if (isMemoryEffectFree(op))
+    return false;
+  if (auto named = op->getAttrOfType<FlatSymbolRefAttr>("table"))
+    return named == table;
+  // Communication writes its results, never a table's rows.
+  if (isa<WaitOp, CollectiveOpInterface, AllToAllVOp, PermuteOp>(op) ||
+      llvm::any_of(op->getResultTypes(), llvm::IsaPred<TokenType>))
+    return false;
+  // An op holding regions writes what the ops in them write.
+  if (op->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
+    return op
+        ->walk([&](Operation *nested) {
+          return nested != op && mayWriteRowsOf(nested, table)
+                     ? WalkResult::interrupt()
+                     : WalkResult::advance();
+        })
+        .wasInterrupted();
+  // Declared effects that write may write any table; undeclared ones (a
+  // call) too.
+  if (auto effects = dyn_cast<MemoryEffectOpInterface>(op))
+    return effects.hasEffect<MemoryEffects::Write>();
+  return true;
+}
+
+bool mlir::braid::touchesRowsOf(Operation *op, FlatSymbolRefAttr table) {
+  return op
+      ->walk([&](Operation *nested) {
+        return tableRowsOf(nested) == table ? WalkResult::interrupt()
+                                            : WalkResult::advance();
+      })
+      .wasInterrupted();
 }

@@ -120,9 +120,20 @@ bool ownsItsState(DenseUpdateOp update);
 /// in a region (null: none does).
 Operation *firstUserInBlock(ArrayRef<Operation *> ops, Block &block);
 
-/// The table whose rows `op` reads or writes: a lookup's, an update's.
-/// Routing and shard assembly name a table for its placement only.
+/// The table whose rows `op` reads or writes: a lookup's, a max-pooled
+/// bag gradient's, an update's. Routing and shard assembly name a table for
+/// its placement only.
 FlatSymbolRefAttr tableRowsOf(Operation *op);
+
+/// Whether `op` may write the rows of `table`: an op with memory effects
+/// that names `table`, an op holding one in its regions, or an op that
+/// names no table and writes memory or does not say what it does (a call),
+/// which may write any. Communication writes no table.
+bool mayWriteRowsOf(Operation *op, FlatSymbolRefAttr table);
+
+/// Whether `op`, or an op nested in its regions, reads or writes the rows
+/// of `table` (tableRowsOf).
+bool touchesRowsOf(Operation *op, FlatSymbolRefAttr table);
 
 /// The op at `position` in the body of `func`.
 Operation *opAt(func::FuncOp func, int64_t position);

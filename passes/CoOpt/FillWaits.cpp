@@ -11,13 +11,17 @@
 // expensive reader follows.
 //
 // Only ops that write no memory and hold no region move, never a
-// collective, a start or a wait, and a lookup never past an op that writes
-// its table's rows; an op moves only when every operand is defined above
-// the wait or by an op that moved. The scan stops at the next op that
-// issues communication (a collective, an exchange or a start), so no
-// collective is issued later than before. Each wait is filled alone or
-// with every later wait, whichever the simulator predicts fastest, and only
-// where that beats the function as it is.
+// collective, a start or a wait, and a lookup never past an op that may
+// write its table's rows (mayWriteRowsOf: one that names the table or holds
+// such an op, or one that names none and writes memory or does not say
+// what it does, such as a call); an op moves only when every operand is
+// defined above the wait or by an op that moved. The scan stops at the next
+// op that issues communication (a collective, an exchange or a start, or
+// an op holding one), so no collective moves later in program order; in
+// time, the work moved beside a collective can still slow it and what
+// follows (contention), which the simulator weighs. Each wait is filled
+// alone or with every later wait, whichever the simulator predicts
+// fastest, and only where that beats the function as it is.
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,16 +44,22 @@ using namespace mlir;
 using namespace mlir::braid;
 
 namespace {
-/// Whether `op` issues communication: a collective or an exchange,
-/// synchronous or started.
+/// Whether `op`, or an op nested in its regions, issues communication: a
+/// collective or an exchange, synchronous or started.
 bool issuesCommunication(Operation *op) {
-  return isa<CollectiveOpInterface, AllToAllVOp, PermuteOp>(op) ||
-         llvm::any_of(op->getResultTypes(),
-                      [](Type type) { return isa<TokenType>(type); });
+  return op
+      ->walk([](Operation *nested) {
+        return isa<CollectiveOpInterface, AllToAllVOp, PermuteOp>(nested) ||
+                       llvm::any_of(nested->getResultTypes(),
+                                    llvm::IsaPred<TokenType>)
+                   ? WalkResult::interrupt()
+                   : WalkResult::advance();
+      })
+      .wasInterrupted();
 }
 
-/// Whether `op` may run earlier than where it stands, past ops that do not
-/// write its table's rows: it writes no memory, holds no region and is no
+/// Whether `op` may run earlier than where it stands (opsToHoist checks the
+/// ops it would pass): it writes no memory, holds no region and is no
 /// collective, start or wait.
 bool isMovable(Operation *op) {
   return isMemoryEffectFree(op) && op->getNumRegions() == 0 &&
@@ -77,7 +87,7 @@ SmallVector<Operation *> opsToHoist(WaitOp wait) {
     if (ready)
       if (FlatSymbolRefAttr table = tableRowsOf(op))
         ready = llvm::none_of(passed, [&](Operation *stays) {
-          return !isMemoryEffectFree(stays) && tableRowsOf(stays) == table;
+          return mayWriteRowsOf(stays, table);
         });
     if (ready) {
       hoisted.push_back(op);

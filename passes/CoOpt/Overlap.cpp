@@ -47,8 +47,7 @@ bool canMoveLater(Operation *op) {
     return !writes;
   for (Operation *later = op->getNextNode(); later;
        later = later->getNextNode())
-    if (tableRowsOf(later) == table &&
-        (writes || !isMemoryEffectFree(later)))
+    if ((writes && touchesRowsOf(later, table)) || mayWriteRowsOf(later, table))
       return false;
   return true;
 }
@@ -101,7 +100,7 @@ void hoistToOperands(Operation *op) {
   if (FlatSymbolRefAttr table = tableRowsOf(op))
     for (Operation *earlier = op->getPrevNode();
          earlier && earlier != latest; earlier = earlier->getPrevNode())
-      if (!isMemoryEffectFree(earlier) && tableRowsOf(earlier) == table) {
+      if (mayWriteRowsOf(earlier, table)) {
         latest = earlier;
         break;
       }
