@@ -29,6 +29,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 #include <tuple>
 
@@ -609,18 +610,28 @@ bool bucketCollectives(func::FuncOp func, int64_t capBytes, int64_t worldSize,
   BlockOrder order(block);
   SmallVector<Operation *> candidates;
   // A collective of another's result stays as it is: its bucket would go
-  // after an op that bucketing erases.
+  // after an op that bucketing erases (an exchange's wait included), or
+  // pack that result before the fused op computes it.
+  llvm::SmallPtrSet<Operation *, 8> exchangeResults;
+  if (exchanges)
+    for (Operation &op : block)
+      if (exchangeLayout(&op, worldSize))
+        if (Operation *def = exchangeResult(&op).getDefiningOp())
+          exchangeResults.insert(def);
   for (Operation &op : block) {
     if (exchanges) {
-      if (exchangeLayout(&op, worldSize))
+      if (exchangeLayout(&op, worldSize) &&
+          !exchangeResults.contains(op.getOperand(0).getDefiningOp()))
         candidates.push_back(&op);
       continue;
     }
     if (!bucketKindOf(&op))
       continue;
-    auto type = cast<RankedTensorType>(op.getOperand(0).getType());
     Operation *producer = op.getOperand(0).getDefiningOp();
-    if (type.hasStaticShape() && !(producer && bucketKindOf(producer)))
+    // Static in and out: a member's share of the bucket is its size.
+    if (cast<RankedTensorType>(op.getOperand(0).getType()).hasStaticShape() &&
+        cast<RankedTensorType>(op.getResult(0).getType()).hasStaticShape() &&
+        !(producer && bucketKindOf(producer)))
       candidates.push_back(&op);
   }
   // In the order their inputs become ready, program order among equals.

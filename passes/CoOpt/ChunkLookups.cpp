@@ -89,7 +89,8 @@ bool isBackKind(Operation *op) {
 
 /// Whether operand `index` of back op `op` has the batch's rows: a dense
 /// layer's input, and every operand of the interaction and of elementwise
-/// ops (a layer's weight and bias do not).
+/// ops (a layer's weight and bias do not, and may not come from the
+/// chunked region).
 bool isBatchOperand(Operation *op, unsigned index) {
   if (isa<LinearOp>(op))
     return index == 0;
@@ -193,8 +194,14 @@ std::optional<Region> findRegion(func::FuncOp func) {
       return std::nullopt;
     back.push_back(combine);
     SmallVector<Value> worklist = {combine.getReceived()};
-    // The wait that completes the pooled rows runs with the back.
+    // The wait that completes the pooled rows runs with the back; its other
+    // readers (a training step's backward) read the chunks' rows
+    // concatenated, so they must stand in the block.
     if (auto wait = combine.getReceived().getDefiningOp<WaitOp>()) {
+      if (llvm::any_of(wait->getUsers(), [&](Operation *user) {
+            return user->getBlock() != &block;
+          }))
+        return std::nullopt;
       back.push_back(wait);
       worklist = {wait.getToken()};
     }
@@ -233,12 +240,19 @@ std::optional<Region> findRegion(func::FuncOp func) {
     Value value = worklist.pop_back_val();
     if (!hasBatchRows(value.getType()))
       return std::nullopt;
-    for (Operation *user : value.getUsers()) {
+    for (OpOperand &use : value.getUses()) {
+      Operation *user = use.getOwner();
       if (user->getBlock() != &block)
         return std::nullopt;
       // Other readers (the results, a training step's loss and backward)
       // stay outside and read the chunks' rows concatenated.
-      if (!isBackKind(user) || region.ops.count(user))
+      if (!isBackKind(user))
+        continue;
+      // A back op reads the rows as its batch: a dense layer whose weight
+      // or bias they are would mix the bags.
+      if (!isBatchOperand(user, use.getOperandNumber()))
+        return std::nullopt;
+      if (region.ops.count(user))
         continue;
       region.ops[user] = Stage::back;
       llvm::append_range(worklist, user->getResults());
@@ -469,18 +483,23 @@ LogicalResult chunk(func::FuncOp func, Region &region, int64_t chunks) {
       synchronous.push_back(copy);
     return success();
   };
+  // Each chunk's bags of a table: one slice per indices and offsets (two
+  // tables may share their offsets and not their indices).
+  SmallVector<llvm::DenseMap<std::pair<Value, Value>, SliceBagsOp>> ranges(
+      chunks);
   for (auto &[anchor, run] : phases) {
     OpBuilder b(anchor);
     for (int64_t j = 0; j < chunks; ++j) {
       IRMapping &mapping = mappings[j];
       for (Operation *op : run) {
-        if (auto bucketize = dyn_cast<BucketizeOp>(op);
-            bucketize && !mapping.contains(bucketize.getOffsets())) {
-          // The table's bags of this chunk.
-          auto range = SliceBagsOp::create(
-              b, op->getLoc(), bucketize.getIndices().getType(),
-              bucketize.getOffsets().getType(), bucketize.getIndices(),
-              bucketize.getOffsets(), j * bags, bags);
+        if (auto bucketize = dyn_cast<BucketizeOp>(op)) {
+          SliceBagsOp &range =
+              ranges[j][{bucketize.getIndices(), bucketize.getOffsets()}];
+          if (!range)
+            range = SliceBagsOp::create(
+                b, op->getLoc(), bucketize.getIndices().getType(),
+                bucketize.getOffsets().getType(), bucketize.getIndices(),
+                bucketize.getOffsets(), j * bags, bags);
           mapping.map(bucketize.getIndices(), range.getResultIndices());
           mapping.map(bucketize.getOffsets(), range.getResultOffsets());
         }

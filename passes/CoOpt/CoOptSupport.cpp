@@ -239,6 +239,11 @@ bool mlir::braid::ownsItsState(DenseUpdateOp update) {
   auto func = update->getParentOfType<func::FuncOp>();
   if (!func)
     return false;
+  // Sharding its state changes the function's type, which a call of it in
+  // the module would no longer match.
+  if (auto module = func->getParentOfType<ModuleOp>();
+      !module || !SymbolTable::symbolKnownUseEmpty(func, module))
+    return false;
   for (Value state : update.getState()) {
     auto argument = dyn_cast<BlockArgument>(state);
     if (!argument || argument.getOwner()->getParentOp() != func ||
@@ -314,14 +319,17 @@ FlatSymbolRefAttr mlir::braid::tableRowsOf(Operation *op) {
   return op->getAttrOfType<FlatSymbolRefAttr>("table");
 }
 
+bool mlir::braid::communicates(Operation *op) {
+  return isa<WaitOp, CollectiveOpInterface, AllToAllVOp, PermuteOp>(op) ||
+         llvm::any_of(op->getResultTypes(), llvm::IsaPred<TokenType>);
+}
+
 bool mlir::braid::mayWriteRowsOf(Operation *op, FlatSymbolRefAttr table) {
   if (isMemoryEffectFree(op))
     return false;
   if (auto named = op->getAttrOfType<FlatSymbolRefAttr>("table"))
     return named == table;
-  // Communication writes its results, never a table's rows.
-  if (isa<WaitOp, CollectiveOpInterface, AllToAllVOp, PermuteOp>(op) ||
-      llvm::any_of(op->getResultTypes(), llvm::IsaPred<TokenType>))
+  if (communicates(op))
     return false;
   // An op holding regions writes what the ops in them write.
   if (op->hasTrait<OpTrait::HasRecursiveMemoryEffects>())

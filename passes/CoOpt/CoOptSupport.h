@@ -125,6 +125,10 @@ Operation *firstUserInBlock(ArrayRef<Operation *> ops, Block &block);
 /// its placement only.
 FlatSymbolRefAttr tableRowsOf(Operation *op);
 
+/// Whether `op` is communication: a collective or an exchange, synchronous
+/// or started, or a wait. It writes its results, never a table's rows.
+bool communicates(Operation *op);
+
 /// Whether `op` may write the rows of `table`: an op with memory effects
 /// that names `table`, an op holding one in its regions, or an op that
 /// names no table and writes memory or does not say what it does (a call),

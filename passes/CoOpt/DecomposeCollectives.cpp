@@ -63,15 +63,20 @@ bool applies(AllReduceOp op, Form form, const ClusterShape &cluster) {
   if (!type.hasStaticShape() || type.getRank() == 0)
     return false;
   int64_t rows = type.getDimSize(0);
+  // An integer average taken per node and then across nodes rounds twice.
   if (form == Form::hierarchical)
     return cluster.nodes > 1 && cluster.perNode > 1 &&
            spansAllInOrder(op.getReplicaGroupsAttr(), cluster.ranks()) &&
-           rows % cluster.perNode == 0;
+           rows % cluster.perNode == 0 &&
+           (op.getReduction() != ReductionKind::avg ||
+            isa<FloatType>(type.getElementType()));
   // The flat form's reduce_scatter and all_gather run over the same
   // groups, which must be blocks (the inner all_reduce of a hierarchical
-  // form, between nodes, is not).
+  // form, between nodes, is not) that cover every rank of the cluster.
   ReplicaGroupsAttr groups = op.getReplicaGroupsAttr();
-  if (groups && !groups.isBlocks())
+  if (groups &&
+      (!groups.isBlocks() || !cluster.nodes ||
+       groups.getNumGroups() * groups.getGroupSize() != cluster.ranks()))
     return false;
   std::optional<int64_t> size = op.getStaticGroupSize();
   if (!size && !groups && cluster.nodes)

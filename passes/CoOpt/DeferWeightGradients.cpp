@@ -5,7 +5,9 @@
 // gradient, which the backward needs to go on, and its weight and bias
 // gradients, which only the optimizer needs. The input part stays where it
 // is; the weight part moves after the last pooled-gradient collective that
-// the input part leads to, with whatever reads its results, so that the
+// the input part leads to, with the ops that read its results (which must
+// write no memory but communication's, and read no table rows that the ops
+// they pass may write), so that the
 // embedding gradients' exchanges run while the weight gradients' GEMMs
 // compute instead of after them. The rewrite lands where the simulator
 // predicts the function faster.
@@ -99,6 +101,24 @@ candidates(Block &block) {
   return grads;
 }
 
+/// Whether `reader`, which stands before `exchange` or after it, may move
+/// after `exchange` unchanged: it holds no region and writes no memory (a
+/// collective, its start and wait move their own results), and, where it
+/// reads a table's rows, no op it would pass may write them.
+static bool canFollowExchange(Operation *reader, Operation *exchange) {
+  if (reader->getNumRegions() != 0 ||
+      (!isMemoryEffectFree(reader) && !communicates(reader)))
+    return false;
+  FlatSymbolRefAttr table = tableRowsOf(reader);
+  if (!table || !reader->isBeforeInBlock(exchange))
+    return true;
+  for (Operation *op = reader->getNextNode(); op != exchange->getNextNode();
+       op = op->getNextNode())
+    if (mayWriteRowsOf(op, table))
+      return false;
+  return true;
+}
+
 /// Splits every candidate of `func`'s body: the input part stays, the
 /// weight part goes after its exchange (after the weight parts already
 /// there, in program order), and the ops that read the weight part's
@@ -113,13 +133,18 @@ static int64_t deferWeightGradients(func::FuncOp func) {
   // Where the next weight part behind each exchange goes.
   llvm::DenseMap<Operation *, Operation *> insertAfter;
   int64_t split = 0;
-  // Splitting moves only the weight parts and their readers, never an
-  // input gradient's path to its exchange: each is found once, up front.
+  // Splitting moves only the weight parts and their readers (a reader may
+  // be on another layer's input-gradient path, which then moves with it,
+  // in its order), never the path from this layer's input gradient to its
+  // exchange: each exchange is found once, up front.
   for (auto [grad, exchange] : candidates(block)) {
     // The weight part's readers must not lead to the exchange.
     llvm::SetVector<Operation *> readers = forwardSlice(
         ValueRange{grad.getWeightGrad(), grad.getBiasGrad()}, block);
-    if (readers.contains(exchange))
+    if (readers.contains(exchange) ||
+        !llvm::all_of(readers, [&](Operation *reader) {
+          return canFollowExchange(reader, exchange);
+        }))
       continue;
     Operation *&anchor = insertAfter[exchange];
     if (!anchor)

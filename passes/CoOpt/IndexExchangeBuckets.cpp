@@ -14,6 +14,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 #include <tuple>
 
@@ -178,6 +179,21 @@ int64_t mlir::braid::fuseIndexExchanges(func::FuncOp func,
   for (Operation &op : block)
     if (std::optional<IndexMember> member = memberOf(op, position))
       candidates.push_back(std::move(*member));
+  // A member routed from what another exchange receives stays as it is:
+  // its bucketize would move above that exchange's result, and its bucket
+  // would go after an op that fusing erases.
+  llvm::SmallPtrSet<Operation *, 16> received;
+  for (const IndexMember &member : candidates) {
+    received.insert(member.op);
+    for (WaitOp wait : member.waits)
+      received.insert(wait);
+  }
+  llvm::erase_if(candidates, [&](const IndexMember &member) {
+    return llvm::any_of(member.routing->getOperands(), [&](Value operand) {
+      Operation *def = operand.getDefiningOp();
+      return def && received.contains(block.findAncestorOpInBlock(*def));
+    });
+  });
   // In the order their inputs are routed, program order among equals.
   llvm::stable_sort(candidates, [](const IndexMember &x, const IndexMember &y) {
     return x.ready < y.ready;

@@ -38,17 +38,28 @@ SmallVector<int64_t> candidatePositions(Block &block) {
 }
 
 /// True when `op` may move later past the ops after it: it writes no
-/// memory, or only the rows of its own table; a writer of a table passes
-/// nothing that touches the table's rows, a lookup no writer of them.
+/// memory, or only the rows of tables it names; a writer of a table passes
+/// nothing that touches the table's rows, a lookup no writer of them. The
+/// tables of the ops in its regions count as its own.
 bool canMoveLater(Operation *op) {
   bool writes = !isMemoryEffectFree(op);
-  FlatSymbolRefAttr table = tableRowsOf(op);
-  if (!table)
+  // Effects on memory that no table names (a call inside it) pin it.
+  if (writes && mayWriteRowsOf(op, FlatSymbolRefAttr()))
+    return false;
+  SmallVector<FlatSymbolRefAttr, 2> tables;
+  op->walk([&](Operation *nested) {
+    if (FlatSymbolRefAttr table = tableRowsOf(nested);
+        table && !llvm::is_contained(tables, table))
+      tables.push_back(table);
+  });
+  if (tables.empty())
     return !writes;
   for (Operation *later = op->getNextNode(); later;
        later = later->getNextNode())
-    if ((writes && touchesRowsOf(later, table)) || mayWriteRowsOf(later, table))
-      return false;
+    for (FlatSymbolRefAttr table : tables)
+      if ((writes && touchesRowsOf(later, table)) ||
+          mayWriteRowsOf(later, table))
+        return false;
   return true;
 }
 
