@@ -481,6 +481,18 @@ LogicalResult Partitioner::partitionFunction(func::FuncOp func) {
         if (!local.contains(operand))
           return bag.emitError() << "braid-partition needs the bags' indices "
                                     "and offsets to be braid.input arguments";
+      // A replicated table is looked up on every rank, so every rank must
+      // hold it.
+      if (auto replicated =
+              dyn_cast<DataParallelAttr>(table.getPlacementAttr());
+          replicated &&
+          !llvm::all_of(llvm::seq<int64_t>(0, layout.ranks), [&](int64_t rank) {
+            return llvm::is_contained(replicated.getRanks(), rank);
+          }))
+        return table.emitError()
+               << "table '" << table.getSymName()
+               << "' is data_parallel on ranks that are not all "
+               << layout.ranks << " of the program: every rank looks it up";
       // On one rank every placement holds the whole table there: the lookup
       // stays local.
       if (isa<DataParallelAttr>(table.getPlacementAttr()) || layout.ranks == 1) {

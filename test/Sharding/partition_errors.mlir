@@ -56,3 +56,16 @@ module attributes {braid.cluster = #braid.cluster<hardware = "dgx-h100", nodes =
     return %r : tensor<4x4xf32>
   }
 }
+
+// -----
+
+// A replicated table is looked up on every rank: placed on only some of
+// them, the ranks without it would read a table they do not hold.
+module attributes {braid.cluster = #braid.cluster<hardware = "dgx-h100", nodes = 1, ranks_per_node = 2>} {
+  // expected-error @+1 {{table 't' is data_parallel on ranks that are not all 2 of the program: every rank looks it up}}
+  braid.table @t : tensor<10x4xf32> pooling_factor = 1.0 placement = #braid.data_parallel<ranks = [0]>
+  func.func @f(%i: tensor<?xi64> {braid.input = "t.indices"}, %o: tensor<5xi64> {braid.input = "t.offsets"}) -> tensor<4x4xf32> {
+    %e = braid.embedding_bag @t(%i, %o) sum : (tensor<?xi64>, tensor<5xi64>) -> tensor<4x4xf32>
+    return %e : tensor<4x4xf32>
+  }
+}

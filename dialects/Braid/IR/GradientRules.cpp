@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
@@ -32,6 +33,19 @@ static Value zerosOf(OpBuilder &b, Location loc, RankedTensorType type) {
   return arith::ConstantOp::create(
       b, loc, type,
       DenseElementsAttr::get(type, b.getZeroAttr(type.getElementType())));
+}
+
+/// Zeros of `type`, its dynamic sizes read off `like` (a value of that
+/// shape): a splat, since a constant's shape is static.
+static Value zerosShapedLike(OpBuilder &b, Location loc, RankedTensorType type,
+                             Value like) {
+  Value scalar =
+      arith::ConstantOp::create(b, loc, b.getZeroAttr(type.getElementType()));
+  SmallVector<Value> sizes;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    if (type.isDynamicDim(d))
+      sizes.push_back(tensor::DimOp::create(b, loc, like, d));
+  return tensor::SplatOp::create(b, loc, type, scalar, sizes);
 }
 
 namespace {
@@ -215,13 +229,7 @@ struct ReduceScatterRule : Rule<ReduceScatterRule, ReduceScatterOp> {
                                           scatter.getReplicaGroupsAttr());
       Value isMax = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
                                           scatter.getInput(), reduced);
-      // Zeros of the gradient's shape, dynamic sizes read off the gradient.
-      Value scalar = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
-      SmallVector<Value> sizes;
-      for (int64_t d = 0; d < type.getRank(); ++d)
-        if (type.isDynamicDim(d))
-          sizes.push_back(tensor::DimOp::create(b, loc, grad, d));
-      Value zero = tensor::SplatOp::create(b, loc, type, scalar, sizes);
+      Value zero = zerosShapedLike(b, loc, type, grad);
       grad = arith::SelectOp::create(b, loc, isMax, grad, zero);
     }
     operandGrads.assign({grad});
@@ -317,8 +325,10 @@ struct SelectRule : Rule<SelectRule, arith::SelectOp> {
       return op->emitOpError() << "has a gradient rule for a scalar "
                                   "condition only";
     Location loc = op->getLoc();
-    Value zeros = zerosOf(b, loc,
-                          cast<RankedTensorType>(resultGrads[0].getType()));
+    auto type = cast<RankedTensorType>(resultGrads[0].getType());
+    Value zeros = type.hasStaticShape()
+                      ? zerosOf(b, loc, type)
+                      : zerosShapedLike(b, loc, type, resultGrads[0]);
     Value condition = select.getCondition();
     operandGrads.assign(
         {Value(),
@@ -345,6 +355,31 @@ struct ExtractSliceRule : Rule<ExtractSliceRule, tensor::ExtractSliceOp> {
         slice.getMixedSizes(), slice.getMixedStrides());
     operandGrads.assign(op->getNumOperands(), Value());
     operandGrads[0] = grad;
+    return success();
+  }
+};
+
+/// An inserted block's gradient is the result's gradient over the block;
+/// the destination's is the result's outside it (none for a constant
+/// destination, such as the zeros a column-parallel layer's block is set
+/// among).
+struct InsertSliceRule : Rule<InsertSliceRule, tensor::InsertSliceOp> {
+  LogicalResult buildGradients(Operation *op, OpBuilder &b,
+                               ValueRange resultGrads, const GradientContext &,
+                               SmallVectorImpl<Value> &operandGrads) const {
+    auto insert = cast<tensor::InsertSliceOp>(op);
+    Location loc = op->getLoc();
+    RankedTensorType sourceType = gradientType(insert.getSource());
+    Value sourceGrad = tensor::ExtractSliceOp::create(
+        b, loc, sourceType, resultGrads[0], insert.getMixedOffsets(),
+        insert.getMixedSizes(), insert.getMixedStrides());
+    operandGrads.assign(op->getNumOperands(), Value());
+    operandGrads[0] = sourceGrad;
+    if (!matchPattern(insert.getDest(), m_Constant()))
+      operandGrads[1] = tensor::InsertSliceOp::create(
+          b, loc, zerosShapedLike(b, loc, sourceType, sourceGrad),
+          resultGrads[0], insert.getMixedOffsets(), insert.getMixedSizes(),
+          insert.getMixedStrides());
     return success();
   }
 };
@@ -385,6 +420,7 @@ void mlir::braid::registerGradientRules(DialectRegistry &registry) {
   });
   registry.addExtension(+[](MLIRContext *context, tensor::TensorDialect *) {
     tensor::ExtractSliceOp::attachInterface<ExtractSliceRule>(*context);
+    tensor::InsertSliceOp::attachInterface<InsertSliceRule>(*context);
     tensor::CastOp::attachInterface<CastRule>(*context);
   });
 }
