@@ -18,6 +18,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::braid;
@@ -267,6 +268,16 @@ llvm::Error NativeProgram::bindOne(size_t i, const ArgumentValue &value) {
     staged.resize(arguments.size());
   staged[i] = {storage, std::vector<int64_t>(shape.begin(), shape.end())};
   if (tensor) {
+    // The readers hold integers within +-2^53; an i32 argument takes fewer.
+    if (argument.dtype == "i32")
+      for (auto [e, v] : llvm::enumerate(tensor->data))
+        if (v < double(std::numeric_limits<int32_t>::min()) ||
+            v > double(std::numeric_limits<int32_t>::max()))
+          return llvm::createStringError(
+              llvm::inconvertibleErrorCode(),
+              llvm::formatv("'{0}': element {1} is {2}, which does not fit "
+                            "the program's i32",
+                            argument.name, e, int64_t(v)));
     storeAll(storage, argument.dtype, tensor->data.size(),
              [&](size_t e) { return tensor->data[e]; });
     return llvm::Error::success();

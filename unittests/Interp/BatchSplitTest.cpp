@@ -20,6 +20,9 @@
 #include "gtest/gtest.h"
 
 #include <cmath>
+#include <limits>
+
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::braid;
@@ -99,6 +102,28 @@ TEST(BatchSplitTest, RelativeErrorIsNormwise) {
   HostTensor zeros = tensorOf(ElementKind::f32, {3}, {0, 0, 0});
   EXPECT_EQ(relativeError(zeros, zeros), 0);
   EXPECT_TRUE(std::isinf(relativeError(actual, zeros)));
+}
+
+TEST(BatchSplitTest, RelativeErrorComparesNonFiniteValuesExactly) {
+  double inf = std::numeric_limits<double>::infinity();
+  double nan = std::numeric_limits<double>::quiet_NaN();
+  // An infinity in the reference does not scale the finite differences
+  // away: they are measured against the largest finite value.
+  HostTensor expected = tensorOf(ElementKind::f32, {3}, {inf, 2, -4});
+  HostTensor actual = tensorOf(ElementKind::f32, {3}, {inf, 2, -3});
+  EXPECT_DOUBLE_EQ(relativeError(actual, expected), 1.0 / 4);
+  EXPECT_EQ(relativeError(expected, expected), 0);
+  // An infinity of the other sign, a finite value for an infinity, and a
+  // number for a NaN are as far as can be; NaN against NaN matches.
+  HostTensor flipped = tensorOf(ElementKind::f32, {3}, {-inf, 2, -4});
+  EXPECT_TRUE(std::isinf(relativeError(flipped, expected)));
+  HostTensor finite = tensorOf(ElementKind::f32, {3}, {1e30, 2, -4});
+  EXPECT_TRUE(std::isinf(relativeError(finite, expected)));
+  HostTensor withNan = tensorOf(ElementKind::f32, {2}, {nan, 1});
+  EXPECT_EQ(relativeError(withNan, withNan), 0);
+  HostTensor noNan = tensorOf(ElementKind::f32, {2}, {0, 1});
+  EXPECT_TRUE(std::isinf(relativeError(noNan, withNan)));
+  EXPECT_TRUE(std::isinf(relativeError(withNan, noNan)));
 }
 
 TEST(BatchSplitTest, MismatchedOffsetsAreErrors) {
