@@ -7,10 +7,9 @@
 // is; the weight part moves after the last pooled-gradient collective that
 // the input part leads to, with the ops that read its results (which must
 // write no memory but communication's, and read no table rows that the ops
-// they pass may write), so that the
-// embedding gradients' exchanges run while the weight gradients' GEMMs
-// compute instead of after them. The rewrite lands where the simulator
-// predicts the function faster.
+// they pass may write), so that the embedding gradients' exchanges run
+// while the weight gradients' GEMMs compute instead of after them. The
+// rewrite lands where the simulator predicts the function faster.
 //
 //===----------------------------------------------------------------------===//
 
