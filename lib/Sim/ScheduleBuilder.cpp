@@ -51,6 +51,12 @@ int64_t elementBytes(Type type) {
   Type element = getElementTypeOrSelf(type);
   if (auto token = dyn_cast<TokenType>(type))
     element = getElementTypeOrSelf(token.getValueType());
+  if (auto complex = dyn_cast<ComplexType>(element))
+    return 2 * elementBytes(complex.getElementType());
+  // An index is 64 bits on every target Braid lowers to; so is any other
+  // element a tensor may hold (none that Braid's ops make).
+  if (!element.isIntOrFloat())
+    return 8;
   return std::max<int64_t>(1, element.getIntOrFloatBitWidth() / 8);
 }
 
@@ -595,7 +601,10 @@ FailureOr<OpCost> ProgramCoster::costOf(Operation &op,
     auto sizes = op.getAttrOfType<DenseI64ArrayAttr>("split_sizes");
     if (kind == cost::CollectiveKind::all_to_all && sizes &&
         groupSize == numRanks &&
-        (!groups || groups.getNumGroups() == 1)) {
+        (!groups || (groups.getNumGroups() == 1 &&
+                     llvm::all_of(groups.getGroup(0), [&](int64_t rank) {
+                       return rank >= 0 && rank < numRanks;
+                     })))) {
       auto [it, inserted] = sharedCosts.try_emplace(&op);
       if (!inserted)
         return it->second;

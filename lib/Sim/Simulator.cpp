@@ -18,6 +18,7 @@
 #include "llvm/Support/JSON.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <map>
 
@@ -82,6 +83,11 @@ Expected<SimResult> mlir::braid::sim::simulate(ArrayRef<SimOp> ops,
       return createStringError(inconvertibleErrorCode(),
                                "op " + Twine(i) + " '" + op.name +
                                    "' has a negative duration");
+    if (!std::isfinite(op.durationUs))
+      return createStringError(inconvertibleErrorCode(),
+                               "op " + Twine(i) + " '" + op.name +
+                                   "' has no finite duration (its sizes "
+                                   "are too large to price)");
     for (int64_t dep : op.deps)
       if (dep < 0 || dep >= n || dep == i)
         return createStringError(inconvertibleErrorCode(),

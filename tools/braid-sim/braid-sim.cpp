@@ -58,8 +58,10 @@ static cl::opt<std::string>
 static cl::opt<double>
     bytes(cl::cat(toolOptions), "bytes", cl::init(-1),
           cl::desc("Buffer size in bytes (nccl-tests' size)"));
-static cl::opt<int64_t> ranks(cl::cat(toolOptions), "ranks", cl::init(0),
-                              cl::desc("Ranks (default: the hardware's)"));
+static cl::opt<int64_t>
+    ranks(cl::cat(toolOptions), "ranks", cl::init(0),
+          cl::desc("Ranks (default: for a collective, the hardware's; for a "
+                   "program, its braid.cluster's, else 1)"));
 static cl::opt<int64_t>
     nodes(cl::cat(toolOptions), "nodes", cl::init(0),
           cl::desc("Nodes (default: ranks / ranks per node)"));

@@ -14,6 +14,8 @@
 
 #include "gtest/gtest.h"
 
+#include <limits>
+
 using namespace mlir::braid;
 using namespace mlir::braid::sim;
 
@@ -124,6 +126,15 @@ TEST(SimulatorTest, BadSchedulesAreErrors) {
                                 comm("y", 1, 1, 2, {}, 0), comm("x", 1, 1, 1, {}, 0)};
   EXPECT_FALSE(static_cast<bool>(simulate(crossed, 2, noContention())));
   llvm::consumeError(simulate(crossed, 2, noContention()).takeError());
+  // An infinite duration (sizes too large to price) is an error, not a
+  // simulation that never ends.
+  std::vector<SimOp> endless = {
+      compute("huge", 0, std::numeric_limits<double>::infinity())};
+  llvm::Expected<SimResult> never = simulate(endless, 1, noContention());
+  ASSERT_FALSE(static_cast<bool>(never));
+  EXPECT_EQ(llvm::toString(never.takeError()),
+            "op 0 'huge' has no finite duration (its sizes are too large to "
+            "price)");
   std::vector<SimOp> badRank = {compute("a", 3, 1)};
   llvm::Expected<SimResult> bad = simulate(badRank, 2, noContention());
   ASSERT_FALSE(static_cast<bool>(bad));
