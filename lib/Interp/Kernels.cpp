@@ -141,8 +141,9 @@ mlir::braid::interp::runSliceBags(SliceBagsOp op, const HostTensor &indices,
     return failure();
   int64_t numBags = offsets.getNumElements() - 1;
   int64_t start = op.getStartAttr().getInt();
+  // The range stops at the batch's end; start + count may overflow.
   int64_t first = std::min(start, numBags);
-  int64_t last = std::min(start + op.getCountAttr().getInt(), numBags);
+  int64_t last = first + std::min(op.getCountAttr().getInt(), numBags - first);
   auto base = static_cast<int64_t>(offsets.data[first]);
   auto end = static_cast<int64_t>(offsets.data[last]);
   std::array<HostTensor, 2> result = {

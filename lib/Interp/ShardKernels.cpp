@@ -212,6 +212,12 @@ mlir::braid::interp::runCombineShards(CombineShardsOp op, TableOp table,
                           << parts.size() << " part(s) of " << slots
                           << " bags need " << int64_t(parts.size()) * slots;
   int64_t dim = table.getDim(), width = received.shape[1];
+  for (auto [p, part] : llvm::enumerate(parts))
+    if (part.cols > width)
+      return op.emitError()
+             << "received rows are " << width << " wide, but part " << p
+             << " of '" << table.getSymName() << "' has " << part.cols
+             << " columns";
   FailureOr<HostTensor> result =
       allocate(op, *getElementKind(table.getElementType()), {*numBags, dim});
   if (failed(result))

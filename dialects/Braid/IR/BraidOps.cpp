@@ -14,6 +14,7 @@
 #include "llvm/ADT/DenseSet.h"
 
 #include <cmath>
+#include <limits>
 #include <tuple>
 
 using namespace mlir;
@@ -164,6 +165,8 @@ LogicalResult SliceBagsOp::verify() {
     return emitOpError() << "start must not be negative, got " << start;
   if (count < 1)
     return emitOpError() << "count must be positive, got " << count;
+  if (count > std::numeric_limits<int64_t>::max() - start)
+    return emitOpError() << "start + count overflows a 64-bit integer";
   for (auto [operand, result, name] :
        {std::tuple<Value, Value, StringRef>{getIndices(), getResultIndices(),
                                            "indices"},

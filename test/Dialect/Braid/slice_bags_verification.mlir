@@ -45,3 +45,11 @@ func.func @negative_chunk(%x: tensor<4x2xf32>) -> tensor<4x2xf32> {
   %r = braid.all_to_all %x split_dim = 0 concat_dim = 0 {braid.chunk = -1 : i64} : tensor<4x2xf32> -> tensor<4x2xf32>
   return %r : tensor<4x2xf32>
 }
+
+// -----
+
+func.func @range_overflows(%idx: tensor<?xi64>, %off: tensor<?xi64>) {
+  // expected-error @+1 {{start + count overflows a 64-bit integer}}
+  %i, %o = braid.slice_bags %idx, %off bags [1, 9223372036854775807] : (tensor<?xi64>, tensor<?xi64>) -> (tensor<?xi64>, tensor<?xi64>)
+  return
+}
