@@ -3,6 +3,7 @@ import json
 import numbers
 import os
 import pathlib
+import shutil
 import subprocess
 import tempfile
 
@@ -55,8 +56,22 @@ def compile(model, cluster="dgx-h100", nodes=1, ranks_per_node=None, target="non
         raise _native.Error("cuda_chips must be a list of names such as 'sm_90'")
     if not isinstance(planner, str):
         raise _native.Error(f"planner must be a string, not {type(planner).__name__}")
+    made = out is None
     out = pathlib.Path(out if out is not None else tempfile.mkdtemp(prefix="braid-"))
     out.mkdir(parents=True, exist_ok=True)
+    try:
+        return _compile_into(out, model, cluster, nodes, ranks_per_node, planner, opt_level,
+                             train, target, force_co_optimization, force_sharding, cuda_chips,
+                             plan)
+    except BaseException:
+        # A folder this call made holds nothing the caller can use.
+        if made:
+            shutil.rmtree(out, ignore_errors=True)
+        raise
+
+
+def _compile_into(out, model, cluster, nodes, ranks_per_node, planner, opt_level, train,
+                  target, force_co_optimization, force_sharding, cuda_chips, plan):
     request = {
         "model": model.write(out), "out": str(out), "cluster": str(cluster), "nodes": nodes,
         "ranks_per_node": ranks_per_node or 0, "planner": planner, "opt_level": opt_level,
@@ -215,7 +230,9 @@ class Artifact:
     # -- helpers --------------------------------------------------------
 
     def _need_cpu(self, what):
-        if not (self.dir / "libprogram.so").exists():
+        # A library left in the folder by an earlier compile is not this
+        # artifact's.
+        if self.target != "cpu" or not (self.dir / "libprogram.so").exists():
             raise _native.Error(f"Artifact.{what} needs a CPU artifact: compile with target='cpu'")
 
     def _stage(self, work, inputs, weights):
@@ -272,4 +289,6 @@ def _save_dir(directory, arrays):
         array = np.asarray(value)
         if array.dtype == object or array.dtype.kind not in "biuf":
             raise _native.Error(f"'{name}' must be a numeric array, not {array.dtype}")
+        # braid-run reads C-ordered, native-endian .npy files.
+        array = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("="))
         np.save(directory / f"{name}.npy", array, allow_pickle=False)

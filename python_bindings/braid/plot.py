@@ -105,7 +105,10 @@ def losses(values, path="losses.png", labels=None):
     """One or more loss curves (a sequence, or a list of sequences with
     `labels`). Returns the path."""
     import numpy as np
-    curves = values if values and np.ndim(values[0]) == 1 else [values]
+    # A list of curves, or one curve (a list or an array, as Artifact.train
+    # returns it).
+    nested = len(values) > 0 and np.ndim(values[0]) == 1
+    curves = values if nested else [values]
     try:
         curves = [np.asarray(c, dtype=float) for c in curves]
     except (TypeError, ValueError) as error:

@@ -26,6 +26,14 @@ def test_plots_are_written_and_not_empty(braid, artifact, tmp_path):
         assert data.startswith(PNG) and len(data) > 5000
 
 
+def test_losses_takes_what_train_returns(braid, tmp_path):
+    # Artifact.train returns the losses as one NumPy array.
+    pytest.importorskip("matplotlib", reason="matplotlib is not installed")
+    import numpy as np
+    path = braid.plot.losses(np.array([0.7, 0.6, 0.55]), tmp_path / "one.png")
+    assert path.read_bytes().startswith(PNG)
+
+
 def test_python_m_braid_plot_writes_the_outputs_plots(braid, artifact):
     pytest.importorskip("matplotlib", reason="matplotlib is not installed")
     done = subprocess.run([sys.executable, "-m", "braid.plot", str(artifact.dir)],

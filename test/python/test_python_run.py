@@ -79,3 +79,33 @@ def test_bad_arrays_and_runs_raise(braid, forward_artifact, train_artifact):
     no_cpu = braid.compile(SMALL_PATH, ranks_per_node=2)
     with pytest.raises(braid.Error, match="needs a CPU artifact"):
         no_cpu.run(inputs, weights)
+
+
+def test_any_array_layout_runs(forward_artifact):
+    # Fortran order and big-endian values are written as braid-run reads
+    # them, and give the same output.
+    inputs, weights = forward_artifact.random_inputs(seed=4)
+    expected = forward_artifact.run(inputs, weights, ranks=2)
+    inputs = dict(inputs, dense=np.asfortranarray(inputs["dense"]))
+    weights = {name: value.astype(value.dtype.newbyteorder(">")) for name, value in weights.items()}
+    assert np.array_equal(forward_artifact.run(inputs, weights, ranks=2), expected)
+
+
+def test_a_folder_reused_for_another_target_is_not_run(braid, tmp_path):
+    # The CPU library an earlier compile left in the folder is not this
+    # artifact's: run refuses it rather than running it.
+    out = tmp_path / "out"
+    braid.compile(SMALL_PATH, ranks_per_node=2, target="cpu", out=out)
+    again = braid.compile(SMALL_PATH, ranks_per_node=2, target="none", out=out)
+    inputs, weights = again.random_inputs(seed=0)
+    with pytest.raises(braid.Error, match="needs a CPU artifact"):
+        again.run(inputs, weights)
+
+
+def test_a_failed_compile_leaves_no_folder(braid, tmp_path, monkeypatch):
+    import tempfile
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    # The native compile fails (an unknown cluster), after the folder is made.
+    with pytest.raises(braid.Error, match="no-such-cluster"):
+        braid.compile(SMALL_PATH, cluster="no-such-cluster", ranks_per_node=2)
+    assert list(tmp_path.iterdir()) == []
