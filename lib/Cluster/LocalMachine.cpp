@@ -47,7 +47,8 @@ std::string mlir::braid::cluster::getLocalCalibrationPath() {
 }
 
 /// braid-calibrate beside the running tool (the build or install tree),
-/// else on PATH.
+/// else in $BRAID_TOOLS_DIR (which the Python package sets to its build's
+/// bin/: its running program is the interpreter), else on PATH.
 static Expected<std::string> findCalibrate() {
   std::string self = sys::fs::getMainExecutable("braid", nullptr);
   if (!self.empty()) {
@@ -56,11 +57,18 @@ static Expected<std::string> findCalibrate() {
     if (sys::fs::can_execute(sibling))
       return std::string(sibling);
   }
+  if (std::optional<std::string> dir = sys::Process::GetEnv("BRAID_TOOLS_DIR")) {
+    SmallString<256> inDir(*dir);
+    sys::path::append(inDir, "braid-calibrate");
+    if (sys::fs::can_execute(inDir))
+      return std::string(inDir);
+  }
   if (ErrorOr<std::string> onPath = sys::findProgramByName("braid-calibrate"))
     return *onPath;
   return createStringError(inconvertibleErrorCode(),
-                           "cannot find braid-calibrate next to this tool "
-                           "or on PATH to measure this machine");
+                           "cannot find braid-calibrate next to this tool, "
+                           "in $BRAID_TOOLS_DIR or on PATH to measure this "
+                           "machine");
 }
 
 Error mlir::braid::cluster::calibrateLocalMachine(StringRef path) {

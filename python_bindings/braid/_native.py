@@ -43,6 +43,9 @@ def _load_extension():
 
 
 _extension = _load_extension()
+# The native code looks for braid-calibrate beside the running program, which
+# here is Python: point it at this build's tools.
+os.environ.setdefault("BRAID_TOOLS_DIR", str(_build_dir() / "bin"))
 
 
 def native():

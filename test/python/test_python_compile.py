@@ -75,3 +75,23 @@ def test_the_co_optimizer_levels_by_name(braid, tmp_path):
     assert o0.plan["co_optimization"]["train_step"]["started_collectives"] == 0
     assert o2.plan["co_optimization"]["train_step"]["started_collectives"] > 0
     assert o2.predicted["train_step_ms"] < o0.predicted["train_step_ms"]
+
+
+def test_local_cpu_calibrates_without_the_tools_on_path(braid, tmp_path):
+    # Inside Python the running program is the interpreter, so the native
+    # code finds braid-calibrate through BRAID_TOOLS_DIR, which the package
+    # sets to its build's tools: no tool on PATH, an empty cache.
+    import os
+    import subprocess
+    import sys
+    script = ("import braid; a = braid.compile(%r, cluster='local-cpu', ranks_per_node=2); "
+              "print(a.predicted['iteration_ms'] > 0)" % str(SMALL))
+    env = {"PATH": "/usr/bin:/bin", "BRAID_CACHE_DIR": str(tmp_path / "cache"),
+           "PYTHONPATH": braid.__file__.rsplit("/braid/", 1)[0],
+           "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+    env.update({k: v for k, v in os.environ.items() if k.startswith(("OMPI_", "BRAID_BUILD"))})
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "True"
+    assert (tmp_path / "cache" / "local-cpu.json").exists()
