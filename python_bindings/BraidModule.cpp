@@ -66,9 +66,14 @@ NB_MODULE(_braid, m) {
       [](const std::string &kind, double bytes, int64_t ranks, int64_t nodes,
          const std::string &hardware) {
         Collected collected;
-        MlirLogicalResult result = braidSimulateCollective(
-            ref(kind), bytes, ranks, nodes, ref(hardware), appendOutput,
-            appendErrors, &collected);
+        MlirLogicalResult result;
+        {
+          // A local-cpu description may be measured first (seconds).
+          nb::gil_scoped_release release;
+          result = braidSimulateCollective(ref(kind), bytes, ranks, nodes,
+                                           ref(hardware), appendOutput,
+                                           appendErrors, &collected);
+        }
         return finish(result, collected);
       },
       nb::arg("kind"), nb::arg("bytes"), nb::arg("ranks"), nb::arg("nodes"),
@@ -78,8 +83,12 @@ NB_MODULE(_braid, m) {
       "import_model",
       [](const std::string &json, const std::string &fileName) {
         Collected collected;
-        MlirLogicalResult result = braidImportModel(
-            ref(json), ref(fileName), appendOutput, appendErrors, &collected);
+        MlirLogicalResult result;
+        {
+          nb::gil_scoped_release release;
+          result = braidImportModel(ref(json), ref(fileName), appendOutput,
+                                    appendErrors, &collected);
+        }
         return finish(result, collected);
       },
       nb::arg("json"), nb::arg("file_name"),
