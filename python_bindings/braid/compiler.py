@@ -284,7 +284,8 @@ def _save_dir(directory, arrays):
     import numpy as np
     directory.mkdir(parents=True, exist_ok=True)
     for name, value in arrays.items():
-        if not isinstance(name, str) or not name or "/" in name or name.startswith("."):
+        if (not isinstance(name, str) or not name or "/" in name or "\0" in name
+                or name.startswith(".")):
             raise _native.Error(f"{name!r} is not a .npy name")
         array = np.asarray(value)
         if array.dtype == object or array.dtype.kind not in "biuf":

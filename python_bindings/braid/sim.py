@@ -14,9 +14,17 @@ def collective(kind, bytes, ranks=0, nodes=0, hardware="dgx-h100"):
     Returns {"time_us", "algbw_GBps", "busbw_GBps", "algorithm"}."""
     if not isinstance(bytes, numbers.Real) or isinstance(bytes, bool):
         raise _native.Error(f"bytes must be a number, not {type(bytes).__name__}")
+    try:
+        bytes = float(bytes)
+    except OverflowError:
+        raise _native.Error(f"bytes must be a finite number, got {bytes!r}") from None
     for name, value in (("ranks", ranks), ("nodes", nodes)):
         if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 0:
             raise _native.Error(f"{name} must be a non-negative integer, got {value!r}")
+        # The native call takes a 64-bit integer; the model bounds ranks far
+        # below that.
+        if value >= 1 << 62:
+            raise _native.Error(f"{name} must be below 2^62, got {value!r}")
     text = _native.call(_native.native().simulate_collective, str(kind), float(bytes),
                         int(ranks), int(nodes), str(hardware))
     return json.loads(text)

@@ -67,6 +67,11 @@ def test_sim_collective_is_braid_sim_collective(braid, run_tool):
         braid.sim.collective("all_shuffle", 1024)
     with pytest.raises(braid.Error, match="bytes must be a number"):
         braid.sim.collective("all_reduce", "1 MiB")
+    # Python's unbounded integers are checked before the native call.
+    with pytest.raises(braid.Error, match="ranks must be below 2\\^62"):
+        braid.sim.collective("all_reduce", 1024, ranks=2**70)
+    with pytest.raises(braid.Error, match="bytes must be a finite number"):
+        braid.sim.collective("all_reduce", 10**400)
 
 
 def test_the_co_optimizer_levels_by_name(braid, tmp_path):

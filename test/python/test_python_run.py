@@ -70,6 +70,8 @@ def test_bad_arrays_and_runs_raise(braid, forward_artifact, train_artifact):
         forward_artifact.run(inputs, weights, ranks=3)
     with pytest.raises(braid.Error, match="must be a numeric array"):
         forward_artifact.run(dict(inputs, dense=np.array(["a", "b"])), weights)
+    with pytest.raises(braid.Error, match="is not a .npy name"):
+        forward_artifact.run(dict(inputs, **{"a\0b": inputs["dense"]}), weights)
     with pytest.raises(braid.Error, match="dense"):
         forward_artifact.run(dict(inputs, dense=inputs["dense"][:, :5]), weights)
     with pytest.raises(braid.Error, match="needs inputs\\['labels'\\]"):
