@@ -193,10 +193,10 @@ int64_t braidrt_all_to_all_v_received_rows(int64_t handle) {
   return exchange->receivedRows;
 }
 
-void _mlir_ciface_braidrt_wait_all_to_all_v(int64_t handle,
-                                            braidrt_unranked_memref *in,
-                                            braidrt_unranked_memref *out) {
-  (void)in; // passed so that the input stays alive until here
+} // extern "C"
+
+namespace {
+void waitAllToAllV(int64_t handle, braidrt_unranked_memref *out) {
   DeferredExchange *exchange = exchangeOf(handle);
   if (!exchange->posted)
     advance(exchange);
@@ -217,5 +217,22 @@ void _mlir_ciface_braidrt_wait_all_to_all_v(int64_t handle,
                 exchange->received.size());
   delete exchange;
 }
+} // namespace
+
+extern "C" {
+
+// `in` is passed so that the input stays alive until the wait.
+#define BRAIDRT_DEFINE_WAIT_ALL_TO_ALL_V(SUFFIX)                               \
+  void _mlir_ciface_braidrt_wait_all_to_all_v_##SUFFIX(                        \
+      int64_t handle, braidrt_unranked_memref *in,                             \
+      braidrt_unranked_memref *out) {                                          \
+    (void)in;                                                                  \
+    waitAllToAllV(handle, out);                                                \
+  }
+BRAIDRT_DEFINE_WAIT_ALL_TO_ALL_V(f32)
+BRAIDRT_DEFINE_WAIT_ALL_TO_ALL_V(f64)
+BRAIDRT_DEFINE_WAIT_ALL_TO_ALL_V(i64)
+BRAIDRT_DEFINE_WAIT_ALL_TO_ALL_V(i32)
+#undef BRAIDRT_DEFINE_WAIT_ALL_TO_ALL_V
 
 } // extern "C"

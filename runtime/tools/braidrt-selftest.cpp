@@ -72,7 +72,8 @@ struct PostedExchange {
       --rows;
     std::vector<int64_t> out(rows, -1);
     Buffer1D in(payload), result(out);
-    _mlir_ciface_braidrt_wait_all_to_all_v(handle, &in.memref, &result.memref);
+    _mlir_ciface_braidrt_wait_all_to_all_v_i64(handle, &in.memref,
+                                               &result.memref);
     int64_t at = 0;
     bool ok = true;
     for (int64_t i = 0; i < ranks; ++i)

@@ -44,7 +44,7 @@
 // CPU: call @__braid_two_members_pack_indices(
 // CPU: call @braidrt_all_to_all_start_i64(
 // CPU: call @braidrt_all_to_all_v_post_i64(
-// CPU: call @braidrt_wait_all_to_all_v(
+// CPU: call @braidrt_wait_all_to_all_v_i64(
 // CPU: call @__braid_two_members_unpack_indices(
 // CPU: func.func private @__braid_two_members_pack_indices({{.*}}) -> (tensor<?xi64>, tensor<2xi64>, tensor<4xi64>) attributes {llvm.linkage = #llvm.linkage<internal>, passthrough = ["noinline"]}
 // CPU: tensor.concat

@@ -28,7 +28,7 @@
 // INDEX: %[[N:.*]] = arith.index_cast %[[ROWS]] : i64 to index
 // INDEX: %[[OUT:.*]] = memref.alloc(%[[N]]) : memref<?xi64>
 // INDEX: %[[U:.*]] = memref.cast %[[OUT]] : memref<?xi64> to memref<*xi64>
-// INDEX: call @braidrt_wait_all_to_all_v(%[[H]], %[[IN]], %[[U]]) : (i64, memref<*xi64>, memref<*xi64>) -> ()
+// INDEX: call @braidrt_wait_all_to_all_v_i64(%[[H]], %[[IN]], %[[U]]) : (i64, memref<*xi64>, memref<*xi64>) -> ()
 // INDEX: bufferization.to_tensor %[[OUT]]
 // INDEX-NOT: braid.all_to_all_v
 // SYNC-COUNTS-LABEL: func.func @forward
@@ -39,7 +39,7 @@
 // SYNC-COUNTS-NOT: braid.all_to_all_v
 // INDEX-LLVM-DAG: llvm.func @_mlir_ciface_braidrt_all_to_all_v_post_i64(!llvm.ptr, !llvm.ptr) -> i64
 // INDEX-LLVM-DAG: llvm.func @braidrt_all_to_all_v_received_rows(i64) -> i64
-// INDEX-LLVM-DAG: llvm.func @_mlir_ciface_braidrt_wait_all_to_all_v(i64, !llvm.ptr, !llvm.ptr)
+// INDEX-LLVM-DAG: llvm.func @_mlir_ciface_braidrt_wait_all_to_all_v_i64(i64, !llvm.ptr, !llvm.ptr)
 // INDEX-CUDA-NOT: braidrt_all_to_all_v_post
 // INDEX-CUDA-NOT: braidrt_wait_all_to_all_v
 // INDEX-CUDA: ncclSend

@@ -61,7 +61,7 @@ def ConvertBraidToCPUPass : Pass<"convert-braid-to-cpu", "::mlir::ModuleOp"> {
       the runtime posts the rows when the counts arrive, inside a later
       `braidrt_progress`, and its wait asks how many rows arrived
       (`braidrt_all_to_all_v_received_rows`), allocates the result and
-      takes them (`braidrt_wait_all_to_all_v`). Without it the start
+      takes them (`braidrt_wait_all_to_all_v_<type>`). Without it the start
       exchanges the counts before it returns.
 
     It is a dialect conversion (`populateBraidComputeToCPUPatterns`,

@@ -249,7 +249,7 @@ FailureOr<Value> ExchangeLowering::wait(WaitOp op,
             .getResult(0));
     Value out = allocate(type, rows);
     func::FuncOp fn = declareRuntimeFunction(
-        module, runtime::kWaitAllToAllV,
+        module, (runtime::kWaitAllToAllV + exchange.suffix).str(),
         {b.getI64Type(), exchange.input.getType(), exchange.input.getType()},
         {}, true);
     func::CallOp::create(b, loc, fn,

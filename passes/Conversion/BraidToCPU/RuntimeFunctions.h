@@ -54,9 +54,10 @@ inline constexpr llvm::StringLiteral kAllToAllVPost =
 inline constexpr llvm::StringLiteral kAllToAllVReceivedRows =
     "braidrt_all_to_all_v_received_rows";
 /// (i64 handle, memref in, memref out): completes a posted all_to_all_v
-/// into `out`, which holds the received rows.
+/// into `out`, which holds the received rows; one per element type, like the
+/// post (a program may post i32 and i64 exchanges).
 inline constexpr llvm::StringLiteral kWaitAllToAllV =
-    "braidrt_wait_all_to_all_v";
+    "braidrt_wait_all_to_all_v_";
 /// (memref in, memref out, i64 group size, i32 member, i32 reduction): over
 /// blocks of consecutive ranks; a rank whose block is no group of the op
 /// passes member 0 and gets its input back.

@@ -96,9 +96,15 @@ BRAIDRT_DECLARE_ALL_TO_ALL_V_POST(i64)
 BRAIDRT_DECLARE_ALL_TO_ALL_V_POST(i32)
 #undef BRAIDRT_DECLARE_ALL_TO_ALL_V_POST
 int64_t braidrt_all_to_all_v_received_rows(int64_t handle);
-void _mlir_ciface_braidrt_wait_all_to_all_v(int64_t handle,
-                                            braidrt_unranked_memref *in,
-                                            braidrt_unranked_memref *out);
+#define BRAIDRT_DECLARE_WAIT_ALL_TO_ALL_V(SUFFIX)                              \
+  void _mlir_ciface_braidrt_wait_all_to_all_v_##SUFFIX(                        \
+      int64_t handle, braidrt_unranked_memref *in,                             \
+      braidrt_unranked_memref *out);
+BRAIDRT_DECLARE_WAIT_ALL_TO_ALL_V(f32)
+BRAIDRT_DECLARE_WAIT_ALL_TO_ALL_V(f64)
+BRAIDRT_DECLARE_WAIT_ALL_TO_ALL_V(i64)
+BRAIDRT_DECLARE_WAIT_ALL_TO_ALL_V(i32)
+#undef BRAIDRT_DECLARE_WAIT_ALL_TO_ALL_V
 int64_t _mlir_ciface_braidrt_reduce_scatter_start_f32(
     braidrt_unranked_memref *in, braidrt_unranked_memref *out,
     int64_t group_size, int32_t member, int32_t reduction);
