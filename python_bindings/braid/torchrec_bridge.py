@@ -53,6 +53,18 @@ def from_torchrec(tables, batch_size, dense_features, bottom_mlp, top_mlp,
     EmbeddingBagConfig objects or dicts with their fields (name,
     num_embeddings, embedding_dim, pooling, data_type); `pooling_factors`
     maps a table to its mean bag size (default 1)."""
+    # The spec's own checks name a bad size; these arguments are walked
+    # here first, so their kind is checked here.
+    if isinstance(tables, (str, bytes)) or not hasattr(tables, "__iter__"):
+        raise _native.Error("tables must be a list of EmbeddingBagConfig objects or dicts, "
+                            f"not {type(tables).__name__}")
+    for layers, argument in ((bottom_mlp, "bottom_mlp"), (top_mlp, "top_mlp")):
+        if isinstance(layers, (str, bytes)) or not hasattr(layers, "__iter__"):
+            raise _native.Error(f"{argument} must be a list of layer widths, "
+                                f"not {type(layers).__name__}")
+    if pooling_factors is not None and not isinstance(pooling_factors, dict):
+        raise _native.Error("pooling_factors must be a dict from table name to mean bag size, "
+                            f"not {type(pooling_factors).__name__}")
     pooling_factors = pooling_factors or {}
     specs = []
     for table in tables:

@@ -114,3 +114,15 @@ def test_torchrec_objects_round_trip(braid, artifact):
 def test_malformed_torchrec_plans_raise(braid, tmp_path, plan):
     with pytest.raises(braid.Error):
         braid.compile(SMALL, ranks_per_node=2, plan=plan, out=tmp_path / "out")
+
+
+def test_from_torchrec_refuses_arguments_of_the_wrong_kind(braid):
+    tables = [{"name": "a", "num_embeddings": 100, "embedding_dim": 16}]
+    with pytest.raises(braid.Error, match="tables must be a list"):
+        braid.from_torchrec(None, 64, 13, [32, 16], [32, 1])
+    with pytest.raises(braid.Error, match="bottom_mlp must be a list of layer widths"):
+        braid.from_torchrec(tables, 64, 13, 32, [32, 1])
+    with pytest.raises(braid.Error, match="top_mlp must be a list of layer widths"):
+        braid.from_torchrec(tables, 64, 13, [32, 16], None)
+    with pytest.raises(braid.Error, match="pooling_factors must be a dict"):
+        braid.from_torchrec(tables, 64, 13, [32, 16], [32, 1], pooling_factors=[2])
