@@ -132,7 +132,8 @@ bool communicates(Operation *op);
 /// Whether `op` may write the rows of `table`: an op with memory effects
 /// that names `table`, an op holding one in its regions, or an op that
 /// names no table and writes memory or does not say what it does (a call),
-/// which may write any. Communication writes no table.
+/// which may write any. Communication writes no table. With a null `table`,
+/// whether `op` may write memory that no table it names covers.
 bool mayWriteRowsOf(Operation *op, FlatSymbolRefAttr table);
 
 /// Whether `op`, or an op nested in its regions, reads or writes the rows

@@ -45,13 +45,11 @@ using namespace mlir::braid;
 
 namespace {
 /// Whether `op`, or an op nested in its regions, issues communication: a
-/// collective or an exchange, synchronous or started.
+/// collective or an exchange, synchronous or started (a wait issues none).
 bool issuesCommunication(Operation *op) {
   return op
       ->walk([](Operation *nested) {
-        return isa<CollectiveOpInterface, AllToAllVOp, PermuteOp>(nested) ||
-                       llvm::any_of(nested->getResultTypes(),
-                                    llvm::IsaPred<TokenType>)
+        return communicates(nested) && !isa<WaitOp>(nested)
                    ? WalkResult::interrupt()
                    : WalkResult::advance();
       })
@@ -63,8 +61,7 @@ bool issuesCommunication(Operation *op) {
 /// collective, start or wait.
 bool isMovable(Operation *op) {
   return isMemoryEffectFree(op) && op->getNumRegions() == 0 &&
-         !op->hasTrait<OpTrait::IsTerminator>() && !isa<WaitOp>(op) &&
-         !issuesCommunication(op);
+         !op->hasTrait<OpTrait::IsTerminator>() && !communicates(op);
 }
 
 /// The ops after `wait`, up to the next op that issues communication, that
