@@ -85,8 +85,10 @@ echo "      per-rank program against the global one on seeded inputs"
 echo
 echo "== 8. This machine: calibrate it (2 MPI ranks; --cluster local-cpu reads the result), compile"
 echo "      the small DLRM for it with --target cpu, run it on 2 real ranks and check it against"
-echo "      the reference semantics"
+echo "      the reference semantics. The demo keeps its calibration in $OUT/cache"
+echo "      (BRAID_CACHE_DIR), so the one in ~/.cache/braid is left as it is"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export BRAID_CACHE_DIR="$OUT/cache"
 mpirun -n 2 --oversubscribe "$BIN/braid-calibrate" | sed 's/^/   /'
 "$BIN/braid-compile" examples/dlrm_small.json --cluster local-cpu --nodes 1 \
   --ranks-per-node 2 --target cpu -o "$OUT/cpu" | sed 's/^/   /'
@@ -99,7 +101,7 @@ mpirun -n 2 --oversubscribe "$BIN/braid-run" "$OUT/cpu-rows" --check --iteration
 echo
 echo "== 9. Time a mid-size DLRM (8 tables of 200K x 64, pooling 20, batch 2048) on 2 ranks:"
 echo "      measured beside PyTorch (when installed: scripts/install-torch.sh) and predicted"
-python3 bench/cpu_vs_torch/run.py --rows 200000 --batch 2048 --iterations 20 --repeats 1 \
+python3 bench/cpu_vs_torch/run.py --build "$BUILD_DIR" --rows 200000 --batch 2048 --iterations 20 --repeats 1 \
   --json "$OUT/cpu_vs_torch.json" | sed 's/^/   /'
 echo
 echo "== 10. Train the small DLRM on this machine. braid-compile --train --target cpu derives the"
@@ -198,10 +200,15 @@ for k in json.load(open(sys.argv[1]))["kernels"]:
     if k["chip"] == "sm_90":
         print(f"   {k['name']:<28} {k['registers']:>4} registers, {k['spill_store_bytes']} bytes spilled")
 PY
-  if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then
+  # Two ranks need two GPUs: NCCL refuses two ranks on one device.
+  gpus=0
+  if command -v nvidia-smi >/dev/null; then
+    gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
+  fi
+  if [ "$gpus" -ge 2 ]; then
     mpirun -n 2 --oversubscribe "$BIN/braid-run" "$OUT/cuda" --steps 3 --check | tail -n 1 | sed 's/^/   /'
   else
-    echo "   (no GPU here: the artifact is built, not run)"
+    echo "   ($gpus GPU(s) here and the artifact has 2 ranks: it is built, not run)"
   fi
 else
   echo "   skipped: no ptxas or no CUDA runtime in $BUILD_DIR (the CUDA toolkit and NCCL)"

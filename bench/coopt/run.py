@@ -98,20 +98,20 @@ def main():
             coopt = json.loads((out2 / "plan.json").read_text())["co_optimization"][function]
             body = program.split(f"func.func @{function}(", 1)[1].split("\n  func.func ", 1)[0]
             o0, o2 = sims[0]["iteration_ms"], sims[2]["iteration_ms"]
-            comm = sims[2]["breakdown"]["comm_ms"]
-            hidden = sims[2]["breakdown"]["hidden_comm_ms"]
+            comm = sims[2]["mean_per_rank"]["comm_ms"]
+            hidden = sims[2]["mean_per_rank"]["hidden_comm_ms"]
             row = {
                 "program": name, "model": model, "cluster": f"{nodes} x {per_node} {cluster}",
                 "o0_ms": o0, "default_ms": o2, "ratio": o2 / o0,
-                "o0_comm_ms": sims[0]["breakdown"]["comm_ms"],
-                "o0_exposed_comm_ms": sims[0]["breakdown"]["exposed_comm_ms"],
-                "comm_ms": comm, "exposed_comm_ms": sims[2]["breakdown"]["exposed_comm_ms"],
+                "o0_comm_ms": sims[0]["mean_per_rank"]["comm_ms"],
+                "o0_exposed_comm_ms": sims[0]["mean_per_rank"]["exposed_comm_ms"],
+                "comm_ms": comm, "exposed_comm_ms": sims[2]["mean_per_rank"]["exposed_comm_ms"],
                 "hidden_share": hidden / comm if comm > 0 else 0.0,
                 # O0's computation per rank (the mean over ranks, braid-sim's
-                # breakdown), as a share of its step: the ratio
+                # mean_per_rank), as a share of its step: the ratio
                 # with no communication exposed and no rank idle. A default
                 # program below it computes less than O0 does.
-                "o0_mean_rank_compute_share": sims[0]["breakdown"]["compute_ms"] / o0,
+                "o0_mean_rank_compute_share": sims[0]["mean_per_rank"]["compute_ms"] / o0,
                 "started": body.count("_start "), "buckets": coopt["buckets"],
                 "fused_exchanges": coopt["fused_exchanges"],
                 "fused_index_exchanges": coopt["fused_index_exchanges"],

@@ -133,6 +133,11 @@ Expected<HostTensor> mlir::braid::interp::parseNpy(StringRef bytes,
                     payload.size() / static_cast<uint64_t>(elementBytes))
     return npyError(name, "the .npy data is shorter than its shape says (" +
                               Twine(payload.size()) + " bytes)");
+  // Checked before the values are widened to doubles: a file of 1-byte
+  // elements within the reader's size bound would hold 8 times as many.
+  if (*count > kMaxTensorElements)
+    return npyError(name, Twine(*count) + " elements, more than the " +
+                              Twine(kMaxTensorElements) + " a tensor may have");
 
   HostTensor tensor;
   tensor.kind = kind;

@@ -46,6 +46,12 @@ OwningOpRef<ModuleOp> ModuleLoader::load(llvm::StringRef path) {
     emitError(UnknownLoc::get(&context)) << llvm::toString(file.takeError());
     return nullptr;
   }
+  if (std::optional<TextPosition> at =
+          findMlirNestingBeyond((*file)->getBuffer())) {
+    emitError(FileLineColLoc::get(&context, path, at->line, at->column))
+        << "brackets nested deeper than " << kMaxMlirNesting << " levels";
+    return nullptr;
+  }
   // The source manager owns the text, so diagnostics can quote it.
   sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(
                                    (*file)->getBuffer(), path),

@@ -5,6 +5,8 @@
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
 
+#include <algorithm>
+
 using namespace llvm;
 
 /// Standard input, up to `maxBytes` bytes.
@@ -58,6 +60,36 @@ mlir::braid::readBoundedFile(StringRef path, uint64_t maxBytes,
     return createStringError(buffer.getError(),
                              prefix + buffer.getError().message());
   return std::move(*buffer);
+}
+
+std::optional<mlir::braid::TextPosition>
+mlir::braid::findMlirNestingBeyond(StringRef text, unsigned maxDepth) {
+  unsigned depth = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '"') {
+      // A string literal: its brackets are text, and `\"` does not end it.
+      for (++i; i < text.size() && text[i] != '"'; ++i)
+        if (text[i] == '\\')
+          ++i;
+    } else if (c == '/' && i + 1 < text.size() && text[i + 1] == '/') {
+      i = std::min(text.find('\n', i), text.size());
+    } else if (c == '(' || c == '[' || c == '{' || c == '<') {
+      if (++depth > maxDepth) {
+        StringRef before = text.take_front(i);
+        size_t lineStart = before.rfind('\n');
+        return TextPosition{
+            unsigned(before.count('\n') + 1),
+            unsigned(i - (lineStart == StringRef::npos ? 0 : lineStart + 1) +
+                     1)};
+      }
+    } else if ((c == ')' || c == ']' || c == '}' ||
+                (c == '>' && (i == 0 || text[i - 1] != '-'))) &&
+               depth > 0) {
+      --depth;
+    }
+  }
+  return std::nullopt;
 }
 
 Expected<json::Value> mlir::braid::parseBoundedJson(StringRef text,

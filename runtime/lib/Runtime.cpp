@@ -371,6 +371,9 @@ void braidrt_step_error(int64_t step) {
 }
 
 void braidrt_offsets_error(int64_t entry, int64_t value) {
+  if (entry < 0)
+    braidrt_fail("bag offsets have no entries: they need at least one (0), "
+                 "and one more per bag");
   braidrt_fail("bag offsets entry %lld is %lld: offsets must start at 0, "
                "never decrease and end at the number of indices",
                static_cast<long long>(entry), static_cast<long long>(value));

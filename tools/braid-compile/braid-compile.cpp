@@ -65,14 +65,11 @@ static cl::opt<std::string>
 static cl::opt<int> optLevel(
     cl::cat(toolOptions), "opt-level", cl::init(2),
     cl::desc("0: partition only; 1: then canonicalize and CSE; 2: also "
-             "store tensor-parallel parameters as blocks, run dense "
-             "optimizer steps on shards, bucket and decompose the "
-             "all_reduces, start the pooled-row exchanges asynchronously, "
-             "start collectives as soon as their input is ready, pipeline a "
-             "forward pass's lookups over chunks of its bags, fuse the "
-             "exchanges, chunk tensor-parallel forward passes and read pooled "
-             "rows in the receive buffer (braid-co-optimize: "
-             "docs/coopt.md), each where the simulator predicts a gain"));
+             "every co-optimizing pass of braid-co-optimize (parameter "
+             "blocks, sharded optimizer steps, buckets, decomposition, early "
+             "starts, chunks, fused exchanges and kernels, split and "
+             "deferred GEMMs, filled waits; docs/coopt.md lists them in "
+             "order), each where the simulator predicts a gain"));
 static cl::opt<bool> forceCoOptimization(
     cl::cat(toolOptions), "force-co-optimization",
     cl::desc("Apply every co-optimization rewrite (parameter blocks, "

@@ -77,9 +77,11 @@ static cl::opt<double>
               cl::desc("Largest relative error --check accepts"));
 static cl::opt<int64_t>
     steps(cl::cat(toolOptions), "steps", cl::init(0),
-          cl::desc("Train K steps on one batch (labels.npy in --inputs, or "
-                   "synthetic): a braid-compile --train --target cpu "
-                   "directory, its per-rank program with --reference, or a "
+          cl::desc("Train K steps: on the batch in --inputs DIR (with "
+                   "labels.npy), on DIR/batch_0000/, DIR/batch_0001/, ... in "
+                   "turn, or without --inputs on a fresh synthetic batch per "
+                   "step; a braid-compile --train directory (--target cpu or "
+                   "cuda), its per-rank program with --reference, or a "
                    "global .mlir with --reference"));
 static cl::opt<int64_t>
     maxDumpElements(cl::cat(toolOptions), "max-dump-table-elements",
@@ -545,7 +547,9 @@ int main(int argc, char **argv) {
       "  braid-run FILE.mlir --reference [--ranks N] [--seed S | --inputs DIR "
       "--weights DIR] [--dump DIR] [--json]\n"
       "  braid-run OUT [--reference] [--check] [--seed S | --inputs DIR "
-      "--weights DIR] [--dump DIR] [--iterations N] [--json]\n");
+      "--weights DIR] [--dump DIR] [--iterations N] [--json]\n"
+      "  braid-run OUT|FILE.mlir --steps K [--reference] [--check] [--seed S "
+      "| --inputs DIR] [--dump DIR] [--json]\n");
   bool isArtifact = llvm::sys::fs::is_directory(inputFile);
   if (!reference && !isArtifact)
     return fail("a .mlir file runs under the reference semantics; pass "

@@ -231,7 +231,7 @@ static int runProgram() {
     llvm::outs() << llvm::json::Value(llvm::json::Object{
                         {"iteration_ms", result->makespanUs * 1e-3},
                         {"per_rank_ms", std::move(perRank)},
-                        {"breakdown",
+                        {"mean_per_rank",
                          llvm::json::Object{
                              {"compute_ms", total.computeUs * 1e-3},
                              {"comm_ms", total.commUs * 1e-3},

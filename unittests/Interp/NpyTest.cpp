@@ -98,6 +98,16 @@ TEST_F(NpyTest, RejectsMalformedFiles) {
             "x.npy: the .npy data is shorter than its shape says (0 bytes)");
   std::string truncated = file(header, "").substr(0, 20);
   EXPECT_EQ(errorOf(truncated), "x.npy: truncated .npy header");
+
+  // One-byte elements, as many as the file holds but more than a tensor may
+  // have: refused before they are widened (the payload's pages are never
+  // touched, so the buffer costs no memory).
+  std::string big = file("{'descr': '|b1', 'fortran_order': False, 'shape': (268435457,), }", "");
+  std::unique_ptr<llvm::WritableMemoryBuffer> buffer =
+      llvm::WritableMemoryBuffer::getNewUninitMemBuffer(big.size() + (size_t(1) << 28) + 1);
+  std::memcpy(buffer->getBufferStart(), big.data(), big.size());
+  EXPECT_EQ(errorOf(llvm::StringRef(buffer->getBufferStart(), buffer->getBufferSize())),
+            "x.npy: 268435457 elements, more than the 268435456 a tensor may have");
 }
 
 TEST_F(NpyTest, IntegersBeyondDoublePrecisionAreRefusedNotRounded) {

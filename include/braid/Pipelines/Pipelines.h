@@ -67,11 +67,13 @@ struct CoOptimizePipelineOptions
     : public PassPipelineOptions<CoOptimizePipelineOptions> {
   Option<int64_t> optLevel{
       *this, "opt-level",
-      llvm::cl::desc("0: nothing; 1: canonicalize and CSE; 2: also shard "
-                     "the dense optimizer steps, bucket and decompose the "
-                     "all_reduces, start the pooled-row exchanges early "
-                     "and start collectives as soon as their input is "
-                     "ready, each where the simulator predicts a gain"),
+      llvm::cl::desc("0: nothing; 1: canonicalize and CSE; 2: also every "
+                     "co-optimizing pass (parameter blocks, sharded "
+                     "optimizer steps, buckets, decomposition, early starts, "
+                     "chunks, fused exchanges and kernels, split and "
+                     "deferred GEMMs, filled waits; docs/coopt.md lists "
+                     "them in order), each where the simulator predicts a "
+                     "gain"),
       llvm::cl::init(2)};
   Option<bool> forceCoOptimization{
       *this, "force-co-optimization",

@@ -16,6 +16,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <memory>
+#include <optional>
 
 namespace mlir::braid {
 
@@ -34,6 +35,23 @@ readBoundedFile(llvm::StringRef path, uint64_t maxBytes, llvm::StringRef what);
 /// objects nest at most `maxDepth` deep.
 llvm::Expected<llvm::json::Value>
 parseBoundedJson(llvm::StringRef text, unsigned maxDepth = kMaxJsonDepth);
+
+/// The most brackets MLIR text may nest. MLIR's parser recurses once per
+/// level, and about ten thousand overflow a tool's stack; a Braid program
+/// nests a few dozen.
+constexpr unsigned kMaxMlirNesting = 1000;
+
+/// A line and column of a text, from 1.
+struct TextPosition {
+  unsigned line = 1, column = 1;
+};
+
+/// Checks, without recursion, that `(`, `[`, `{` and `<` nest at most
+/// `maxDepth` deep in the MLIR text `text` (outside string literals and
+/// `//` comments; the `>` of `->` closes nothing): the position of the first
+/// bracket past the bound, if any.
+std::optional<TextPosition>
+findMlirNestingBeyond(llvm::StringRef text, unsigned maxDepth = kMaxMlirNesting);
 
 } // namespace mlir::braid
 

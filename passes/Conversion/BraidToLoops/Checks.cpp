@@ -64,9 +64,15 @@ void mlir::braid::emitOffsetsCheck(OpBuilder &b, Location loc,
         tensor::ExtractOp::create(ob, oloc, offsets, at));
   };
   Value count = tensor::DimOp::create(b, loc, offsets, c0);
+  // At least one entry: the verifier sees to it for a static shape, and a
+  // dynamic one (a per-rank program's) is checked here, as entry -1, before
+  // entry 0 and the last are read.
+  emitAbortIf(b, loc, offsetsError,
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, count,
+                                    c1),
+              arith::ConstantIndexOp::create(b, loc, -1), c0);
   Value last = arith::SubIOp::create(b, loc, count, c1);
-  // Entry 0 must be 0 and the last the number of indices (the verifier
-  // guarantees at least one entry).
+  // Entry 0 must be 0 and the last the number of indices.
   Value first = offsetAt(b, loc, c0);
   emitAbortIf(b, loc, offsetsError,
               arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, first, c0),
