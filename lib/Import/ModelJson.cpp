@@ -129,7 +129,7 @@ static constexpr int64_t kMaxWidth = int64_t(1) << 20;
 static constexpr int64_t kMaxBatch = int64_t(1) << 30;
 static constexpr int64_t kMaxTables = 100000;
 static constexpr int64_t kMaxElements = int64_t(1) << 50;
-static constexpr double kMaxPoolingFactor = 1e6;
+static constexpr double kMaxPoolingFactor = TableOp::kMaxPoolingFactor;
 static constexpr int64_t kMaxDcnLayers = 64;
 
 FailureOr<int64_t> SpecReader::positiveInt(const json::Value &value,

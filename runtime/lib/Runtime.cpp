@@ -361,7 +361,7 @@ void braidrt_index_error(int64_t index, int64_t rows) {
 }
 
 void braidrt_bags_error(int64_t bags, int64_t slots) {
-  braidrt_fail("combine_shards_grad: %lld local bags, but %lld slots per rank",
+  braidrt_fail("%lld local bags, but bags_per_rank is only %lld",
                static_cast<long long>(bags), static_cast<long long>(slots));
 }
 

@@ -80,11 +80,16 @@ LogicalResult TableOp::verify() {
     return emitOpError() << "table must have at least one row and one "
                             "column, got "
                          << type;
+  if (getNumRows() > kMaxTableRows ||
+      getDim() > kMaxTableElements / getNumRows())
+    return emitOpError() << "table may have at most " << kMaxTableRows
+                         << " rows and " << kMaxTableElements
+                         << " elements, got " << type;
   double pooling = getPoolingFactor().convertToDouble();
-  if (!std::isfinite(pooling) || pooling < 0)
-    return emitOpError() << "pooling_factor must be finite and not negative, "
-                            "got "
-                         << pooling;
+  if (!std::isfinite(pooling) || pooling < 0 || pooling > kMaxPoolingFactor)
+    return emitOpError() << "pooling_factor must be finite, not negative and "
+                            "at most "
+                         << int64_t(kMaxPoolingFactor) << ", got " << pooling;
   if (std::optional<APFloat> ratio = getUniqueRatio()) {
     double value = ratio->convertToDouble();
     if (!(value > 0 && value <= 1))
@@ -253,8 +258,15 @@ LogicalResult InteractionOp::verify() {
   auto result = cast<RankedTensorType>(getResult().getType());
   int64_t batch = dense.getDimSize(0);
   int64_t columns = dense.getDimSize(1);
+  // A feature of no columns has nothing to interact (and the kernels'
+  // vectors of its width would have no element).
+  if (dense.getDimSize(1) == 0)
+    return emitOpError() << "dense needs at least one column, got " << dense;
   for (auto [index, embedding] : llvm::enumerate(getEmbeddings())) {
     auto type = cast<RankedTensorType>(embedding.getType());
+    if (type.getDimSize(1) == 0)
+      return emitOpError() << "embedding " << index
+                           << " needs at least one column, got " << type;
     if (type.getElementType() != dense.getElementType())
       return emitOpError() << "embedding " << index << " has element type "
                            << type.getElementType() << " but dense has "

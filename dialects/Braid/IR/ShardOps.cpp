@@ -77,9 +77,9 @@ static LogicalResult verifyPartialType(Operation *op, TableOp table,
 /// Checks a static offsets size against `bagsPerRank` slots.
 static LogicalResult verifyBagsPerRank(Operation *op, int64_t bagsPerRank,
                                        RankedTensorType offsets) {
-  if (bagsPerRank < 0)
-    return op->emitOpError() << "bags_per_rank must not be negative, got "
-                             << bagsPerRank;
+  if (bagsPerRank < 0 || bagsPerRank > kMaxBagsPerRank)
+    return op->emitOpError() << "bags_per_rank must be between 0 and "
+                             << kMaxBagsPerRank << ", got " << bagsPerRank;
   int64_t numOffsets = offsets.getDimSize(0);
   if (numOffsets == 0)
     return op->emitOpError() << "offsets must have at least one entry";

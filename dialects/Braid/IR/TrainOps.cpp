@@ -155,8 +155,19 @@ LogicalResult InteractionGradOp::verify() {
     int64_t cols = type.getDimSize(1);
     if (!isStatic(cols))
       return emitOpError() << "features need static widths";
+    if (cols < 1)
+      return emitOpError() << "features need at least one column, got "
+                           << type;
+    // A dot interaction's features are rows of one width (the reference and
+    // the kernels index every feature with the first one's).
+    if (getKind() == InteractionKind::dot && feature != features.front() &&
+        cols != dim)
+      return emitOpError() << "dot interaction needs every feature to have "
+                              "the dense dim "
+                           << dim << ", but a feature is " << type;
     total += cols;
-    dim = cols;
+    if (feature == features.front())
+      dim = cols;
   }
   int64_t n = features.size();
   int64_t width =
@@ -203,9 +214,9 @@ ShardEmbeddingBagUpdateOp::verifySymbolUses(SymbolTableCollection &symbols) {
 }
 
 LogicalResult CombineShardsGradOp::verify() {
-  if (getBagsPerRank() <= 0)
-    return emitOpError() << "bags_per_rank must be positive, got "
-                         << getBagsPerRank();
+  if (getBagsPerRank() <= 0 || getBagsPerRank() > kMaxBagsPerRank)
+    return emitOpError() << "bags_per_rank must be between 1 and "
+                         << kMaxBagsPerRank << ", got " << getBagsPerRank();
   return success();
 }
 

@@ -372,7 +372,10 @@ FailureOr<Value> ExchangeLowering::reduceScatter(OpTy op,
 }
 
 FailureOr<SmallVector<Value>> ExchangeLowering::bucketize(BucketizeOp op) {
-  return buildBucketizeKernel(b, op, indexError, offsetsError);
+  func::FuncOp bagsError = declareRuntimeFunction(
+      module, runtime::kBagsError, TypeRange{b.getI64Type(), b.getI64Type()},
+      {}, false);
+  return buildBucketizeKernel(b, op, indexError, offsetsError, bagsError);
 }
 
 namespace {

@@ -93,13 +93,12 @@ static std::optional<int32_t> ncclReductionOf(Value reduction) {
   APInt value;
   if (!matchPattern(reduction, m_ConstantInt(&value)))
     return std::nullopt;
+  // Max and min stay on the runtime's MPI operations: NCCL reduces floats
+  // with fmaxf and fminf, which drop a NaN where Braid's reductions
+  // propagate it on every path (docs/design.md).
   switch (value.getSExtValue()) {
   case 0:
     return 0; // ncclSum
-  case 1:
-    return 2; // ncclMax
-  case 2:
-    return 3; // ncclMin
   case 3:
     return 4; // ncclAvg
   default:

@@ -22,7 +22,8 @@ using namespace mlir::braid;
 FailureOr<SmallVector<Value>>
 mlir::braid::buildBucketizeKernel(OpBuilder &b, BucketizeOp op,
                                   func::FuncOp indexError,
-                                  func::FuncOp offsetsError) {
+                                  func::FuncOp offsetsError,
+                                  func::FuncOp bagsError) {
   Location loc = op.getLoc();
   auto index = [&](int64_t value) -> Value {
     return arith::ConstantIndexOp::create(b, loc, value);
@@ -44,6 +45,12 @@ mlir::braid::buildBucketizeKernel(OpBuilder &b, BucketizeOp op,
   // bag is read.
   emitIndicesCheck(b, loc, indexError, indices, index(table.getNumRows()));
   emitOffsetsCheck(b, loc, offsetsError, offsets, indices);
+  // Each bag has a slot per destination in the lengths: more bags than
+  // slots would write past them (the reference's rule too).
+  emitAbortIf(b, loc, bagsError,
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, numBags,
+                                    index(slots)),
+              numBags, index(slots));
   auto offsetAt = [&](OpBuilder &ob, Location oloc, Value bag) -> Value {
     Value raw = tensor::ExtractOp::create(ob, oloc, offsets, bag);
     return arith::IndexCastOp::create(ob, oloc, ob.getIndexType(), raw);

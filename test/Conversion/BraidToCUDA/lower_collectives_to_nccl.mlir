@@ -49,12 +49,12 @@ module {
     return
   }
 
-  // A started all_reduce (max) returns its event as the handle, and its
+  // A started all_reduce (avg) returns its event as the handle, and its
   // wait synchronizes that event; so does a started all_to_all's.
   // CHECK-LABEL: func.func @started(
   // CHECK: %[[HANDLE:.*]] = scf.if
-  // CHECK:   %[[MAX:.*]] = arith.constant 2 : i32
-  // CHECK:   func.call @ncclAllReduce(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[MAX]],
+  // CHECK:   %[[AVG:.*]] = arith.constant 4 : i32
+  // CHECK:   func.call @ncclAllReduce(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[AVG]],
   // CHECK:   %[[EVENT:.*]] = func.call @braidrt_cuda_record_event(%{{.*}}) : (!llvm.ptr) -> i64
   // CHECK:   scf.yield %[[EVENT]] : i64
   // CHECK: call @ncclGroupEnd()
@@ -66,14 +66,40 @@ module {
     %g = arith.constant 4 : i64
     %s = arith.constant 2 : i64
     %m = arith.constant 1 : i32
-    %max = arith.constant 1 : i32
+    %avg = arith.constant 3 : i32
     %a = memref.cast %in : memref<?xf32> to memref<*xf32>
     %b = memref.cast %out : memref<?xf32> to memref<*xf32>
     %c = memref.cast %split : memref<2xi64> to memref<*xi64>
-    %h = call @braidrt_all_reduce_start_f32(%a, %b, %g, %s, %m, %max) : (memref<*xf32>, memref<*xf32>, i64, i64, i32, i32) -> i64
+    %h = call @braidrt_all_reduce_start_f32(%a, %b, %g, %s, %m, %avg) : (memref<*xf32>, memref<*xf32>, i64, i64, i32, i32) -> i64
     %h2 = call @braidrt_all_to_all_start_f32(%a, %b, %c) : (memref<*xf32>, memref<*xf32>, memref<*xi64>) -> i64
     call @braidrt_wait_exchange_f32(%h, %a, %b) : (i64, memref<*xf32>, memref<*xf32>) -> ()
     call @braidrt_wait_exchange_f32(%h2, %a, %b) : (i64, memref<*xf32>, memref<*xf32>) -> ()
+    return
+  }
+
+  // Max and min stay the runtime's MPI calls: NCCL's fmaxf and fminf drop a
+  // NaN that Braid's reductions propagate (a row-wise max-pooled table's
+  // partial maxima are reduced this way).
+  // CHECK-LABEL: func.func @max_and_min_stay_on_mpi(
+  // CHECK-NOT: nccl
+  // CHECK: call @braidrt_reduce_scatter_f32(
+  // CHECK-NOT: nccl
+  // CHECK: call @braidrt_all_reduce_start_f32(
+  // CHECK-NOT: nccl
+  // CHECK: call @braidrt_wait_exchange_f32(
+  // CHECK-NOT: nccl
+  // CHECK: return
+  func.func @max_and_min_stay_on_mpi(%full: memref<32x4xf32>, %part: memref<8x4xf32>) {
+    %g = arith.constant 4 : i64
+    %s = arith.constant 1 : i64
+    %m = arith.constant 1 : i32
+    %max = arith.constant 1 : i32
+    %min = arith.constant 2 : i32
+    %f = memref.cast %full : memref<32x4xf32> to memref<*xf32>
+    %p = memref.cast %part : memref<8x4xf32> to memref<*xf32>
+    call @braidrt_reduce_scatter_f32(%f, %p, %g, %m, %max) : (memref<*xf32>, memref<*xf32>, i64, i32, i32) -> ()
+    %h = call @braidrt_all_reduce_start_f32(%p, %p, %g, %s, %m, %min) : (memref<*xf32>, memref<*xf32>, i64, i64, i32, i32) -> i64
+    call @braidrt_wait_exchange_f32(%h, %p, %p) : (i64, memref<*xf32>, memref<*xf32>) -> ()
     return
   }
 

@@ -61,3 +61,13 @@ func.func @none(%d: tensor<4x8xf32>) {
   %0 = "braid.interaction"(%d) {kind = 0 : i32} : (tensor<4x8xf32>) -> tensor<4x8xf32>
   return
 }
+
+// -----
+
+// A feature of no columns: the kernels' vectors of its width would have no
+// element (LLVM then refused the compiled program, naming no op).
+func.func @zero_width(%d: tensor<4x8xf32>, %a: tensor<4x0xf32>) {
+  // expected-error @+1 {{embedding 0 needs at least one column, got 'tensor<4x0xf32>'}}
+  %0 = braid.interaction cat %d, %a : (tensor<4x8xf32>, tensor<4x0xf32>) -> tensor<4x8xf32>
+  return
+}

@@ -55,8 +55,18 @@ func.func @slots(%idx: tensor<?xi64>, %off: tensor<4xi64>) {
 
 braid.table @t : tensor<100x16xf32> pooling_factor = 2.0 placement = #braid.table_wise<rank = 1>
 func.func @negative_slots(%idx: tensor<?xi64>, %off: tensor<?xi64>) {
-  // expected-error @+1 {{bags_per_rank must not be negative, got -1}}
+  // expected-error @+1 {{bags_per_rank must be between 0 and 1073741824, got -1}}
   %l, %v, %c = braid.bucketize @t(%idx, %off) to [1] bags_per_rank = -1 : (tensor<?xi64>, tensor<?xi64>) -> (tensor<?xi64>, tensor<?xi64>, tensor<2xi64>)
+  return
+}
+
+// -----
+
+// 2^62 slots: the lengths' size (slots times destinations) overflowed.
+braid.table @t : tensor<100x16xf32> pooling_factor = 2.0 placement = #braid.table_wise<rank = 1>
+func.func @huge_slots(%idx: tensor<?xi64>, %off: tensor<?xi64>) {
+  // expected-error @+1 {{bags_per_rank must be between 0 and 1073741824, got 4611686018427387904}}
+  %l, %v, %c = braid.bucketize @t(%idx, %off) to [0, 1] bags_per_rank = 4611686018427387904 : (tensor<?xi64>, tensor<?xi64>) -> (tensor<?xi64>, tensor<?xi64>, tensor<2xi64>)
   return
 }
 

@@ -20,8 +20,20 @@ braid.table @t : tensor<0x4xf32> pooling_factor = 1.0
 
 // -----
 
-// expected-error @+1 {{pooling_factor must be finite and not negative, got -1}}
+// expected-error @+1 {{pooling_factor must be finite, not negative and at most 1000000, got -1}}
 braid.table @t : tensor<10x4xf32> pooling_factor = -1.0
+
+// -----
+
+// Row times dim plus column must be an int64 in every kernel.
+// expected-error @+1 {{table may have at most 1099511627776 rows and 4611686018427387904 elements, got 'tensor<9007199254740992x4096xf32>'}}
+braid.table @t : tensor<9007199254740992x4096xf32> pooling_factor = 1.0
+
+// -----
+
+// A factor that large overflowed the inputs generated for the table.
+// expected-error @+1 {{pooling_factor must be finite, not negative and at most 1000000, got 1.000000e+300}}
+braid.table @t : tensor<10x4xf32> pooling_factor = 1.0e300
 
 // -----
 

@@ -168,7 +168,7 @@ func.func @shard_update_width(%v: tensor<?xi64>, %l: tensor<?xi64>, %g: tensor<?
 
 braid.table @t : tensor<10x4xf32> pooling_factor = 1.0 placement = #braid.row_wise<ranks = [0, 1], row_offsets = [0, 5, 10]>
 func.func @combine_grad_slots(%g: tensor<?x4xf32>, %o: tensor<?xi64>) {
-  // expected-error @+1 {{bags_per_rank must be positive, got 0}}
+  // expected-error @+1 {{bags_per_rank must be between 1 and 1073741824, got 0}}
   %r = braid.combine_shards_grad @t(%g, %o) sum bags_per_rank = 0 : (tensor<?x4xf32>, tensor<?xi64>) -> tensor<?x4xf32>
   return
 }
@@ -246,5 +246,23 @@ func.func @dense_update_lr(%w: tensor<2x3xf32>, %g: tensor<2x3xf32>, %t: tensor<
 func.func @dense_update_state_shape(%w: tensor<2x3xf32>, %g: tensor<2x3xf32>, %t: tensor<i64>, %s: tensor<3xf32>) {
   // expected-error @+1 {{state 'tensor<3xf32>' must have the parameter's shape and its result's type}}
   %w2, %s2 = braid.dense_update %w, %g step %t state(%s) optimizer = {eps = 1.0e-10 : f64, lr = 1.0e-01 : f64, type = "adagrad"} : (tensor<2x3xf32>, tensor<2x3xf32>, tensor<i64>, tensor<3xf32>) -> (tensor<2x3xf32>, tensor<3xf32>)
+  return
+}
+
+// -----
+
+// Every feature of a dot interaction has the dense dim: the reference and
+// the kernels index each with the first one's width.
+func.func @interaction_grad_dot_widths(%d: tensor<4x4xf32>, %a: tensor<4x2xf32>, %b: tensor<4x4xf32>, %g: tensor<4x7xf32>) {
+  // expected-error @+1 {{dot interaction needs every feature to have the dense dim 4, but a feature is 'tensor<4x2xf32>'}}
+  %dd, %da, %db = braid.interaction_grad dot %g, %d, %a, %b : (tensor<4x7xf32>, tensor<4x4xf32>, tensor<4x2xf32>, tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4x2xf32>, tensor<4x4xf32>)
+  return
+}
+
+// -----
+
+func.func @interaction_grad_zero_width(%d: tensor<4x0xf32>, %g: tensor<4x0xf32>) {
+  // expected-error @+1 {{features need at least one column, got 'tensor<4x0xf32>'}}
+  %dd = braid.interaction_grad cat %g, %d : (tensor<4x0xf32>, tensor<4x0xf32>) -> tensor<4x0xf32>
   return
 }

@@ -32,10 +32,12 @@ FailureOr<Value> buildShardLookupKernel(OpBuilder &b, ShardEmbeddingBagOp op,
 /// (lengths), the routed indices rebased to their shard (values), and per
 /// rank how many it is sent (send counts), in the op's result order; every
 /// index is checked against the table (`indexError` aborts) and the offsets
-/// for a valid bag layout (`offsetsError` aborts).
+/// for a valid bag layout (`offsetsError` aborts), and the bags against
+/// bags_per_rank (`bagsError` (bags, slots) aborts).
 FailureOr<SmallVector<Value>> buildBucketizeKernel(OpBuilder &b, BucketizeOp op,
                                                    func::FuncOp indexError,
-                                                   func::FuncOp offsetsError);
+                                                   func::FuncOp offsetsError,
+                                                   func::FuncOp bagsError);
 
 /// combine_shards: column parts concatenated in rank order, the rank's
 /// bags kept, mean divided by the bag size and empty mean and max bags 0.

@@ -21,6 +21,14 @@
 
 namespace mlir::braid {
 
+/// The most bag slots per rank an exchange may have (the batch bound, 2^30):
+/// the slots times the ranks stay far inside int64 in every kernel.
+constexpr int64_t kMaxBagsPerRank = int64_t(1) << 30;
+/// The most rows a table may have (2^40), and the most elements (2^62), so
+/// that a row times the dim plus a column is an int64 in every kernel.
+constexpr int64_t kMaxTableRows = int64_t(1) << 40;
+constexpr int64_t kMaxTableElements = int64_t(1) << 62;
+
 /// One shard of an embedding table: a block of rows and columns on a rank.
 struct TableShard {
   int64_t rank;

@@ -60,6 +60,9 @@ def Braid_TableOp : Braid_Op<"table", [Symbol, HasParent<"::mlir::ModuleOp">]> {
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
+    /// The largest mean bag size a table may declare: beyond it the inputs
+    /// generated for it, and the predictions, overflow.
+    static constexpr double kMaxPoolingFactor = 1e6;
     int64_t getNumRows() { return getTableType().getDimSize(0); }
     int64_t getDim() { return getTableType().getDimSize(1); }
     ::mlir::Type getElementType() { return getTableType().getElementType(); }
