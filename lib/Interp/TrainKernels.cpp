@@ -21,6 +21,10 @@ mlir::braid::interp::runBceWithLogits(BceWithLogitsOp op,
                                       const HostTensor &logits,
                                       const HostTensor &labels) {
   int64_t batch = logits.shape[0];
+  // One logit per sample: a dynamic width passes the verifier.
+  if (logits.shape.size() != 2 || logits.shape[1] != 1)
+    return op.emitError() << "logits are " << logits.describeType()
+                          << ", one column expected";
   if (labels.shape[0] != batch)
     return op.emitError() << "there are " << labels.shape[0]
                           << " labels for " << batch << " logits";
@@ -340,6 +344,20 @@ static std::vector<HostTensor> stepParameter(const OptimizerConfig &config,
   return results;
 }
 
+/// Checks that each optimizer state tensor of `op` has its parameter's
+/// shape (a dynamic state passes the verifier, and a smaller one was
+/// stepped as zeros past its end).
+static LogicalResult checkStateShapes(Operation *op, int64_t index,
+                                      const HostTensor &param,
+                                      ArrayRef<HostTensor> state) {
+  for (const HostTensor &moment : state)
+    if (moment.shape != param.shape)
+      return op->emitError()
+             << "parameter " << index << " is " << param.describeType()
+             << " but its optimizer state is " << moment.describeType();
+  return success();
+}
+
 /// The step number of `op`'s optimizer, checked: Adam's needs one from 1.
 static FailureOr<int64_t> stepNumberOf(Operation *op,
                                        const OptimizerConfig &config,
@@ -359,7 +377,7 @@ FailureOr<std::vector<HostTensor>> mlir::braid::interp::runDenseUpdate(
                           << " for a parameter " << param.describeType();
   OptimizerConfig config = readOptimizerPart(op.getOptimizer());
   FailureOr<int64_t> stepNumber = stepNumberOf(op, config, step);
-  if (failed(stepNumber))
+  if (failed(stepNumber) || failed(checkStateShapes(op, 0, param, state)))
     return failure();
   return stepParameter(config, *stepNumber, param, grad.data, state);
 }
@@ -379,11 +397,14 @@ FailureOr<std::vector<HostTensor>> mlir::braid::interp::runFusedDenseUpdate(
       return op.emitError()
              << "parameter " << index << "'s gradient at " << offset
              << " is outside grads " << grads.describeType();
+    ArrayRef<HostTensor> memberState =
+        state.slice(index * perMember, perMember);
+    if (failed(checkStateShapes(op, index, param, memberState)))
+      return failure();
     std::vector<double> grad(grads.data.begin() + offset,
                              grads.data.begin() + offset + size);
     std::vector<HostTensor> member =
-        stepParameter(config, *stepNumber, param, grad,
-                      state.slice(index * perMember, perMember));
+        stepParameter(config, *stepNumber, param, grad, memberState);
     newParams.push_back(std::move(member.front()));
     for (HostTensor &next : llvm::drop_begin(member))
       newState.push_back(std::move(next));

@@ -318,7 +318,6 @@ mlir::braid::readModuleSharding(ModuleOp module, std::optional<bool> training) {
 }
 
 /// The most ranks a cluster may have.
-static constexpr int64_t kMaxWorldSize = 4096;
 
 /// Reads `plan.json`'s tables into placements on `module`'s tables; each
 /// error names the file and the JSON path. Returns the file's planner.
@@ -491,10 +490,9 @@ mlir::braid::planModuleSharding(ModuleOp module,
                                 << options.nodes << " and " << ranksPerNode;
     // Every rank's program is planned and simulated (exchanges as R x R
     // matrices): bound the world so that a compile ends in seconds.
-    if (options.nodes * ranksPerNode > kMaxWorldSize)
+    if (options.nodes > kMaxWorldSize / ranksPerNode)
       return module.emitError()
              << "a cluster of " << options.nodes << " x " << ranksPerNode
-             << " = " << options.nodes * ranksPerNode
              << " ranks is more than the " << kMaxWorldSize
              << " Braid plans and simulates";
     module->setAttr(BraidDialect::kClusterAttrName,

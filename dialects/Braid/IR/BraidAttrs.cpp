@@ -364,5 +364,11 @@ LogicalResult ClusterAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (ranksPerNode <= 0)
     return emitError() << "cluster ranks_per_node must be positive, got "
                        << ranksPerNode;
+  // Every rank's program is planned and simulated (exchanges as R x R
+  // matrices): the world is bounded, checked without overflow.
+  if (nodes > kMaxWorldSize / ranksPerNode)
+    return emitError() << "a cluster of " << nodes << " x " << ranksPerNode
+                       << " ranks is more than the " << kMaxWorldSize
+                       << " Braid plans and simulates";
   return success();
 }

@@ -55,3 +55,10 @@ func.func @f(%a: tensor<4xf32> {braid.input = ""}) {
 func.func @f(%a: tensor<4xf32> {braid.weight = "w"}) {
   return
 }
+
+// -----
+
+// The world is bounded, and its product is not taken where it would
+// overflow (2^62 + 1 nodes of 4 ranks wrapped to 4 ranks).
+// expected-error @+1 {{a cluster of 4611686018427387905 x 4 ranks is more than the 4096 Braid plans and simulates}}
+module attributes {braid.cluster = #braid.cluster<hardware = "dgx-h100", nodes = 4611686018427387905, ranks_per_node = 4>} {}

@@ -21,6 +21,10 @@
 
 namespace mlir::braid {
 
+/// The most ranks a cluster may have: every rank's program is planned and
+/// simulated, its exchanges as R x R matrices.
+constexpr int64_t kMaxWorldSize = 4096;
+
 /// The most bag slots per rank an exchange may have (the batch bound, 2^30):
 /// the slots times the ranks stay far inside int64 in every kernel.
 constexpr int64_t kMaxBagsPerRank = int64_t(1) << 30;
