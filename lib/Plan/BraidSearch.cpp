@@ -121,9 +121,12 @@ double Search::estimateWith(const TableSpec &table, const TablePlan &tp) const {
 }
 
 llvm::Expected<Plan> Search::run() {
+  // Tables are counted with what a training step keeps beside their rows
+  // (tableMemoryBytes): counted at their rows alone, a training plan could
+  // come out over capacity.
   double totalBytes = 0;
   for (const TableSpec &table : problem.tables)
-    totalBytes += table.bytes();
+    totalBytes += tableMemoryBytes(problem, table);
   if (totalBytes > R * problem.capacityBytes())
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(),
@@ -150,10 +153,11 @@ llvm::Expected<Plan> Search::run() {
   // replicating a table never starves a later one.
   double unplacedBytes = 0;
   for (const TableSpec &table : problem.tables)
-    unplacedBytes += table.bytes();
+    unplacedBytes += tableMemoryBytes(problem, table);
   for (size_t t : order) {
     const TableSpec &table = problem.tables[t];
-    unplacedBytes -= table.bytes();
+    double tableBytes = tableMemoryBytes(problem, table);
+    unplacedBytes -= tableBytes;
     double freeBytes = 0;
     for (double used : state.memory)
       freeBytes += problem.capacityBytes() - used;
@@ -174,22 +178,37 @@ llvm::Expected<Plan> Search::run() {
     if (!best) {
       // No even split fits the memory left: split the rows in proportion to
       // each rank's free memory (uneven row_wise).
-      if (freeBytes - table.bytes() < unplacedBytes)
+      if (freeBytes - tableBytes < unplacedBytes)
         return llvm::createStringError(
             llvm::inconvertibleErrorCode(),
-            "table '" + table.name + "' (" + formatGB(table.bytes()) +
+            "table '" + table.name + "' (" + formatGB(tableBytes) +
                 ") does not fit: " + formatGB(freeBytes) +
                 " are free and the tables after it need " +
                 formatGB(unplacedBytes));
+      // A shard's bytes are a fixed part (a training step's activations)
+      // and a part per row; each rank gets the rows its spare memory holds
+      // beyond the fixed part (the plan is checked whole below).
       TablePlan uneven;
       uneven.type = ShardingType::row_wise;
+      double oneRow = shardMemoryBytes(problem, table, uneven.type,
+                                       {0, 0, 1, 0, table.dim});
+      double perRow =
+          table.rows > 1
+              ? (shardMemoryBytes(problem, table, uneven.type,
+                                  {0, 0, table.rows, 0, table.dim}) -
+                 oneRow) /
+                    double(table.rows - 1)
+              : oneRow;
+      double fixed = oneRow - perRow;
       int64_t offset = 0;
       for (int64_t r = 0; r < R; ++r) {
-        double spare = problem.capacityBytes() - state.memory[r];
-        int64_t rows = r + 1 == R ? table.rows - offset
-                                  : std::min<int64_t>(
-                                        table.rows - offset,
-                                        int64_t(std::floor(table.rows * spare / freeBytes)));
+        double spare = problem.capacityBytes() - state.memory[r] - fixed;
+        int64_t rows =
+            r + 1 == R
+                ? table.rows - offset
+                : std::clamp<int64_t>(
+                      int64_t(std::floor(spare / std::max(perRow, 1e-300))),
+                      0, table.rows - offset);
         uneven.shards.push_back({r, offset, rows, 0, table.dim});
         offset += rows;
       }
@@ -203,12 +222,23 @@ llvm::Expected<Plan> Search::run() {
   // (it does not see that cross-node exchanges share the node's NICs), so
   // the search starts from the best, under the full model, of the
   // construction and the table-wise greedy baselines.
-  if (std::optional<Plan> greedy = planBestGreedy(problem))
-    if (evaluatePlan(problem, *greedy).iterationUs <
-        evaluatePlan(problem, plan).iterationUs)
+  // A greedy plan (which fits) also replaces a construction that does not.
+  if (std::optional<Plan> greedy = planBestGreedy(problem)) {
+    PlanCost built = evaluatePlan(problem, plan);
+    if (!built.fitsMemory ||
+        evaluatePlan(problem, *greedy).iterationUs < built.iterationUs)
       plan.tables = std::move(greedy->tables);
+  }
 
   improvePlan(problem, plan);
+  if (!evaluatePlan(problem, plan).fitsMemory)
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "no plan found that fits: the tables need " + formatGB(totalBytes) +
+            (problem.training ? " with their optimizer state and activations"
+                              : "") +
+            ", and " + llvm::Twine(R) + " ranks have " +
+            formatGB(problem.capacityBytes()) + " each for tables");
   return plan;
 }
 

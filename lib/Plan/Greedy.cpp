@@ -56,12 +56,17 @@ static double keyOf(const TableSpec &table, GreedyKey key) {
   return 0;
 }
 
-static llvm::Error noRoom(const TableSpec &table, const PlanProblem &problem) {
+static llvm::Error noRoom(const TableSpec &table, const PlanProblem &problem,
+                          double mostFreeBytes) {
   return llvm::createStringError(
       llvm::inconvertibleErrorCode(),
-      "table '" + table.name + "' (" + formatGB(table.bytes()) +
-          ") fits on no rank: each rank has " +
-          formatGB(problem.capacityBytes()) + " for tables");
+      "table '" + table.name + "' (" +
+          formatGB(tableMemoryBytes(problem, table)) +
+          (problem.training ? " with its optimizer state and activations"
+                            : "") +
+          ") fits on no rank: the freest has " + formatGB(mostFreeBytes) +
+          " left of the " + formatGB(problem.capacityBytes()) +
+          " each rank has for tables");
 }
 
 llvm::Expected<Plan> plan::planGreedy(const PlanProblem &problem,
@@ -81,16 +86,18 @@ llvm::Expected<Plan> plan::planGreedy(const PlanProblem &problem,
     const TableSpec &table = problem.tables[t];
     int64_t best = -1;
     for (int64_t r = 0; r < R; ++r) {
-      if (size[r] + table.bytes() > problem.capacityBytes())
+      if (size[r] + tableMemoryBytes(problem, table) > problem.capacityBytes())
         continue;
       if (best < 0 || load[r] < load[best] ||
           (load[r] == load[best] && size[r] < size[best]))
         best = r;
     }
     if (best < 0)
-      return noRoom(table, problem);
+      return noRoom(table, problem,
+                    problem.capacityBytes() -
+                        *std::min_element(size.begin(), size.end()));
     load[best] += keyOf(table, key);
-    size[best] += table.bytes();
+    size[best] += tableMemoryBytes(problem, table);
     plan.tables[t] = {ShardingType::table_wise,
                       {{best, 0, table.rows, 0, table.dim}}};
   }

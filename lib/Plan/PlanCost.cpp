@@ -128,6 +128,12 @@ double plan::shardMemoryBytes(const PlanProblem &problem,
   return bytes;
 }
 
+double plan::tableMemoryBytes(const PlanProblem &problem,
+                              const TableSpec &table) {
+  return shardMemoryBytes(problem, table, ShardingType::table_wise,
+                          {0, 0, table.rows, 0, table.dim});
+}
+
 PlanLoad::PlanLoad(const PlanProblem &problem)
     : lookupUs(problem.ranks(), 0), memoryBytes(problem.ranks(), 0),
       indexLinks(problem.ranks(), problem.nodes),

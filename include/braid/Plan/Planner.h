@@ -121,6 +121,11 @@ double shardBackwardUs(const PlanProblem &problem, const TableSpec &table,
 double shardMemoryBytes(const PlanProblem &problem, const TableSpec &table,
                         ShardingType type, const Shard &shard);
 
+/// The bytes `table` takes held whole on one rank (table-wise): its rows
+/// and, when training, its optimizer state and activations. The planners'
+/// capacity checks count a table at this, not at its rows alone.
+double tableMemoryBytes(const PlanProblem &problem, const TableSpec &table);
+
 /// The cost of `plan` under the cost model.
 PlanCost evaluatePlan(const PlanProblem &problem, const Plan &plan);
 
