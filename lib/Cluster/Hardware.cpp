@@ -288,6 +288,9 @@ Expected<HardwareDesc> mlir::braid::cluster::parseHardware(StringRef text,
                     device.child("peak_tflops"));
   for (StringRef type : {"f32", "tf32", "bf16", "f16"})
     hw.device.peakTflops[type] = peaks.number(type);
+  // Optional: an f64 GEMM is priced at it where given, else at f32's.
+  if (peaks.has("f64"))
+    hw.device.peakTflops["f64"] = peaks.number("f64");
   peaks.checkKeys({"f32", "tf32", "bf16", "f16", "f64"});
   device.adopt(peaks);
   hw.device.gemmEfficiency = device.fraction("gemm_efficiency");

@@ -39,7 +39,9 @@ KernelEstimate cost::estimateGemm(const HardwareDesc &hw, int64_t m, int64_t n,
   double tflops = peak != hw.device.peakTflops.end()
                       ? peak->second
                       : hw.device.peakTflops.lookup("f32");
-  double elementBytes = (dtype == "bf16" || dtype == "f16") ? 2 : 4;
+  double elementBytes = (dtype == "bf16" || dtype == "f16") ? 2
+                        : dtype == "f64"                    ? 8
+                                                            : 4;
   // An empty product (a rank without samples) only launches.
   if (m <= 0 || n <= 0 || k <= 0)
     return roofline(hw, 0, 0);

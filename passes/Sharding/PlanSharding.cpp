@@ -401,6 +401,18 @@ static FailureOr<std::string> applyPlanFile(ModuleOp module, StringRef path,
                                            llvm::Twine(ranks) + " ranks");
       tp.shards.push_back(parsedShard);
     }
+    // braid-compile's plan.json lists the shards' ranks beside them; an
+    // edited file whose list disagrees says two things, so it is refused.
+    if (const llvm::json::Value *listed = entry->get("ranks")) {
+      const llvm::json::Array *array = listed->getAsArray();
+      bool same = array && array->size() == tp.shards.size();
+      for (size_t i = 0; same && i < tp.shards.size(); ++i)
+        same = (*array)[i].getAsInteger() == tp.shards[i].rank;
+      if (!same)
+        return fail(at + ".ranks", "the ranks listed are not the shards' "
+                                   "ranks in order (the shards decide; drop "
+                                   "the list or correct it)");
+    }
     // The placement attributes hold consecutive ranges: the shards must
     // tile the table in order, as braid-compile writes them.
     bool rowSplit = *type == plan::ShardingType::row_wise ||
@@ -500,7 +512,17 @@ mlir::braid::planModuleSharding(ModuleOp module,
                                      ranksPerNode));
   }
   StringRef planner = options.planner;
-  // A plan file: its placements, kept and priced as they are.
+  // A plan file: its placements, kept and priced as they are. It is the
+  // plan, so another way of choosing one beside it is an error (it was
+  // silently dropped, or silently overwrote the file's plan).
+  if (!options.planFile.empty() &&
+      (!options.forceSharding.empty() ||
+       (planner != "braid" && planner != "keep")))
+    return module.emitError()
+           << "a plan file is the plan: give it without "
+           << (options.forceSharding.empty()
+                   ? "planner=" + planner.str()
+                   : "force-sharding=" + options.forceSharding);
   if (!options.planFile.empty()) {
     auto cluster =
         module->getAttrOfType<ClusterAttr>(BraidDialect::kClusterAttrName);

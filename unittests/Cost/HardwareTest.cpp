@@ -60,6 +60,18 @@ TEST(HardwareTest, MalformedDescriptionsNameThePath) {
             "hw.json: device.memory_efficiency: expected a fraction in (0, 1], got 1.5");
   EXPECT_EQ(broken("\"f32\": 1", "\"f32\": \"fast\""),
             "hw.json: device.peak_tflops.f32: expected a number");
+  // f64 is optional, and read where given (it was accepted unread).
+  EXPECT_EQ(broken("\"f16\": 3}", "\"f16\": 3, \"f64\": \"slow\"}"),
+            "hw.json: device.peak_tflops.f64: expected a number");
+  {
+    std::string text = good;
+    std::string from = "\"f16\": 3}";
+    text.replace(text.find(from), from.size(), "\"f16\": 3, \"f64\": 0.5}");
+    llvm::Expected<HardwareDesc> withF64 = parseHardware(text, "hw.json");
+    ASSERT_TRUE(static_cast<bool>(withF64));
+    EXPECT_EQ(withF64->device.peakTflops.lookup("f64"), 0.5);
+    EXPECT_EQ(parseHardware(good, "hw.json")->device.peakTflops.count("f64"), 0u);
+  }
   EXPECT_EQ(broken("\"kind\": \"nvlink\"", "\"kind\": \"ether\""),
             "hw.json: intra_node.kind: expected \"nvlink\", \"pcie\" or \"shm\", got \"ether\"");
   EXPECT_EQ(broken("\"nvls\": false", "\"nvls\": true"),
