@@ -365,6 +365,12 @@ void braidrt_bags_error(int64_t bags, int64_t slots) {
                static_cast<long long>(bags), static_cast<long long>(slots));
 }
 
+void braidrt_rows_error(int64_t rows, int64_t expected) {
+  braidrt_fail("interaction: a feature has %lld rows where the dense "
+               "features have %lld",
+               static_cast<long long>(rows), static_cast<long long>(expected));
+}
+
 void braidrt_step_error(int64_t step) {
   braidrt_fail("dense_update: adam needs a step number from 1, got %lld",
                static_cast<long long>(step));

@@ -294,7 +294,12 @@ template <typename OpTy> struct ComputeOpLowering : OpConversionPattern<OpTy> {
                     ? lowering.lowerLinearToRuntime(rewriter, op)
                     : buildLinearKernel(rewriter, op);
     else
-      lowered = buildInteractionKernel(rewriter, op);
+      lowered = buildInteractionKernel(
+          rewriter, op,
+          declareRuntimeFunction(
+              state.module, runtime::kRowsError,
+              TypeRange{rewriter.getI64Type(), rewriter.getI64Type()}, {},
+              false));
     if (failed(lowered))
       return failure();
     rewriter.replaceOp(op, *lowered);

@@ -272,7 +272,11 @@ FailureOr<SmallVector<Value>> TrainingLowering::lower(LinearGradOp op) {
 }
 
 FailureOr<SmallVector<Value>> TrainingLowering::lower(InteractionGradOp op) {
-  return buildInteractionGradKernel(b, op);
+  return buildInteractionGradKernel(
+      b, op,
+      declareRuntimeFunction(state.module, runtime::kRowsError,
+                             TypeRange{b.getI64Type(), b.getI64Type()}, {},
+                             false));
 }
 
 FailureOr<SmallVector<Value>> TrainingLowering::lower(CombineShardsGradOp op) {

@@ -26,6 +26,9 @@ inline constexpr llvm::StringLiteral kOffsetsError = "braidrt_offsets_error";
 /// (i64 bags, i64 slots): aborts the job, more local bags than a rank's
 /// slots in an exchange.
 inline constexpr llvm::StringLiteral kBagsError = "braidrt_bags_error";
+/// (i64 rows, i64 expected): aborts the job, an interaction feature whose
+/// rows are not the dense features' (dynamic sizes the verifier cannot tie).
+inline constexpr llvm::StringLiteral kRowsError = "braidrt_rows_error";
 /// (i64 step): aborts the job, an Adam step numbered below 1.
 inline constexpr llvm::StringLiteral kStepError = "braidrt_step_error";
 /// (i64 weights, i64 indices): aborts the job, per-sample weights that do

@@ -53,6 +53,20 @@ void mlir::braid::emitIndicesCheck(OpBuilder &b, Location loc,
       });
 }
 
+void mlir::braid::emitSameRowsCheck(OpBuilder &b, Location loc,
+                                    func::FuncOp rowsError,
+                                    ValueRange features, Value rows) {
+  for (Value feature : features) {
+    if (!cast<RankedTensorType>(feature.getType()).isDynamicDim(0))
+      continue;
+    Value count = tensor::DimOp::create(b, loc, feature, 0);
+    emitAbortIf(b, loc, rowsError,
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, count,
+                                      rows),
+                count, rows);
+  }
+}
+
 void mlir::braid::emitOffsetsCheck(OpBuilder &b, Location loc,
                                    func::FuncOp offsetsError, Value offsets,
                                    Value indices) {

@@ -8,6 +8,8 @@
 
 #include "braid/Conversion/BraidToLoops/DenseKernels.h"
 
+#include "braid/Conversion/BraidToLoops/Checks.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -239,8 +241,8 @@ mlir::braid::buildLinearGradPointwise(OpBuilder &b, LinearGradOp op,
 }
 
 FailureOr<Value>
-mlir::braid::buildInteractionKernel(OpBuilder &b,
-                                   InteractionOp interaction) {
+mlir::braid::buildInteractionKernel(OpBuilder &b, InteractionOp interaction,
+                                   func::FuncOp rowsError) {
   Location loc = interaction.getLoc();
   auto resultType = cast<RankedTensorType>(interaction.getResult().getType());
   Type element = resultType.getElementType();
@@ -257,6 +259,8 @@ mlir::braid::buildInteractionKernel(OpBuilder &b,
   // cat would otherwise give one-shot bufferization a thousand aliasing
   // writes to check pairwise (minutes of compile time).
   Value rows = tensor::DimOp::create(b, loc, interaction.getDense(), 0);
+  // Every feature's rows are read at the dense features' indices.
+  emitSameRowsCheck(b, loc, rowsError, interaction.getEmbeddings(), rows);
   SmallVector<Value> dynamicSizes;
   if (resultType.isDynamicDim(0))
     dynamicSizes.push_back(rows);
@@ -332,7 +336,8 @@ mlir::braid::buildInteractionKernel(OpBuilder &b,
 static constexpr int64_t kGradColumns = 16;
 
 FailureOr<SmallVector<Value>>
-mlir::braid::buildInteractionGradKernel(OpBuilder &b, InteractionGradOp op) {
+mlir::braid::buildInteractionGradKernel(OpBuilder &b, InteractionGradOp op,
+                                       func::FuncOp rowsError) {
   Location loc = op.getLoc();
   SmallVector<Value> features = {op.getDense()};
   llvm::append_range(features, op.getEmbeddings());
@@ -354,6 +359,7 @@ mlir::braid::buildInteractionGradKernel(OpBuilder &b, InteractionGradOp op) {
   // and writes each feature's gradient row once, into buffers the results
   // then wrap; no concatenated copy of the features.
   Value rows = tensor::DimOp::create(b, loc, op.getResultGrad(), 0);
+  emitSameRowsCheck(b, loc, rowsError, features, rows);
   auto readOnly = [&](Value tensor) -> Value {
     auto type = cast<RankedTensorType>(tensor.getType());
     return bufferization::ToBufferOp::create(

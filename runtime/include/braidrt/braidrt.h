@@ -115,6 +115,10 @@ void braidrt_offsets_error(int64_t entry, int64_t value);
  * the rank's slots in the exchange: aborts the job naming the rank. */
 void braidrt_bags_error(int64_t bags, int64_t slots);
 
+/* Called by compiled interactions (and their gradients) whose features do
+ * not all have the dense features' rows: aborts the job naming the rank. */
+void braidrt_rows_error(int64_t rows, int64_t expected);
+
 /* Called by compiled Adam steps whose step number is below 1 (the bias
  * correction divides by 1 - beta^step): aborts the job naming the rank. */
 void braidrt_step_error(int64_t step);

@@ -2,9 +2,10 @@
 (braidrt/program.h) with ctypes, bypassing braid-run's host-side checks, so
 that a test reaches the checks compiled into the program itself.
 
-usage: call_program.py LIBBRAIDRT OUT [NAME=JSON_LIST ...]
+usage: call_program.py LIBBRAIDRT OUT [NAME=[SHAPE:]JSON_LIST ...]
 Inputs named on the command line are staged as 1-D tensors of their
-dtype; other inputs and tables are staged as zeros with their static sizes
+dtype, or of SHAPE (sizes joined by x, e.g. 9x13; the values, then
+zeros); other inputs and tables are staged as zeros with their static sizes
 (dynamic sizes 0, tables rank 0's slice)."""
 
 import ctypes
@@ -25,7 +26,8 @@ class TableSlice(ctypes.Structure):
 
 CTYPES = {"f32": ctypes.c_float, "f64": ctypes.c_double,
           "i64": ctypes.c_int64, "index": ctypes.c_int64,
-          "i32": ctypes.c_int32}
+          "i32": ctypes.c_int32, "f16": ctypes.c_uint16,
+          "bf16": ctypes.c_uint16}
 
 
 def main():
@@ -60,8 +62,14 @@ def main():
                                                 ctypes.byref(piece))
             shape, values = [piece.rows, piece.cols], []
         elif name in given:
-            values = json.loads(given[name])
-            shape = [len(values)]
+            text = given[name]
+            shape = None
+            if not text.startswith("["):
+                sizes_text, text = text.split(":", 1)
+                shape = [int(size) for size in sizes_text.split("x")]
+            values = json.loads(text)
+            if shape is None:
+                shape = [len(values)]
         else:
             shape = [max(info.shape[d], 0) for d in range(info.rank)]
             values = []

@@ -34,6 +34,12 @@ void emitIndicesCheck(OpBuilder &b, Location loc, func::FuncOp indexError,
 void emitOffsetsCheck(OpBuilder &b, Location loc, func::FuncOp offsetsError,
                       Value offsets, Value indices);
 
+/// Aborts through `rowsError` (rows, expected) unless every tensor of
+/// `features` whose dimension 0 is dynamic has `rows` rows (static ones the
+/// verifier has tied already).
+void emitSameRowsCheck(OpBuilder &b, Location loc, func::FuncOp rowsError,
+                       ValueRange features, Value rows);
+
 } // namespace mlir::braid
 
 #endif // BRAID_CONVERSION_BRAIDTOLOOPS_CHECKS_H

@@ -10,6 +10,7 @@
 
 #include "braid/Dialect/Braid/IR/Braid.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 
 namespace mlir::braid {
@@ -36,17 +37,20 @@ std::pair<Value, Value> buildLinearGradPointwise(OpBuilder &b,
 /// `interaction`: `cat` as a tensor.concat; `dot` concatenates the
 /// features and computes the dense columns and the pairwise dot products
 /// with a tensor.generate. Emits a located error and fails on a form it
-/// does not build.
-FailureOr<Value> buildInteractionKernel(OpBuilder &b,
-                                        InteractionOp interaction);
+/// does not build. A feature whose rows are not the dense features' aborts
+/// through `rowsError` (rows, expected).
+FailureOr<Value> buildInteractionKernel(OpBuilder &b, InteractionOp interaction,
+                                        func::FuncOp rowsError);
 
 /// `interaction_grad`: a forall over the samples that writes each
 /// feature's gradient row once (cat: its columns of the result's gradient;
 /// dot: the dense columns plus each pair's gradient times the other
 /// feature, as vector FMAs), into buffers the results wrap. Emits a
-/// located error and fails on a form it does not build.
-FailureOr<SmallVector<Value>> buildInteractionGradKernel(OpBuilder &b,
-                                                         InteractionGradOp op);
+/// located error and fails on a form it does not build; features of other
+/// rows than the result's gradient abort through `rowsError`.
+FailureOr<SmallVector<Value>>
+buildInteractionGradKernel(OpBuilder &b, InteractionGradOp op,
+                           func::FuncOp rowsError);
 
 } // namespace mlir::braid
 
