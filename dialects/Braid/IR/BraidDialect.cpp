@@ -176,6 +176,13 @@ static LogicalResult verifyNameAttribute(Operation *op, StringRef what,
     return op->emitOpError() << what << " " << index << ": '"
                              << attr.getName().getValue()
                              << "' must be a non-empty string";
+  if (!isFileNameSafe(name.getValue()))
+    return op->emitOpError()
+           << what << " " << index << ": '" << attr.getName().getValue()
+           << "' is \"" << name.getValue()
+           << "\", which cannot name a file in a folder (braid-run reads and "
+              "writes it as NAME.npy): no '/', '\\' or NUL, and no leading "
+              "'.'";
   return success();
 }
 

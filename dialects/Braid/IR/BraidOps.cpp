@@ -76,6 +76,11 @@ LogicalResult TableOp::verify() {
     return emitOpError() << "table element type must be f16, bf16, f32 or "
                             "f64, got "
                          << type.getElementType();
+  if (!isFileNameSafe(getSymName()))
+    return emitOpError() << "table name '" << getSymName()
+                         << "' cannot name a file in a folder (braid-run reads "
+                            "and writes it as NAME.npy): no '/', '\\' or NUL, "
+                            "and no leading '.'";
   if (getNumRows() < 1 || getDim() < 1)
     return emitOpError() << "table must have at least one row and one "
                             "column, got "

@@ -15,3 +15,19 @@ func.func @result_attr(%x: tensor<2xf32>) -> (tensor<2xf32> {braid.bogus = "x"})
   return %x : tensor<2xf32>
 }
 
+
+// -----
+
+// An input's or a parameter's name is a file's under --inputs, --weights
+// and --dump: a separator or a leading '.' would leave the folder.
+// expected-error @+1 {{argument 0: 'braid.input' is "../escaped", which cannot name a file in a folder}}
+func.func @input_path(%x: tensor<2xf32> {braid.input = "../escaped"}) -> tensor<2xf32> {
+  return %x : tensor<2xf32>
+}
+
+// -----
+
+// expected-error @+1 {{argument 0: 'braid.param' is "/tmp/absolute", which cannot name a file in a folder}}
+func.func @param_path(%x: tensor<2xf32> {braid.param = "/tmp/absolute"}) -> tensor<2xf32> {
+  return %x : tensor<2xf32>
+}

@@ -88,3 +88,10 @@ func.func @f() {
   braid.table @t : tensor<10x4xf32> pooling_factor = 1.0
   return
 }
+
+// -----
+
+// braid-run reads and writes a table as DIR/NAME.npy: a name that leaves the
+// folder is refused.
+// expected-error @+1 {{table name '../../escape' cannot name a file in a folder}}
+braid.table @"../../escape" : tensor<10x4xf32> pooling_factor = 1.0

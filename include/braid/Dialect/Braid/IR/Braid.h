@@ -33,6 +33,15 @@ constexpr int64_t kMaxBagsPerRank = int64_t(1) << 30;
 constexpr int64_t kMaxTableRows = int64_t(1) << 40;
 constexpr int64_t kMaxTableElements = int64_t(1) << 62;
 
+/// Whether `name` (an input's, a parameter's or a table's) can name a file
+/// inside a folder: braid-run reads and writes `DIR/NAME.npy`, so a name
+/// with a separator or a leading '.' would leave the folder.
+inline bool isFileNameSafe(llvm::StringRef name) {
+  return !name.empty() && !name.starts_with(".") &&
+         name.find_first_of(llvm::StringRef("/\\\0", 3)) ==
+             llvm::StringRef::npos;
+}
+
 /// One shard of an embedding table: a block of rows and columns on a rank.
 struct TableShard {
   int64_t rank;
