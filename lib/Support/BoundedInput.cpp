@@ -3,6 +3,8 @@
 #include "braid/Support/BoundedInput.h"
 
 #include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
 
 #include <algorithm>
@@ -94,28 +96,40 @@ mlir::braid::findMlirNestingBeyond(StringRef text, unsigned maxDepth) {
 
 Expected<json::Value> mlir::braid::parseBoundedJson(StringRef text,
                                                     unsigned maxDepth) {
-  unsigned depth = 0;
-  bool inString = false;
+  // One frame per open array or object, an object's with the keys it has
+  // had: LLVM's parser keeps the last of two equal keys, so a document
+  // saying two things about one field would mean the second silently. (Keys
+  // are compared as written: one spelled with an escape and one without
+  // are not caught.)
+  SmallVector<std::optional<StringSet<>>, 16> frames;
   for (size_t i = 0; i < text.size(); ++i) {
     char c = text[i];
-    if (inString) {
-      if (c == '\\')
-        ++i; // the escaped character cannot end the string
-      else if (c == '"')
-        inString = false;
-      continue;
-    }
     if (c == '"') {
-      inString = true;
+      size_t start = i;
+      for (++i; i < text.size() && text[i] != '"'; ++i)
+        if (text[i] == '\\')
+          ++i; // the escaped character cannot end the string
+      if (i >= text.size())
+        break; // unterminated: the parser below reports it
+      size_t next = text.find_first_not_of(" \t\r\n", i + 1);
+      bool isKey = !frames.empty() && frames.back() &&
+                   next != StringRef::npos && text[next] == ':';
+      if (isKey && !frames.back()->insert(text.slice(start + 1, i)).second)
+        return createStringError(inconvertibleErrorCode(),
+                                 "[offset " + Twine(start) +
+                                     "]: duplicate key " +
+                                     text.slice(start, i + 1));
     } else if (c == '[' || c == '{') {
-      if (++depth > maxDepth)
+      if (frames.size() + 1 > maxDepth)
         return createStringError(inconvertibleErrorCode(),
                                  "[offset " + Twine(i) +
                                      "]: nested deeper "
                                      "than " +
                                      Twine(maxDepth) + " levels");
-    } else if ((c == ']' || c == '}') && depth > 0) {
-      --depth;
+      frames.push_back(c == '{' ? std::optional<StringSet<>>(StringSet<>())
+                                : std::nullopt);
+    } else if ((c == ']' || c == '}') && !frames.empty()) {
+      frames.pop_back();
     }
   }
   return json::parse(text);

@@ -32,7 +32,7 @@ llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
 readBoundedFile(llvm::StringRef path, uint64_t maxBytes, llvm::StringRef what);
 
 /// Parses `text` as JSON after checking, without recursion, that arrays and
-/// objects nest at most `maxDepth` deep.
+/// objects nest at most `maxDepth` deep and that no object repeats a key.
 llvm::Expected<llvm::json::Value>
 parseBoundedJson(llvm::StringRef text, unsigned maxDepth = kMaxJsonDepth);
 
