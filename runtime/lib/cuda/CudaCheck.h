@@ -33,10 +33,12 @@ struct Driver {
   decltype(&::cuLaunchKernel) launchKernel;
   decltype(&::cuStreamCreate) streamCreate;
   decltype(&::cuStreamSynchronize) streamSynchronize;
+  decltype(&::cuStreamQuery) streamQuery;
   decltype(&::cuStreamDestroy) streamDestroy;
   decltype(&::cuEventCreate) eventCreate;
   decltype(&::cuEventRecord) eventRecord;
   decltype(&::cuEventSynchronize) eventSynchronize;
+  decltype(&::cuEventQuery) eventQuery;
   decltype(&::cuEventDestroy) eventDestroy;
 };
 

@@ -101,10 +101,12 @@ static void resolve(void *library, Driver &table) {
   get(table.launchKernel, "cuLaunchKernel");
   get(table.streamCreate, "cuStreamCreate");
   get(table.streamSynchronize, "cuStreamSynchronize");
+  get(table.streamQuery, "cuStreamQuery");
   get(table.streamDestroy, "cuStreamDestroy_v2");
   get(table.eventCreate, "cuEventCreate");
   get(table.eventRecord, "cuEventRecord");
   get(table.eventSynchronize, "cuEventSynchronize");
+  get(table.eventQuery, "cuEventQuery");
   get(table.eventDestroy, "cuEventDestroy_v2");
 }
 

@@ -6,7 +6,9 @@
 // aborts the communicator (ncclCommAbort) and fails the job instead of
 // hanging it; all_reduce, reduce_scatter, all_gather and the uneven
 // all_to_all (grouped ncclSend/ncclRecv) on a communication stream of its
-// own, each completed before it returns.
+// own, each completed before it returns. Every wait for NCCL's work on the
+// device is bounded by BRAIDRT_TIMEOUT_S, past which the communicators are
+// aborted and the job fails: a stopped peer ends the job, it never hangs it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,6 +39,12 @@ struct Communicator {
 
 static Communicator &communicator() {
   static Communicator instance;
+  return instance;
+}
+
+/// The group communicators split from the world, by (group size, stride).
+static std::map<std::pair<int64_t, int64_t>, ncclComm_t> &groups() {
+  static std::map<std::pair<int64_t, int64_t>, ncclComm_t> instance;
   return instance;
 }
 
@@ -130,6 +138,43 @@ void braidrt_cuda_nccl_finalize(void) {
   c.comm = nullptr;
 }
 
+/// Waits until `query` (cuStreamQuery or cuEventQuery of the work to wait
+/// for) answers CUDA_SUCCESS. An NCCL kernel whose peer stopped never ends,
+/// so the wait is bounded: past the timeout every communicator is aborted
+/// (which ends their kernels) and the job fails, as the CPU runtime's waits
+/// do. It spins for the first millisecond (a collective's wait is often
+/// microseconds), then sleeps 100 us between queries.
+template <typename Query>
+static void awaitDevice(const char *what, Query query) {
+  auto start = std::chrono::steady_clock::now();
+  double limit = timeoutSeconds();
+  for (;;) {
+    CUresult result = query();
+    if (result == CUDA_SUCCESS)
+      return;
+    if (result != CUDA_ERROR_NOT_READY)
+      failDriver(result, what, __FILE__, __LINE__);
+    std::chrono::duration<double> waited =
+        std::chrono::steady_clock::now() - start;
+    if (waited.count() > limit) {
+      for (auto &[shape, group] : groups())
+        if (group)
+          ncclCommAbort(group);
+      groups().clear();
+      if (ncclComm_t world = communicator().comm)
+        ncclCommAbort(world);
+      communicator().comm = nullptr;
+      braidrt_fail("%s did not complete within %g s: another rank failed "
+                   "or stopped (BRAIDRT_TIMEOUT_S sets the limit)",
+                   what, limit);
+    }
+    if (waited.count() < 1e-3)
+      std::this_thread::yield();
+    else
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+}
+
 /// Runs `issue` (NCCL calls on the communicator and its stream) and waits
 /// for it, bounded by the timeout.
 template <typename Issue>
@@ -138,7 +183,7 @@ static void runCollective(const char *what, Issue issue) {
   Communicator &c = communicator();
   issue(comm, reinterpret_cast<cudaStream_t>(c.stream));
   awaitCommunicator(comm, what);
-  BRAIDRT_CU(driver().streamSynchronize(c.stream));
+  awaitDevice(what, [&] { return driver().streamQuery(c.stream); });
 }
 
 void braidrt_cuda_all_reduce_f32(const float *input, float *output,
@@ -208,10 +253,9 @@ void *braidrt_cuda_comm(int64_t groupSize, int64_t stride, int32_t member) {
   // over the world) happens once per (size, stride) and in the same order
   // everywhere. Every rank joins its block's communicator, whether or not
   // this collective uses the block: another one with the same shape may.
-  static std::map<std::pair<int64_t, int64_t>, ncclComm_t> groups;
   auto key = std::make_pair(groupSize, stride);
-  auto found = groups.find(key);
-  if (found != groups.end())
+  auto found = groups().find(key);
+  if (found != groups().end())
     return member ? found->second : nullptr;
   int rank = static_cast<int>(braidrt_rank());
   int64_t block = groupSize * stride;
@@ -223,7 +267,7 @@ void *braidrt_cuda_comm(int64_t groupSize, int64_t stride, int32_t member) {
   BRAIDRT_NCCL(ncclCommSplit(world, color, order, &group, &config));
   awaitCommunicator(world, "ncclCommSplit");
   awaitCommunicator(group, "ncclCommSplit");
-  groups[key] = group;
+  groups()[key] = group;
   return member ? group : nullptr;
 }
 
@@ -255,7 +299,9 @@ void braidrt_cuda_nccl_result(int32_t result, void *comm, int32_t call) {
 }
 
 void braidrt_cuda_stream_wait(void *stream) {
-  BRAIDRT_CU(driver().streamSynchronize(static_cast<CUstream>(stream)));
+  awaitDevice("a compiled collective", [&] {
+    return driver().streamQuery(static_cast<CUstream>(stream));
+  });
 }
 
 int64_t braidrt_cuda_record_event(void *stream) {
@@ -273,7 +319,8 @@ void braidrt_cuda_wait_event(int64_t handle) {
     return;
   const Driver &table = driver();
   auto event = reinterpret_cast<CUevent>(handle);
-  BRAIDRT_CU(table.eventSynchronize(event));
+  awaitDevice("a started collective",
+              [&] { return table.eventQuery(event); });
   BRAIDRT_CU(table.eventDestroy(event));
   collectiveWaited();
 }
