@@ -24,19 +24,54 @@
 using namespace mlir;
 using namespace mlir::braid;
 
+/// The type a kernel over `element` values sums in: f64 for 16-bit floats,
+/// which the reference semantics sums in f64 and rounds once (summed in
+/// their own type, a 64-wide f16 layer was 3e-3 off it, bf16 9e-3), the
+/// element type otherwise.
+static Type accumulatorTypeOf(Type element) {
+  return element.isF16() || element.isBF16()
+             ? Type(Float64Type::get(element.getContext()))
+             : element;
+}
+
+/// `value` (a scalar or vector of floats) as `type`'s float type, widened
+/// or narrowed as needed.
+static Value castFloat(OpBuilder &b, Location loc, Value value, Type type) {
+  Type from = getElementTypeOrSelf(value.getType());
+  Type to = getElementTypeOrSelf(type);
+  if (from == to)
+    return value;
+  auto withElement = [&](Type element) -> Type {
+    if (auto vector = dyn_cast<VectorType>(value.getType()))
+      return vector.clone(element);
+    return element;
+  };
+  if (from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth())
+    return arith::ExtFOp::create(b, loc, withElement(to), value);
+  // f64 to bf16 goes through f32: the runtime libraries have no
+  // __truncdfbf2 (rounding twice differs from once only where the f32 lands
+  // on a bf16 tie, about one value in 2^29).
+  if (to.isBF16() && from.isF64())
+    value = arith::TruncFOp::create(b, loc, withElement(b.getF32Type()), value);
+  return arith::TruncFOp::create(b, loc, withElement(to), value);
+}
+
 Value mlir::braid::buildLinearKernel(OpBuilder &b, LinearOp linear) {
   Location loc = linear.getLoc();
   auto resultType = cast<RankedTensorType>(linear.getResult().getType());
   Type element = resultType.getElementType();
+  // Summed, biased and activated in the accumulator's type, rounded once.
+  Type acc = accumulatorTypeOf(element);
+  auto accType = resultType.clone(acc);
   Value input = linear.getInput();
   SmallVector<Value> dynamicSizes;
   if (resultType.isDynamicDim(0))
     dynamicSizes.push_back(
         tensor::DimOp::create(b, loc, input, 0).getResult());
   Value empty =
-      tensor::EmptyOp::create(b, loc, resultType, dynamicSizes).getResult();
-  Value zero = arith::ConstantOp::create(b, loc, element,
-                                         b.getFloatAttr(element, 0.0));
+      tensor::EmptyOp::create(b, loc, accType, dynamicSizes).getResult();
+  Value zero =
+      arith::ConstantOp::create(b, loc, acc, b.getFloatAttr(acc, 0.0));
   Value init = linalg::FillOp::create(b, loc, zero, empty).getResult(0);
   MLIRContext *ctx = b.getContext();
   AffineExpr m, n, k;
@@ -48,10 +83,12 @@ Value mlir::braid::buildLinearKernel(OpBuilder &b, LinearOp linear) {
       utils::IteratorType::parallel, utils::IteratorType::parallel,
       utils::IteratorType::reduction};
   auto contraction = linalg::GenericOp::create(
-      b, loc, resultType, ValueRange{input, linear.getWeight()},
+      b, loc, accType, ValueRange{input, linear.getWeight()},
       ValueRange{init}, maps, iterators,
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
-        Value product = arith::MulFOp::create(nb, nloc, args[0], args[1]);
+        Value product = arith::MulFOp::create(
+            nb, nloc, castFloat(nb, nloc, args[0], acc),
+            castFloat(nb, nloc, args[1], acc));
         linalg::YieldOp::create(nb, nloc,
                                 arith::AddFOp::create(nb, nloc, args[2], product)
                                     .getResult());
@@ -61,25 +98,40 @@ Value mlir::braid::buildLinearKernel(OpBuilder &b, LinearOp linear) {
   auto epilogueMaps = SmallVector<AffineMap>{
       AffineMap::get(2, 0, {j}, ctx), AffineMap::get(2, 0, {i, j}, ctx)};
   Activation activation = linear.getActivation();
+  // In place when the accumulator is the element type; into a tensor of
+  // the result's type when it is wider.
+  Value epilogueInit =
+      acc == element
+          ? contraction.getResult(0)
+          : tensor::EmptyOp::create(b, loc, resultType, dynamicSizes)
+                .getResult();
+  SmallVector<Value> epilogueInputs = {linear.getBias()};
+  if (acc != element) {
+    epilogueMaps.insert(epilogueMaps.begin() + 1,
+                        AffineMap::get(2, 0, {i, j}, ctx));
+    epilogueInputs.push_back(contraction.getResult(0));
+  }
   auto epilogue = linalg::GenericOp::create(
-      b, loc, resultType, ValueRange{linear.getBias()},
-      ValueRange{contraction.getResult(0)}, epilogueMaps,
+      b, loc, resultType, epilogueInputs, ValueRange{epilogueInit},
+      epilogueMaps,
       {utils::IteratorType::parallel, utils::IteratorType::parallel},
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
-        Value value = arith::AddFOp::create(nb, nloc, args[1], args[0]);
-        Value zeroValue = arith::ConstantOp::create(
-            nb, nloc, element, nb.getFloatAttr(element, 0.0));
+        // args: the bias, the sum (the output itself when in place).
+        Value value = arith::AddFOp::create(nb, nloc, args[1],
+                                            castFloat(nb, nloc, args[0], acc));
+        Value zeroValue =
+            arith::ConstantOp::create(nb, nloc, acc, nb.getFloatAttr(acc, 0.0));
         if (activation == Activation::relu) {
           value = arith::MaximumFOp::create(nb, nloc, value, zeroValue);
         } else if (activation == Activation::sigmoid) {
-          Value one = arith::ConstantOp::create(nb, nloc, element,
-                                                nb.getFloatAttr(element, 1.0));
+          Value one = arith::ConstantOp::create(nb, nloc, acc,
+                                                nb.getFloatAttr(acc, 1.0));
           Value negated = arith::NegFOp::create(nb, nloc, value);
           Value exp = math::ExpOp::create(nb, nloc, negated);
           value = arith::DivFOp::create(
               nb, nloc, one, arith::AddFOp::create(nb, nloc, one, exp));
         }
-        linalg::YieldOp::create(nb, nloc, value);
+        linalg::YieldOp::create(nb, nloc, castFloat(nb, nloc, value, element));
       });
   return epilogue.getResult(0);
 }
@@ -312,11 +364,20 @@ mlir::braid::buildInteractionKernel(OpBuilder &b, InteractionOp interaction,
     // product of the p-th pair (i, k), i > k, in row-major order.
     write(vectors[0], 0);
     SmallVector<Value> products;
+    // 16-bit features multiply and sum in f64 and round once, as the
+    // reference semantics does (in their own type a pair's dot product was
+    // 5e-4 off it).
+    Type acc = accumulatorTypeOf(element);
     for (size_t i = 1; i < vectors.size(); ++i)
       for (size_t k = 0; k < i; ++k)
-        products.push_back(vector::ReductionOp::create(
-            body, loc, vector::CombiningKind::ADD,
-            arith::MulFOp::create(body, loc, vectors[i], vectors[k])));
+        products.push_back(castFloat(
+            body, loc,
+            vector::ReductionOp::create(
+                body, loc, vector::CombiningKind::ADD,
+                arith::MulFOp::create(body, loc,
+                                      castFloat(body, loc, vectors[i], acc),
+                                      castFloat(body, loc, vectors[k], acc))),
+            element));
     if (!products.empty())
       write(vector::FromElementsOp::create(
                 body, loc,
