@@ -70,8 +70,13 @@ mlir::braid::interp::runBucketize(BucketizeOp op, TableOp table,
                             << " at position " << i << " is outside table '"
                             << table.getSymName() << "' (" << rows << " rows)";
 
-  HostTensor lengths(ElementKind::i64,
-                     {slots * int64_t(destinations.size())});
+  // bags_per_rank is at most 2^30 and the destinations ranks: their
+  // product is an int64, and allocate() bounds it.
+  FailureOr<HostTensor> allocatedLengths =
+      allocate(op, ElementKind::i64, {slots * int64_t(destinations.size())});
+  if (failed(allocatedLengths))
+    return failure();
+  HostTensor &lengths = *allocatedLengths;
   HostTensor counts(ElementKind::i64, {numRanks});
   std::vector<double> values;
   for (auto [d, destination] : llvm::enumerate(destinations)) {

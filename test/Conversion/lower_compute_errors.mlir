@@ -50,3 +50,16 @@ func.func @permute(%x: tensor<8xf32>) -> tensor<8xf32> {
   %p = braid.permute %x pairs [[0, 1], [1, 0]] : tensor<8xf32>
   return %p : tensor<8xf32>
 }
+
+// -----
+
+// split_sizes is indexed by MPI rank: an all_to_all over other groups (here
+// rank 1 listed first) was lowered as if it had none.
+module attributes {braid.cluster = #braid.cluster<hardware = "dgx-h100", nodes = 1, ranks_per_node = 2>} {
+  func.func @all_to_all_groups(%x: tensor<?x2xf32>) -> tensor<?x2xf32> {
+    // expected-error @+2 {{the CPU backend lowers all_to_all over every rank in order (no groups, or one group [0, ..., 1])}}
+    // expected-error @+1 {{failed to legalize operation 'braid.all_to_all'}}
+    %r = braid.all_to_all %x split_dim = 0 concat_dim = 0 split_sizes = [1, 2, 2, 1] groups [[1, 0]] : tensor<?x2xf32> -> tensor<?x2xf32>
+    return %r : tensor<?x2xf32>
+  }
+}

@@ -196,6 +196,19 @@ FailureOr<Value> ExchangeLowering::allToAll(OpTy op, PendingExchanges *pending) 
     return op.emitError() << "the CPU backend lowers all_to_all with "
                              "split_sizes along dimension 0";
   int64_t ranks = std::llround(std::sqrt(double(sizes->size())));
+  // split_sizes is indexed by MPI rank (the runtime exchanges over the
+  // world): only one group of every rank in order means that. Other groups
+  // were lowered as if absent, a silent wrong answer.
+  if (ReplicaGroupsAttr groups = op.getReplicaGroupsAttr()) {
+    bool world = groups.getNumGroups() == 1 && groups.getGroupSize() == ranks;
+    for (int64_t r = 0; world && r < ranks; ++r)
+      world = groups.getGroup(0)[r] == r;
+    if (!world)
+      return op.emitError() << "the CPU backend lowers all_to_all over every "
+                               "rank in order (no groups, or one group [0, "
+                               "..., "
+                            << ranks - 1 << "])";
+  }
   SmallVector<int64_t> received(ranks, 0);
   for (int64_t i = 0; i < ranks; ++i)
     for (int64_t j = 0; j < ranks; ++j)
