@@ -75,9 +75,10 @@ static LogicalResult checkRequest(const CompileRequest &request,
     return fail("unknown --target '" + request.target +
                 "' (expected none, cpu or cuda)");
   for (const std::string &chip : request.cudaChips)
-    if (!llvm::Regex("^sm_[0-9]+a?$").match(chip))
+    if (!isKnownCudaChip(chip))
       return fail("unknown --cuda-chips entry '" + chip +
-                  "' (expected sm_NN, e.g. sm_80 or sm_90)");
+                  "' (expected a chip from sm_70 that LLVM's NVPTX backend "
+                  "compiles for, e.g. sm_80, sm_90 or sm_100)");
   if (request.optLevel < 0 || request.optLevel > 2)
     return fail("--opt-level must be 0, 1 or 2");
   if (request.poolingLanes < 0 || request.poolingLanes > 1024)

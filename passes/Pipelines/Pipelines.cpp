@@ -231,6 +231,30 @@ llvm::SmallVector<std::string> mlir::braid::defaultCudaChips() {
   return {"sm_80", "sm_90"};
 }
 
+/// The chips from sm_70 that LLVM 22's NVPTX backend compiles for, with a
+/// PTX ISA version it accepts for each (it stops with a fatal error below
+/// the chip's minimum: 8.6 for sm_100, 8.7 for sm_120); at least 8.0. Each
+/// compiles here to PTX, and to a cubin where the installed ptxas knows the
+/// chip (CUDA 13's has dropped sm_70, sm_72 and sm_101: a located error).
+static constexpr std::pair<llvm::StringLiteral, int> kCudaChips[] = {
+    {"sm_70", 80},  {"sm_72", 80},   {"sm_75", 80},   {"sm_80", 80},
+    {"sm_86", 80},  {"sm_87", 80},   {"sm_89", 80},   {"sm_90", 80},
+    {"sm_90a", 80}, {"sm_100", 86},  {"sm_100a", 86}, {"sm_101", 86},
+    {"sm_101a", 86}, {"sm_103", 88}, {"sm_103a", 88}, {"sm_120", 87},
+    {"sm_120a", 87}, {"sm_121", 88}, {"sm_121a", 88}};
+
+bool mlir::braid::isKnownCudaChip(llvm::StringRef chip) {
+  return llvm::any_of(kCudaChips,
+                      [&](const auto &entry) { return entry.first == chip; });
+}
+
+std::string mlir::braid::ptxFeaturesFor(llvm::StringRef chip) {
+  for (const auto &[name, isa] : kCudaChips)
+    if (name == chip)
+      return "+ptx" + std::to_string(isa);
+  return "+ptx80";
+}
+
 void mlir::braid::addLowerCudaKernelPasses(
     OpPassManager &pm, const LowerCudaPipelineOptions &options) {
   // The same kernels as the CPU's, buffers and scf.parallel loops.
@@ -268,7 +292,9 @@ void mlir::braid::addLowerCudaKernelPasses(
   for (const std::string &chip : chips) {
     GpuNVVMAttachTargetOptions target;
     target.chip = chip;
-    target.features = options.features;
+    target.features =
+        options.features.empty() ? ptxFeaturesFor(chip)
+                                 : std::string(options.features);
     target.optLevel = 3;
     pm.addPass(createGpuNVVMAttachTarget(target));
   }

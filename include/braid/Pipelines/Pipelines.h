@@ -106,9 +106,11 @@ struct LowerCudaPipelineOptions
                      "(one PTX object each; default sm_80 and sm_90)")};
   Option<std::string> features{
       *this, "features",
-      llvm::cl::desc("NVPTX features, the PTX ISA version (sm_90 needs "
-                     "+ptx78 or later)"),
-      llvm::cl::init("+ptx80")};
+      llvm::cl::desc("NVPTX features, the PTX ISA version, for every chip "
+                     "(default: per chip, the least it needs and at least "
+                     "+ptx80: +ptx86 for sm_100 and sm_103, +ptx87 for "
+                     "sm_120 and sm_121)"),
+      llvm::cl::init("")};
   Option<int64_t> threadsPerBlock{
       *this, "threads-per-block",
       llvm::cl::desc("Iterations of a kernel's outer parallel loop (bags, "
@@ -178,6 +180,14 @@ void addLowerCudaHostPasses(OpPassManager &pm);
 
 /// The chips braid-lower-cuda compiles for when `chips` is empty.
 llvm::SmallVector<std::string> defaultCudaChips();
+
+/// The NVPTX features (the PTX ISA version) a kernel for `chip` (sm_NN,
+/// sm_NNa) is compiled with: the least the chip needs, and at least 8.0.
+std::string ptxFeaturesFor(llvm::StringRef chip);
+
+/// Whether braid-compile compiles kernels for `chip`: the chips LLVM's
+/// NVPTX backend knows, from sm_70.
+bool isKnownCudaChip(llvm::StringRef chip);
 
 /// The columns one GPU thread of a lookup pools (convert-braid-to-cpu's
 /// pooling-lanes on the CUDA target): 4 f32 are one 16-byte load, so a
