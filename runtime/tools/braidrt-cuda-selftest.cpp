@@ -147,12 +147,14 @@ int main(int argc, char **argv) {
               static_cast<long long>(count), ranks,
               reduceWrong ? "WRONG" : "ok");
 
-  // Uneven all_to_all: rank r sends r + p + 1 values r * 100 + p to rank p.
+  // Uneven all_to_all: rank r sends 2r + p + 1 values r * 100 + p to rank
+  // p, so it receives 2p + r + 1 from p: what r sends p and receives from p
+  // differ, and counts read the wrong way round would show.
   std::vector<int64_t> sendCounts(ranks), recvCounts(ranks);
   int64_t sent = 0, received = 0;
   for (int p = 0; p < ranks; ++p) {
-    sendCounts[p] = rank + p + 1;
-    recvCounts[p] = p + rank + 1;
+    sendCounts[p] = 2 * rank + p + 1;
+    recvCounts[p] = 2 * p + rank + 1;
     sent += sendCounts[p];
     received += recvCounts[p];
   }
