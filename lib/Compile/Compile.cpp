@@ -88,9 +88,9 @@ static LogicalResult checkRequest(const CompileRequest &request,
                 "always pools 4 columns per thread)");
   if (request.profileOps && request.target != "cpu")
     return fail("--profile-ops applies to --target cpu");
-  if (request.nodes < 1 || request.nodes > 1024)
-    return fail("--nodes must be between 1 and 1024");
   // 0, the default, is the hardware's (braid-plan-sharding reads it).
+  if (request.nodes < 0 || request.nodes > 1024)
+    return fail("--nodes must be between 1 and 1024");
   if (request.ranksPerNode < 0 || request.ranksPerNode > 1024)
     return fail("--ranks-per-node must be between 1 and 1024");
   if (request.maxTableRows < 0)

@@ -487,28 +487,32 @@ mlir::braid::planModuleSharding(ModuleOp module,
                                 const ShardingOptions &options) {
   MLIRContext *context = module.getContext();
   if (!options.cluster.empty()) {
-    // Ranks per node 0: the hardware's.
+    // Nodes or ranks per node 0: the hardware description's topology.
+    int64_t nodes = options.nodes;
     int64_t ranksPerNode = options.ranksPerNode;
-    if (ranksPerNode == 0) {
+    if (nodes == 0 || ranksPerNode == 0) {
       llvm::Expected<cluster::HardwareDesc> hw =
           cluster::loadHardware(options.cluster);
       if (!hw)
         return module.emitError() << llvm::toString(hw.takeError());
-      ranksPerNode = hw->ranksPerNode;
+      if (nodes == 0)
+        nodes = hw->nodes;
+      if (ranksPerNode == 0)
+        ranksPerNode = hw->ranksPerNode;
     }
-    if (options.nodes < 1 || ranksPerNode < 1)
+    if (nodes < 1 || ranksPerNode < 1)
       return module.emitError() << "a cluster needs nodes >= 1 and "
                                    "ranks-per-node >= 1, got "
-                                << options.nodes << " and " << ranksPerNode;
+                                << nodes << " and " << ranksPerNode;
     // Every rank's program is planned and simulated (exchanges as R x R
     // matrices): bound the world so that a compile ends in seconds.
-    if (options.nodes > kMaxWorldSize / ranksPerNode)
+    if (nodes > kMaxWorldSize / ranksPerNode)
       return module.emitError()
-             << "a cluster of " << options.nodes << " x " << ranksPerNode
+             << "a cluster of " << nodes << " x " << ranksPerNode
              << " ranks is more than the " << kMaxWorldSize
              << " Braid plans and simulates";
     module->setAttr(BraidDialect::kClusterAttrName,
-                    ClusterAttr::get(context, options.cluster, options.nodes,
+                    ClusterAttr::get(context, options.cluster, nodes,
                                      ranksPerNode));
   }
   StringRef planner = options.planner;

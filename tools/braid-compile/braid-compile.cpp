@@ -38,8 +38,9 @@ static cl::opt<std::string>
                          "azure-nd-h100-v5, oci-a100, oci-h100, oci-h200), "
                          "local-cpu (this machine, calibrated on first use) "
                          "or JSON file"));
-static cl::opt<int64_t> nodes(cl::cat(toolOptions), "nodes", cl::init(1),
-                              cl::desc("Nodes"));
+static cl::opt<int64_t>
+    nodes(cl::cat(toolOptions), "nodes", cl::init(0),
+          cl::desc("Nodes (default: the hardware's, its topology.nodes)"));
 static cl::opt<int64_t>
     ranksPerNode(cl::cat(toolOptions), "ranks-per-node", cl::init(0),
                  cl::desc("Ranks per node (default: the hardware's)"));

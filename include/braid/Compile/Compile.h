@@ -26,7 +26,8 @@ struct CompileRequest {
   std::string modelPath;
   /// A hardware preset, `local-cpu`, or a hardware JSON file.
   std::string cluster = "dgx-h100";
-  int64_t nodes = 1;
+  /// 0: the hardware description's topology.nodes.
+  int64_t nodes = 0;
   /// 0: the hardware's.
   int64_t ranksPerNode = 0;
   std::string planner = "braid";

@@ -35,7 +35,8 @@ struct ShardOptionsBase : public PassPipelineOptions<Derived> {
       *this, "cluster",
       llvm::cl::desc("Hardware preset, local-cpu or JSON file; empty: the "
                      "module's braid.cluster")};
-  Option<int64_t> nodes{*this, "nodes", llvm::cl::desc("Nodes"),
+  Option<int64_t> nodes{*this, "nodes",
+                        llvm::cl::desc("Nodes (0: the hardware's)"),
                         llvm::cl::init(0)};
   Option<int64_t> ranksPerNode{
       *this, "ranks-per-node",

@@ -61,7 +61,7 @@ def BraidPlanShardingPass : Pass<"braid-plan-sharding", "::mlir::ModuleOp"> {
            "hardware preset or JSON file; defaults to the module's "
            "braid.cluster">,
     Option<"nodes", "nodes", "int64_t", /*default=*/"0",
-           "nodes of the cluster (with `cluster`)">,
+           "nodes of the cluster (with `cluster`; 0: the hardware's)">,
     Option<"ranksPerNode", "ranks-per-node", "int64_t", /*default=*/"0",
            "ranks per node (with `cluster`; 0: the hardware's)">,
     Option<"train", "train", "bool", /*default=*/"false",
