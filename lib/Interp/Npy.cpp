@@ -106,8 +106,15 @@ Expected<HostTensor> mlir::braid::interp::parseNpy(StringRef bytes,
   if (!decoded)
     return npyError(name, "unsupported dtype '" + descr +
                               "' (expected <f2, <f4, <f8, <i4, <i8 or |b1)");
-  if (!fortranText->starts_with("False"))
+  // The value is a Python literal up to the next ',' or '}'.
+  StringRef fortran = fortranText->take_until(
+      [](char c) { return c == ',' || c == '}'; }).trim();
+  if (fortran == "True")
     return npyError(name, "Fortran-ordered arrays are not supported");
+  if (fortran != "False")
+    return npyError(name, "malformed 'fortran_order' in the .npy header: "
+                          "expected True or False, got '" +
+                              fortran + "'");
 
   StringRef shape = *shapeText;
   if (!shape.consume_front("("))
@@ -116,9 +123,10 @@ Expected<HostTensor> mlir::braid::interp::parseNpy(StringRef bytes,
   SmallVector<int64_t, 4> dims;
   SmallVector<StringRef> pieces;
   shape.split(pieces, ',');
-  for (StringRef piece : pieces) {
+  for (auto [index, piece] : llvm::enumerate(pieces)) {
     piece = piece.trim();
-    if (piece.empty())
+    // Only a trailing comma leaves an empty piece: "(8,)" (and "()").
+    if (piece.empty() && index + 1 == pieces.size())
       continue;
     int64_t size;
     if (piece.getAsInteger(10, size) || size < 0)

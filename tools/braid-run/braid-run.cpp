@@ -125,6 +125,11 @@ static llvm::Error dumpRun(StringRef dir, func::FuncOp func,
   int64_t ranks = args.size();
   std::string inputs = joinPath(dir, "inputs");
   std::string weights = joinPath(dir, "weights");
+  // Made even when the program has no parameter or table, so that the
+  // re-run `--inputs DIR/inputs --weights DIR/weights` always works.
+  if (std::error_code ec = llvm::sys::fs::create_directories(weights))
+    return llvm::createStringError(ec, "cannot create '" + weights +
+                                           "': " + ec.message());
   for (int64_t rank = 0; rank < ranks; ++rank) {
     for (unsigned i = 0; i < func.getNumArguments(); ++i) {
       bool param = isParameter(func, i);

@@ -96,6 +96,11 @@ TEST_F(NpyTest, RejectsMalformedFiles) {
             "x.npy: malformed dimension 'x' in the .npy shape");
   EXPECT_EQ(errorOf(file("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999, 99999999999), }", "")),
             "x.npy: the .npy data is shorter than its shape says (0 bytes)");
+  // A header that only looks like NumPy's (it was read leniently).
+  EXPECT_EQ(errorOf(file("{'descr': '<f4', 'fortran_order': Falsey, 'shape': (1,), }", "abcd")),
+            "x.npy: malformed 'fortran_order' in the .npy header: expected True or False, got 'Falsey'");
+  EXPECT_EQ(errorOf(file("{'descr': '<f4', 'fortran_order': False, 'shape': (1,,1), }", "abcd")),
+            "x.npy: malformed dimension '' in the .npy shape");
   std::string truncated = file(header, "").substr(0, 20);
   EXPECT_EQ(errorOf(truncated), "x.npy: truncated .npy header");
 
