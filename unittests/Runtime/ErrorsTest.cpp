@@ -21,7 +21,7 @@ TEST(RuntimeErrors, AdamStepBelowOne) {
 
 TEST(RuntimeErrors, MoreBagsThanSlots) {
   EXPECT_EXIT(braidrt_bags_error(9, 8), testing::ExitedWithCode(1),
-              "combine_shards_grad: 9 local bags, but 8 slots per rank");
+              "9 local bags, but bags_per_rank is only 8");
 }
 
 TEST(RuntimeErrors, IndexAndOffsets) {
