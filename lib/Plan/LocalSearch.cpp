@@ -306,11 +306,14 @@ std::optional<TablePlan> Improver::retype(const PlanState &state, size_t t,
       return std::nullopt;
     return makeTablePlan(problem, table, type, rank / 2 * 2, 2);
   case ShardingType::table_row_wise:
-    if (problem.nodes < 2)
+    if (problem.nodes < 2 || !allowsRowShards(problem, table))
       return std::nullopt;
     return makeTablePlan(problem, table, type, rank / problem.ranksPerNode,
                          problem.ranksPerNode);
   case ShardingType::row_wise:
+    if (!allowsRowShards(problem, table))
+      return std::nullopt;
+    return makeTablePlan(problem, table, type, 0, R);
   case ShardingType::data_parallel:
     return makeTablePlan(problem, table, type, 0, R);
   }

@@ -93,7 +93,10 @@ std::vector<TablePlan> plan::tableOptions(const PlanProblem &problem,
     result.push_back(makeTablePlan(problem, table, ShardingType::table_wise, r, 1));
   if (R == 1)
     return result;
-  result.push_back(makeTablePlan(problem, table, ShardingType::row_wise, 0, R));
+  bool rowSplits = allowsRowShards(problem, table);
+  if (rowSplits)
+    result.push_back(
+        makeTablePlan(problem, table, ShardingType::row_wise, 0, R));
   for (int64_t parts : {2, 4, 8, 16}) {
     if (!allowsColumnShards(problem))
       break;
@@ -110,7 +113,7 @@ std::vector<TablePlan> plan::tableOptions(const PlanProblem &problem,
       for (int64_t start = 0; start < R; ++start)
         result.push_back(makeSpreadColumnPlan(problem, table, start, parts));
   }
-  if (problem.nodes > 1)
+  if (problem.nodes > 1 && rowSplits)
     for (int64_t node = 0; node < problem.nodes; ++node)
       result.push_back(makeTablePlan(problem, table, ShardingType::table_row_wise,
                                      node, problem.ranksPerNode));

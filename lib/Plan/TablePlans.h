@@ -38,6 +38,15 @@ inline bool allowsColumnShards(const PlanProblem &problem) {
   return !(problem.training && problem.embeddingOptimizer == "rowwise_adagrad");
 }
 
+/// Whether `table` may be split by rows (row_wise, table_row_wise): not a
+/// max-pooled table in a training step, where a maximum tied across row
+/// shards would train differently from the global step (docs/design.md,
+/// "Known limits"). Only the memory fallback (no other layout fits) does.
+inline bool allowsRowShards(const PlanProblem &problem,
+                            const TableSpec &table) {
+  return !(problem.training && table.maxPooled);
+}
+
 std::vector<TablePlan> tableOptions(const PlanProblem &problem,
                                     const TableSpec &table);
 

@@ -151,6 +151,10 @@ static LogicalResult buildProblem(ModuleOp module, ShardingResult &result,
     table.poolingFactor = op.getPoolingFactor().convertToDouble();
     if (std::optional<APFloat> ratio = op.getUniqueRatio())
       table.uniqueRatio = ratio->convertToDouble();
+    if (std::optional<SymbolTable::UseRange> uses = op.getSymbolUses(module))
+      for (const SymbolTable::SymbolUse &use : *uses)
+        if (auto lookup = dyn_cast<EmbeddingBagOp>(use.getUser()))
+          table.maxPooled |= lookup.getMode() == PoolingMode::max;
     problem.tables.push_back(table);
     result.tables.push_back(op);
   }

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TablePlans.h"
 #include "TestProblems.h"
 
 #include "braid/Plan/Planner.h"
@@ -404,6 +405,41 @@ TEST(PlannerTest, RowwiseAdagradTrainingKeepsRowsWhole) {
   EXPECT_TRUE(llvm::any_of(split->tables, [](const TablePlan &table) {
     return table.type == ShardingType::column_wise;
   }));
+}
+
+// A max-pooled table's rows are never split for a training step (a maximum
+// tied across row shards trains differently from the global step); the same
+// tables pooled otherwise get row splits, so the rule is what removes them.
+TEST(PlannerTest, MaxPooledTablesKeepRowsWholeInTraining) {
+  auto rowSplit = [](const TablePlan &table) {
+    return table.type == ShardingType::row_wise ||
+           table.type == ShardingType::table_row_wise;
+  };
+  // Three large, heavily pooled tables on 16 ranks, row-wise Adagrad (no
+  // column shards): spreading their lookups means splitting rows.
+  PlanProblem problem = dgxProblem(2, 8, 65536);
+  for (int t = 0; t < 3; ++t) {
+    TableSpec table;
+    table.name = "t" + std::to_string(t);
+    table.rows = 50000000;
+    table.dim = 128;
+    table.poolingFactor = 30;
+    problem.tables.push_back(table);
+  }
+  problem.training = true;
+  problem.embeddingOptimizer = "rowwise_adagrad";
+  llvm::Expected<Plan> summed = planBraid(problem);
+  ASSERT_TRUE(static_cast<bool>(summed)) << llvm::toString(summed.takeError());
+  EXPECT_TRUE(llvm::any_of(summed->tables, rowSplit));
+  for (TableSpec &table : problem.tables)
+    table.maxPooled = true;
+  llvm::Expected<Plan> maxed = planBraid(problem);
+  ASSERT_TRUE(static_cast<bool>(maxed)) << llvm::toString(maxed.takeError());
+  EXPECT_FALSE(llvm::any_of(maxed->tables, rowSplit));
+  // A forward pass may split them: the search offers it row splits.
+  problem.training = false;
+  EXPECT_TRUE(llvm::any_of(tableOptions(problem, problem.tables.front()),
+                           rowSplit));
 }
 
 // A Megatron-style pair priced for a training step: tensor-parallel with its

@@ -224,6 +224,19 @@ struct ReduceScatterRule : Rule<ReduceScatterRule, ReduceScatterOp> {
     if (kind == ReductionKind::max) {
       if (!scatter.getInput().getType().getElementType().isF32())
         return op->emitOpError() << "has a gradient rule for max of f32 only";
+      // The planner never splits a max-pooled table's rows for a training
+      // step; a plan that does (forced, given, or the only one that fits)
+      // is told what it trains.
+      auto lookup = scatter.getInput().getDefiningOp<ShardEmbeddingBagOp>();
+      op->emitWarning()
+          << "the maximum of row shards"
+          << (lookup ? " of table '" + lookup.getTable().str() + "'"
+                     : std::string())
+          << ": where it is tied across shards, "
+             "each tied shard's row gets the gradient, where the global "
+             "step gives it to the first row of the bag (docs/design.md, "
+             "Known limits); the planner does not split a max-pooled "
+             "table's rows for training";
       Value reduced = AllGatherOp::create(b, loc, type, scatter.getResult(),
                                           scatter.getDim(),
                                           scatter.getReplicaGroupsAttr());

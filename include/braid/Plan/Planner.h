@@ -38,6 +38,10 @@ struct TableSpec {
   int64_t elementBytes = 4;
   double poolingFactor = 0;
   double uniqueRatio = 1;
+  /// Looked up with max pooling: a training step does not split its rows
+  /// (a maximum tied across row shards trains differently from the global
+  /// step, docs/design.md "Known limits").
+  bool maxPooled = false;
   double bytes() const { return double(rows) * dim * elementBytes; }
 };
 
