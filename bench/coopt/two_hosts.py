@@ -152,7 +152,7 @@ def main():
                         predicted_by_kind[prefix] = comm_by_kind(trace)
                     # What a rank waits on its communication: the exposed
                     # part, and the time it idles for its peers.
-                    breakdown = sim["breakdown"]
+                    breakdown = sim["mean_per_rank"]
                     predicted_wait[(prefix, level)] = (breakdown["exposed_comm_ms"]
                                                        + breakdown["idle_ms"])
                     sim = json.loads(run([bin_dir / "braid-sim", out, "--function",
@@ -165,8 +165,13 @@ def main():
             measured = {name: [] for name, _, _, _ in variants}
             waited = {name: [] for name, _, _, _ in variants}
             waited_by_kind = {}
-            for _ in range(args.repeats):
-                for name, prefix, level, extra in variants:
+            # The order turns every repeat (ABBA): the programs' positions
+            # in a repeat even out, so a pair's winner is not its position.
+            orders = []
+            for repeat in range(args.repeats):
+                order = variants if repeat % 2 == 0 else variants[::-1]
+                orders.append([name for name, _, _, _ in order])
+                for name, prefix, level, extra in order:
                     line = mpirun(bin_dir / "braid-run", programs[(prefix, level)], "--steps",
                                   str(args.steps), "--json", extra_env=extra).strip().splitlines()[-1]
                     report = json.loads(line)
@@ -249,7 +254,7 @@ def main():
     pathlib.Path(args.json).write_text(json.dumps({
         "hardware": hw,
         "model": str(MODEL.relative_to(ROOT)), "steps": args.steps, "repeats": args.repeats,
-        "rate": args.rate, "burst": args.burst,
+        "rate": args.rate, "burst": args.burst, "run_order_by_repeat": orders,
         "programs": rows, "predicted_ratio": predicted_ratio,
         "predicted_ratio_with_channel_model": before_ratio, "measured_ratio": measured_ratio,
         "measured_ratio_without_progress": no_progress_ratio,
