@@ -16,6 +16,7 @@
 #include "Json.h"
 
 #include <dlfcn.h>
+#include <mpi.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 
@@ -485,6 +486,18 @@ int braidrt_program_call(braidrt_program *program, double *milliseconds) {
     if (!program->storage[i])
       return failWith(-1, "argument '" + program->arguments[i].name +
                               "' is not staged");
+  // A program that exchanges was compiled for its ranks: on another world
+  // its collectives would pair the wrong ranks (a 2-rank program on 4 ran,
+  // summing gradients within pairs). Without MPI (a test calling one rank's
+  // checks) there is no world to compare, and an exchange fails in MPI.
+  int mpiUp = 0;
+  MPI_Initialized(&mpiUp);
+  if (program->exchanges && mpiUp && braidrt_world_size() != program->ranks)
+    return failWith(-1, "the program was compiled for " +
+                            std::to_string(program->ranks) +
+                            " ranks and exchanges data, but the job has " +
+                            std::to_string(braidrt_world_size()) +
+                            " (braidrt_init sets it from MPI)");
   program->releaseResults();
   size_t words = 0;
   for (const Tensor &result : program->results) {

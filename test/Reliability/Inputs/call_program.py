@@ -10,6 +10,7 @@ zeros); other inputs and tables are staged as zeros with their static sizes
 
 import ctypes
 import json
+import os
 import sys
 
 
@@ -48,6 +49,10 @@ def main():
         ctypes.c_int64]
     runtime.braidrt_program_call.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
 
+    # Under mpirun with BRAID_CALL_INIT=1 the runtime joins the MPI job, as
+    # braid-run does.
+    if os.environ.get("BRAID_CALL_INIT") == "1":
+        runtime.braidrt_init(None, None)
     program = runtime.braidrt_program_load(sys.argv[2].encode())
     if not program:
         sys.exit("load: " + runtime.braidrt_program_last_error().decode())
