@@ -63,3 +63,29 @@ module attributes {braid.cluster = #braid.cluster<hardware = "dgx-h100", nodes =
     return %r : tensor<?x2xf32>
   }
 }
+
+// -----
+
+// The runtime has no started i32 all_to_all and no i32 reduce_scatter: the
+// lowering called them, and the artifact failed to load on an undefined
+// symbol.
+module attributes {braid.cluster = #braid.cluster<hardware = "dgx-h100", nodes = 1, ranks_per_node = 2>} {
+  func.func @started_i32(%n: tensor<4xi32>) -> tensor<?xi32> {
+    // expected-error @+2 {{the CPU backend starts all_to_alls of f32, f64 and i64 elements, not i32}}
+    // expected-error @+1 {{failed to legalize operation 'braid.all_to_all_start'}}
+    %u = braid.all_to_all_start %n split_dim = 0 concat_dim = 0 split_sizes = [2, 2, 2, 2] groups [[0, 1]] : tensor<4xi32> -> !braid.token<tensor<?xi32>>
+    %l = braid.wait %u : !braid.token<tensor<?xi32>>
+    return %l : tensor<?xi32>
+  }
+}
+
+// -----
+
+module attributes {braid.cluster = #braid.cluster<hardware = "dgx-h100", nodes = 1, ranks_per_node = 2>} {
+  func.func @reduce_scatter_i32(%n: tensor<4x2xi32>) -> tensor<2x2xi32> {
+    // expected-error @+2 {{the CPU backend reduce-scatters f32 and f64}}
+    // expected-error @+1 {{failed to legalize operation 'braid.reduce_scatter'}}
+    %l = braid.reduce_scatter sum %n dim = 0 groups [[0, 1]] : tensor<4x2xi32> -> tensor<2x2xi32>
+    return %l : tensor<2x2xi32>
+  }
+}

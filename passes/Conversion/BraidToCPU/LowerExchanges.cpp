@@ -217,6 +217,11 @@ FailureOr<Value> ExchangeLowering::allToAll(OpTy op, PendingExchanges *pending) 
   FailureOr<std::string> kind = suffix(op, type.getElementType());
   if (failed(kind))
     return failure();
+  // The runtime starts f32, f64 and i64 all_to_alls (an i32 one is
+  // exchanged synchronously or as an all_to_all_v).
+  if (pending && *kind == "i32")
+    return op.emitError() << "the CPU backend starts all_to_alls of f32, f64 "
+                             "and i64 elements, not i32";
   Value rows = tensor::ExtractOp::create(
       b, loc, constantVector(received, b.getIndexType()), ValueRange{rank()});
   Value out = allocate(type, rows);
@@ -355,7 +360,7 @@ FailureOr<Value> ExchangeLowering::reduceScatter(OpTy op,
     return op.emitError() << "the CPU backend does not lower avg reductions";
   auto type = cast<RankedTensorType>(op.getResultTensorType());
   FailureOr<std::string> kind = suffix(op, type.getElementType());
-  if (failed(kind) || *kind == "i64")
+  if (failed(kind) || *kind == "i64" || *kind == "i32")
     return op.emitError() << "the CPU backend reduce-scatters f32 and f64";
   Value inputRows = tensor::DimOp::create(b, loc, op.getInput(), 0);
   Value rows = arith::SelectOp::create(
