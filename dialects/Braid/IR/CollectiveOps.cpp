@@ -203,8 +203,29 @@ static OpFoldResult foldTrivialCollective(CollectiveOpInterface op) {
   return {};
 }
 
+LogicalResult mlir::braid::verifyTokensWaitedOnce(Operation *op) {
+  for (Value token : op->getResults()) {
+    if (!isa<TokenType>(token.getType()))
+      continue;
+    int64_t waits = 0, others = 0;
+    for (Operation *user : token.getUsers())
+      ++(isa<WaitOp>(user) ? waits : others);
+    if (waits != 1 || others != 0)
+      return op->emitOpError()
+             << "returns a token that must be waited for by exactly one "
+                "braid.wait and used by nothing else; token "
+             << cast<OpResult>(token).getResultNumber() << " has " << waits
+             << " wait(s) and " << others << " other use(s)";
+  }
+  return success();
+}
+
 LogicalResult AllReduceOp::verify() { return success(); }
-LogicalResult AllReduceStartOp::verify() { return verifySameType(*this); }
+LogicalResult AllReduceStartOp::verify() {
+  if (failed(verifySameType(*this)))
+    return failure();
+  return verifyTokensWaitedOnce(*this);
+}
 OpFoldResult AllReduceOp::fold(FoldAdaptor) {
   return foldTrivialCollective(*this);
 }
@@ -213,7 +234,9 @@ LogicalResult AllGatherOp::verify() {
   return verifyGrowOrShrink(*this, getDim(), /*grows=*/true);
 }
 LogicalResult AllGatherStartOp::verify() {
-  return verifyGrowOrShrink(*this, getDim(), /*grows=*/true);
+  if (failed(verifyGrowOrShrink(*this, getDim(), /*grows=*/true)))
+    return failure();
+  return verifyTokensWaitedOnce(*this);
 }
 OpFoldResult AllGatherOp::fold(FoldAdaptor) {
   return foldTrivialCollective(*this);
@@ -223,20 +246,30 @@ LogicalResult ReduceScatterOp::verify() {
   return verifyGrowOrShrink(*this, getDim(), /*grows=*/false);
 }
 LogicalResult ReduceScatterStartOp::verify() {
-  return verifyGrowOrShrink(*this, getDim(), /*grows=*/false);
+  if (failed(verifyGrowOrShrink(*this, getDim(), /*grows=*/false)))
+    return failure();
+  return verifyTokensWaitedOnce(*this);
 }
 OpFoldResult ReduceScatterOp::fold(FoldAdaptor) {
   return foldTrivialCollective(*this);
 }
 
 LogicalResult AllToAllOp::verify() { return verifyAllToAll(*this); }
-LogicalResult AllToAllStartOp::verify() { return verifyAllToAll(*this); }
+LogicalResult AllToAllStartOp::verify() {
+  if (failed(verifyAllToAll(*this)))
+    return failure();
+  return verifyTokensWaitedOnce(*this);
+}
 OpFoldResult AllToAllOp::fold(FoldAdaptor) {
   return foldTrivialCollective(*this);
 }
 
 LogicalResult BroadcastOp::verify() { return verifyBroadcast(*this); }
-LogicalResult BroadcastStartOp::verify() { return verifyBroadcast(*this); }
+LogicalResult BroadcastStartOp::verify() {
+  if (failed(verifyBroadcast(*this)))
+    return failure();
+  return verifyTokensWaitedOnce(*this);
+}
 OpFoldResult BroadcastOp::fold(FoldAdaptor) {
   return foldTrivialCollective(*this);
 }

@@ -168,9 +168,11 @@ LogicalResult AllToAllVOp::verify() {
 }
 
 LogicalResult AllToAllVStartOp::verify() {
-  return verifyAllToAllV(*this, getInput().getType(),
-                         getToken().getType().getValueType(),
-                         getSendCounts().getType());
+  if (failed(verifyAllToAllV(*this, getInput().getType(),
+                             getToken().getType().getValueType(),
+                             getSendCounts().getType())))
+    return failure();
+  return verifyTokensWaitedOnce(*this);
 }
 
 LogicalResult FusedAllToAllVStartOp::verify() {
@@ -208,7 +210,7 @@ LogicalResult FusedAllToAllVStartOp::verify() {
                               "narrower than the inputs' "
                            << element << ", got " << *wire;
   }
-  return success();
+  return verifyTokensWaitedOnce(*this);
 }
 
 //===----------------------------------------------------------------------===//

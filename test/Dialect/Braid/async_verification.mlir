@@ -46,3 +46,24 @@ func.func @overlap(%x: tensor<8xf32>) {
   %0 = braid.all_reduce_start sum %x groups [[0, 1], [0, 2]] : tensor<8xf32> -> !braid.token<tensor<8xf32>>
   return
 }
+
+// -----
+
+// A token waited for twice: the lowering waited on one handle twice, and the
+// runtime freed the exchange's buffers twice.
+func.func @waited_twice(%x: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  // expected-error @+1 {{returns a token that must be waited for by exactly one braid.wait and used by nothing else; token 0 has 2 wait(s) and 0 other use(s)}}
+  %t = braid.all_reduce_start sum %x groups [[0, 1]] : tensor<8xf32> -> !braid.token<tensor<8xf32>>
+  %a = braid.wait %t : !braid.token<tensor<8xf32>>
+  %b = braid.wait %t : !braid.token<tensor<8xf32>>
+  return %a, %b : tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// Never waited for: the receive buffer was freed while MPI still wrote it.
+func.func @never_waited(%x: tensor<8xf32>) {
+  // expected-error @+1 {{returns a token that must be waited for by exactly one braid.wait and used by nothing else; token 0 has 0 wait(s) and 0 other use(s)}}
+  %t = braid.all_reduce_start sum %x groups [[0, 1]] : tensor<8xf32> -> !braid.token<tensor<8xf32>>
+  return
+}

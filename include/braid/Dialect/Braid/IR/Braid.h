@@ -42,6 +42,12 @@ inline bool isFileNameSafe(llvm::StringRef name) {
              llvm::StringRef::npos;
 }
 
+/// Checks that every token `op` (a collective's start) returns is waited
+/// for exactly once: by one `braid.wait` and nothing else. A token waited
+/// twice or never was lowered as such (a double wait freed the receive
+/// buffer twice; no wait freed it while MPI still wrote into it).
+LogicalResult verifyTokensWaitedOnce(Operation *op);
+
 /// One shard of an embedding table: a block of rows and columns on a rank.
 struct TableShard {
   int64_t rank;

@@ -295,7 +295,8 @@ Constraints (shared by every collective):
 The asynchronous form of `braid.}] # opMnemonic # [{`: same operands,
 attributes and constraints; the result comes from `braid.wait` on the
 returned token, whose value type must be the result type the synchronous
-form would have.
+form would have. The token is waited for by exactly one `braid.wait` and
+used by nothing else.
 }];
     let arguments = args;
     let results = (outs Braid_TokenType:$token);
