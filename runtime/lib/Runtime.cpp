@@ -582,6 +582,29 @@ void allToAllVRows(braidrt_unranked_memref *in, braidrt_unranked_memref *sendCou
 /// The communicator of the calling rank's block of `groupSize` consecutive
 /// ranks. Only the block's members create it (MPI_Comm_create_group), so a
 /// collective over some blocks never waits for ranks outside them.
+/// Waits, within the timeout, until every rank of the group `first`,
+/// `first + stride`, ... (`count` ranks, the caller among them) has arrived:
+/// MPI_Comm_create_group blocks until its members all call it, with no
+/// timeout of its own, so a member stuck elsewhere hung the others there.
+static void awaitGroup(int first, int count, int stride, int tag) {
+  std::vector<MPI_Request> requests;
+  static char token = 0;
+  std::vector<char> received(size_t(count), 0);
+  for (int i = 0; i < count; ++i) {
+    int peer = first + i * stride;
+    if (peer == worldRank)
+      continue;
+    requests.emplace_back();
+    MPI_Irecv(&received[size_t(i)], 1, MPI_CHAR, peer, tag, MPI_COMM_WORLD,
+              &requests.back());
+    requests.emplace_back();
+    MPI_Isend(&token, 1, MPI_CHAR, peer, tag, MPI_COMM_WORLD,
+              &requests.back());
+  }
+  for (MPI_Request &request : requests)
+    waitFor(request, "forming a group's communicator");
+}
+
 MPI_Comm blockComm(int64_t groupSize) {
   struct Entry {
     int64_t size;
@@ -596,6 +619,9 @@ MPI_Comm blockComm(int64_t groupSize) {
                  (long long)groupSize, worldSize);
   int first = int(worldRank / groupSize * groupSize);
   int range[1][3] = {{first, first + int(groupSize) - 1, 1}};
+  // Tags of their own (MPI_Comm_create_group's tags are a group size, and
+  // world size plus a stride, below 2^21).
+  awaitGroup(first, int(groupSize), 1, (1 << 22) + int(groupSize));
   MPI_Group world, block;
   MPI_Comm_group(MPI_COMM_WORLD, &world);
   MPI_Group_range_incl(world, 1, range, &block);
@@ -625,6 +651,8 @@ MPI_Comm strideComm(int64_t groupSize, int64_t stride) {
   int first = int(worldRank % stride);
   int range[1][3] = {
       {first, first + int((groupSize - 1) * stride), int(stride)}};
+  awaitGroup(first, int(groupSize), int(stride),
+             (1 << 23) + int(worldSize + stride));
   MPI_Group world, strided;
   MPI_Comm_group(MPI_COMM_WORLD, &world);
   MPI_Group_range_incl(world, 1, range, &strided);

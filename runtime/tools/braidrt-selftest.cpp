@@ -84,9 +84,15 @@ struct PostedExchange {
 };
 } // namespace
 
+// A compiled program's all_reduce over groups (Runtime.cpp; not in the
+// public headers, which the generated code declares itself).
+extern "C" void _mlir_ciface_braidrt_all_reduce_f32(
+    braidrt_unranked_memref *in, braidrt_unranked_memref *out,
+    int64_t groupSize, int64_t stride, int32_t member, int32_t reduction);
+
 int main(int argc, char **argv) {
   braidrt_init(&argc, &argv);
-  bool badIndex = false, stall = false, shortResult = false;
+  bool badIndex = false, stall = false, shortResult = false, lateGroup = false;
   int selfSignal = 0;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--bad-index"))
@@ -99,13 +105,33 @@ int main(int argc, char **argv) {
       selfSignal = SIGSTOP;
     else if (!std::strcmp(argv[i], "--short-result"))
       shortResult = true;
+    else if (!std::strcmp(argv[i], "--late-group"))
+      lateGroup = true;
     else
       braidrt_fail("unknown argument '%s' (expected --bad-index, --stall, "
-                   "--kill, --stop or --short-result)",
+                   "--kill, --stop, --short-result or --late-group)",
                    argv[i]);
   }
   int64_t rank = braidrt_rank(), ranks = braidrt_world_size();
   bool last = rank == ranks - 1;
+
+  // The last rank reaches the first compiled all_reduce over groups (whose
+  // communicator is formed on first use) after the others' timeout: they
+  // fail, where they blocked in MPI_Comm_create_group.
+  if (lateGroup) {
+    if (last)
+      std::this_thread::sleep_for(std::chrono::seconds(5));
+    float in = 1, out = 0;
+    struct {
+      float *allocated, *aligned;
+      int64_t offset, size, stride;
+    } inDescriptor{&in, &in, 0, 1, 1}, outDescriptor{&out, &out, 0, 1, 1};
+    braidrt_unranked_memref inRef{1, &inDescriptor},
+        outRef{1, &outDescriptor};
+    _mlir_ciface_braidrt_all_reduce_f32(&inRef, &outRef, ranks, 1, 1, 0);
+    std::printf("rank %lld: the group's all_reduce returned\n",
+                static_cast<long long>(rank));
+  }
 
   // all_reduce: sum and max of rank + 1.
   double value = double(rank + 1), sum = 0, max = 0;
