@@ -172,6 +172,12 @@ def main():
                      f"{', '.join(list(CLASSES) + list(INTRA_CLASSES))}")
     fitted = [c for c in requested if c in CLASSES]
     fitted_intra = [c for c in requested if c in INTRA_CLASSES]
+    # comm_chunk_KiB is one constant for every description, and --write
+    # writes it only into the classes fitted: fitted on a subset, the other
+    # descriptions would keep the old chunk the fit did not use.
+    if not args.keep_chunk and set(fitted) != set(CLASSES):
+        parser.error("comm_chunk_KiB is shared by every class: fit it with all of "
+                     "them, or keep it (--keep-chunk) when fitting --classes")
     braid_sim = str((ROOT / args.build / "bin" / "braid-sim").resolve())
     with tempfile.TemporaryDirectory() as tmp:
         variants = Variants(tmp)

@@ -93,6 +93,11 @@ def predict_sweep(braid_sim, hardware, sweep):
     return [json.loads(line) for line in out.splitlines()]
 
 
+# Points of the last corpus() that had no usable time (a bus bandwidth under
+# 0.1 GB/s, too few digits to invert), by sweep.
+DROPPED = {}
+
+
 def corpus(braid_sim, hardware_of=None, halves=("calibration", "validation")):
     """Every usable point of the sweeps in `halves`, predicted; and the
     excluded sweeps with their reasons. `hardware_of(stem, entry)` may
@@ -113,12 +118,15 @@ def corpus(braid_sim, hardware_of=None, halves=("calibration", "validation")):
     # One braid-sim per sweep, two at a time (each is mostly start-up).
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
         predictions = list(pool.map(lambda job: predict_sweep(braid_sim, job[3], job[2]), jobs))
+    global DROPPED
+    DROPPED = {}
     for (stem, entry, sweep, hardware), predicted in zip(jobs, predictions):
         kind, nodes = sweep["collective"], sweep["nodes"]
         ranks = nodes * sweep["gpus_per_node"]
         for point, r in zip(sweep["points"], predicted):
             measured = measured_us(point, kind, ranks)
             if measured is None or measured <= 0:
+                DROPPED[stem] = DROPPED.get(stem, 0) + 1
                 continue
             points.append({"sweep": stem, "half": entry["half"], "system": sweep["preset_hint"],
                            "hardware": entry["hardware"], "kind": kind, "nodes": nodes,
@@ -140,17 +148,17 @@ def report_corpus(points, excluded):
                       if p["half"] == half and low <= p["bytes"] < high]
             g = geomean_error(errors)
             row[name] = {"geomean_error": g, "points": len(errors),
-                         "worst": max(errors, default=None)}
+                         "worst_abs_log_ratio": max(errors, default=None)}
             cells.append(f"{g * 100:>9.1f}% ({len(errors):>3})" if g is not None else f"{'-':>17}")
         summary[half] = row
         print(f"{half:<12} " + "".join(cells))
     print()
-    print("By system and collective (validation half marked *): geomean error per size class"
+    print("By sweep (validation half marked *): geomean error per size class"
           " (bias: geomean of predicted / measured - 1)")
     groups = {}
     for p in points:
-        groups.setdefault((p["half"], p["system"], p["kind"], p["nodes"]), []).append(p)
-    for (half, system, kind, nodes), group in sorted(groups.items()):
+        groups.setdefault((p["half"], p["sweep"]), []).append(p)
+    for (half, sweep), group in sorted(groups.items()):
         cells = []
         for name, low, high in CLASSES:
             inside = [p for p in group if low <= p["bytes"] < high]
@@ -160,7 +168,10 @@ def report_corpus(points, excluded):
             cells.append(f"{g * 100:>7.1f}% ({bias * 100:+4.0f}%)" if g is not None
                          else f"{'-':>16}")
         mark = "*" if half == "validation" else " "
-        print(f"{mark}{system:<16} {kind:<14} {nodes:>3} nodes " + "".join(cells))
+        print(f"{mark}{sweep:<50}" + "".join(cells))
+    if DROPPED:
+        print("Points left out for want of a time (bus bandwidth under 0.1 GB/s, too few "
+              "digits to invert): " + ", ".join(f"{s} {n}" for s, n in sorted(DROPPED.items())))
     print()
     worst = sorted((p for p in points if p["half"] == "validation"),
                    key=lambda p: -p["error"])[:8]
