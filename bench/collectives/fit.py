@@ -29,8 +29,8 @@ then written into every description of that class, so that a validation
 system gets the constants of its transport and nothing fitted on itself.
 
 --classes A,B fits only those classes (the others keep the constants their
-descriptions hold); --keep-chunk keeps the descriptions' comm_chunk_KiB
-instead of fitting it.
+descriptions hold), and needs --keep-chunk, which keeps the descriptions'
+comm_chunk_KiB instead of fitting it (a constant every class shares).
 
 usage: python3 bench/collectives/fit.py [--build build] [--classes A,B]
                                         [--keep-chunk] [--write]
