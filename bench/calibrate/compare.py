@@ -12,6 +12,7 @@ usage: python3 bench/calibrate/compare.py [--ranks 2] [--build build]
 """
 import argparse
 import json
+import math
 import os
 import pathlib
 import subprocess
@@ -67,7 +68,19 @@ def main():
                              "algorithm": result.get("algorithm"), "relative_error": error})
                 print(f"{scope:<10} {kind:<15} {size:>10} {measured:>12.2f} {predicted:>13.2f} "
                       f"{error * 100:>+7.1f}%  {result.get('algorithm', '')}")
-    pathlib.Path(args.json).write_text(json.dumps({"description": data, "points": rows}, indent=1))
+    # Per scope and kind, the corpus's measure (bench/collectives): the
+    # geomean error exp(mean |ln(predicted / measured)|) - 1.
+    summary = {}
+    for row in rows:
+        summary.setdefault(f"{row['scope']} {row['kind']}", []).append(
+            abs(math.log(row["predicted_us"] / row["measured_us"])))
+    summary = {key: math.exp(sum(errors) / len(errors)) - 1
+               for key, errors in summary.items()}
+    for key, error in summary.items():
+        print(f"geomean error {key}: {error * 100:.1f}%")
+    pathlib.Path(args.json).write_text(json.dumps(
+        {"description": data, "points": rows, "geomean_error_by_scope_and_kind": summary},
+        indent=1))
     print(f"wrote {args.json}")
     return 0
 
