@@ -311,18 +311,14 @@ int mlir::braid::runCompiledTraining(NativeProgram &program,
       *perStep = std::move(total);
     }
   }
-  auto median = [](std::vector<double> values) {
-    std::sort(values.begin(), values.end());
-    return values[values.size() / 2];
-  };
-  double medianMs = median(stepMs);
+  double medianMs = medianOf(stepMs);
   model.stepsMs = stepMs;
   // Each op's time, the mean over ranks (a trace's counterpart is its ops
   // averaged over its ranks, as bench/cpu_train_vs_torch takes them).
   for (auto [name, ms] : llvm::zip(program.getProfiledOps(), opMs))
     model.opsMs.push_back({name, ms});
-  model.metrics["comm_wait_ms"] = median(waitMs);
-  model.metrics["cpu_ms"] = median(cpuStepMs);
+  model.metrics["comm_wait_ms"] = medianOf(waitMs);
+  model.metrics["cpu_ms"] = medianOf(cpuStepMs);
   // By kind, the mean over the steps after the first.
   for (auto [k, key] : llvm::enumerate(kWaitKeys))
     if (options.steps > 1 && waitedByKind[k] > 0)

@@ -17,12 +17,24 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <sys/resource.h>
 
 namespace mlir::braid {
+
+/// The median of `values` (not empty): the middle one, or the mean of the
+/// two middle ones for an even count (as Python's statistics.median, which
+/// the benches take of braid-run's figures).
+inline double medianOf(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  size_t half = values.size() / 2;
+  return values.size() % 2 ? values[half]
+                           : (values[half - 1] + values[half]) / 2;
+}
 
 /// Minor page faults of this process so far: memory touched for the first
 /// time. braid-run reports them per timed call after the first, where a

@@ -267,8 +267,7 @@ runNative(NativeProgram &program, const RankValues &rankArgs,
                        BRAIDRT_F64, BRAIDRT_MAX);
     perIteration = std::move(slowest);
   }
-  std::sort(perIteration.begin(), perIteration.end());
-  iterationMs = perIteration[perIteration.size() / 2];
+  iterationMs = medianOf(perIteration);
   return results;
 }
 
