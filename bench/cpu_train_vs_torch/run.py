@@ -105,6 +105,14 @@ def main():
         measured_ops, predicted_ops = [], []
         torch_note = None
         for repeat in range(args.repeats):
+            # PyTorch runs first in odd repeats (ABBA; bench/cpu_vs_torch).
+            def time_torch():
+                torch_ms, note = torch_step_time(model, args.steps, args.threads)
+                if torch_ms is not None:
+                    torch_runs.append(torch_ms)
+                return note
+            if repeat % 2:
+                torch_note = time_torch()
             _, plan = forward_bench.calibrate_and_compile(
                 bin_dir, mpirun, env, tmp, repeat, tmp / "model.json",
                 ["--nodes", "1", "--ranks-per-node", str(args.ranks), "--force-sharding",
@@ -120,9 +128,8 @@ def main():
                 bin_dir, tmp / f"out{repeat}", tmp / f"local-cpu{repeat}.json", args.ranks,
                 tmp, "train_step"))
             braid_runs.append(report["step_ms"])
-            torch_ms, torch_note = torch_step_time(model, args.steps, args.threads)
-            if torch_ms is not None:
-                torch_runs.append(torch_ms)
+            if repeat % 2 == 0:
+                torch_note = time_torch()
     braid_ms = statistics.median(braid_runs)
     torch_ms = statistics.median(torch_runs) if torch_runs else None
     peak = max(r["peak_rss_mib"] for r in reports)

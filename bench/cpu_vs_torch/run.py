@@ -184,6 +184,15 @@ def main():
         braid_runs, torch_runs, predictions, calibrations = [], [], [], []
         measured_ops, predicted_ops = [], []
         for repeat in range(args.repeats):
+            # PyTorch runs first in odd repeats (ABBA), so that neither
+            # side's position in a repeat favours it.
+            def time_torch():
+                torch_ms, torch_note = torch_time(model, args.iterations, args.threads)
+                if torch_ms is not None:
+                    torch_runs.append(torch_ms)
+                return torch_note
+            if repeat % 2:
+                torch_note = time_torch()
             calibrated, plan = calibrate_and_compile(
                 bin_dir, mpirun, env, tmp, repeat, tmp / "model.json",
                 ["--nodes", "1", "--ranks-per-node", str(args.ranks), "--target", "cpu",
@@ -198,9 +207,8 @@ def main():
             predicted_ops.append(predicted_op_times(
                 bin_dir, tmp / f"out{repeat}", tmp / f"local-cpu{repeat}.json", args.ranks,
                 tmp, "forward"))
-            torch_ms, torch_note = torch_time(model, args.iterations, args.threads)
-            if torch_ms is not None:
-                torch_runs.append(torch_ms)
+            if repeat % 2 == 0:
+                torch_note = time_torch()
     braid_ms = statistics.median(braid_runs)
     torch_ms = statistics.median(torch_runs) if torch_runs else None
     # Embedding traffic: every pooled row read once (rows x 64 f32) per bag.
