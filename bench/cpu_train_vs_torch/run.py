@@ -107,10 +107,8 @@ def main():
         for repeat in range(args.repeats):
             # PyTorch runs first in odd repeats (ABBA; bench/cpu_vs_torch).
             def time_torch():
-                torch_ms, note = torch_step_time(model, args.steps, args.threads)
-                if torch_ms is not None:
-                    torch_runs.append(torch_ms)
-                return note
+                return forward_bench.timed_into(
+                    torch_runs, lambda: torch_step_time(model, args.steps, args.threads))
             if repeat % 2:
                 torch_note = time_torch()
             _, plan = forward_bench.calibrate_and_compile(

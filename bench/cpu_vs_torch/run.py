@@ -157,6 +157,15 @@ def torch_time(model, iterations, threads):
     return times[len(times) // 2], None
 
 
+def timed_into(runs, timing):
+    """Appends the milliseconds of `timing()` (ms, note) to `runs` when it
+    measured any, and returns its note."""
+    ms, note = timing()
+    if ms is not None:
+        runs.append(ms)
+    return note
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--ranks", type=int, default=2)
@@ -187,10 +196,8 @@ def main():
             # PyTorch runs first in odd repeats (ABBA), so that neither
             # side's position in a repeat favours it.
             def time_torch():
-                torch_ms, torch_note = torch_time(model, args.iterations, args.threads)
-                if torch_ms is not None:
-                    torch_runs.append(torch_ms)
-                return torch_note
+                return timed_into(torch_runs,
+                                  lambda: torch_time(model, args.iterations, args.threads))
             if repeat % 2:
                 torch_note = time_torch()
             calibrated, plan = calibrate_and_compile(

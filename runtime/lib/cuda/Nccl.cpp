@@ -78,8 +78,24 @@ static double timeoutSeconds() {
       failNccl(braidrtResult, #call, __FILE__, __LINE__);                      \
   } while (0)
 
+/// Past the timeout: aborts every communicator, the world's and the
+/// groups' (which ends their kernels), and fails the job.
+[[noreturn]] static void abortAllAndFail(const char *what, double limit) {
+  for (auto &[shape, group] : groups())
+    if (group)
+      ncclCommAbort(group);
+  groups().clear();
+  if (ncclComm_t world = communicator().comm)
+    ncclCommAbort(world);
+  communicator().comm = nullptr;
+  braidrt_fail("%s did not complete within %g s: another rank failed or "
+               "never arrived (BRAIDRT_TIMEOUT_S sets the limit)",
+               what, limit);
+  std::abort();
+}
+
 /// Polls the communicator until its pending work (creation, or a grouped
-/// call) is done; past the timeout, aborts it and fails.
+/// call) is done; past the timeout, aborts the communicators and fails.
 static void awaitCommunicator(ncclComm_t comm, const char *what) {
   auto start = std::chrono::steady_clock::now();
   double limit = timeoutSeconds();
@@ -92,13 +108,8 @@ static void awaitCommunicator(ncclComm_t comm, const char *what) {
       failNccl(state, what, __FILE__, __LINE__);
     std::chrono::duration<double> waited =
         std::chrono::steady_clock::now() - start;
-    if (waited.count() > limit) {
-      ncclCommAbort(comm);
-      communicator().comm = nullptr;
-      braidrt_fail("%s did not complete within %g s: another rank failed "
-                   "or never arrived (BRAIDRT_TIMEOUT_S sets the limit)",
-                   what, limit);
-    }
+    if (waited.count() > limit)
+      abortAllAndFail(what, limit);
     std::this_thread::sleep_for(std::chrono::microseconds(100));
   }
 }
@@ -156,18 +167,8 @@ static void awaitDevice(const char *what, Query query) {
       failDriver(result, what, __FILE__, __LINE__);
     std::chrono::duration<double> waited =
         std::chrono::steady_clock::now() - start;
-    if (waited.count() > limit) {
-      for (auto &[shape, group] : groups())
-        if (group)
-          ncclCommAbort(group);
-      groups().clear();
-      if (ncclComm_t world = communicator().comm)
-        ncclCommAbort(world);
-      communicator().comm = nullptr;
-      braidrt_fail("%s did not complete within %g s: another rank failed "
-                   "or stopped (BRAIDRT_TIMEOUT_S sets the limit)",
-                   what, limit);
-    }
+    if (waited.count() > limit)
+      abortAllAndFail(what, limit);
     if (waited.count() < 1e-3)
       std::this_thread::yield();
     else
