@@ -69,8 +69,13 @@ if shutil.which("unshare") and subprocess.run(
 # process (Python's ctypes) cannot run.
 import os
 cache = os.path.join(config.braid_obj_root, "CMakeCache.txt")
-if os.path.exists(cache) and "BRAID_SANITIZE:BOOL=ON" in open(cache).read():
+sanitized = os.path.exists(cache) and "BRAID_SANITIZE:BOOL=ON" in open(cache).read()
+if sanitized:
     config.available_features.add("asan")
+# How long a tool may run on one input before a test calls it hung:
+# instrumented code runs several times slower (a 4-rank reference run of
+# 1024 x 1024 GEMMs: 6.5 s plain, 39 s under ASan on 2 shared cores).
+config.substitutions.append(("%hang_timeout_s", "180" if sanitized else "30"))
 for var in ("ASAN_OPTIONS", "UBSAN_OPTIONS"):
     if var in os.environ:
         config.environment[var] = os.environ[var]

@@ -9,7 +9,7 @@ time limit, and without a stack dump or assertion message. The mutations are
 seeded, so a failure reproduces: the failing mutant is written next to the
 report.
 
-usage: mutate_inputs.py TOOLS_DIR SOURCE_ROOT OUT_DIR [--count N] [--seed S]
+usage: mutate_inputs.py TOOLS_DIR SOURCE_ROOT OUT_DIR [--count N] [--seed S] [--timeout SECONDS]
 """
 import argparse
 import glob
@@ -80,6 +80,8 @@ def main():
     parser.add_argument("out")
     parser.add_argument("--count", type=int, default=400)
     parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--timeout", type=float, default=30,
+                        help="seconds a run may take before it counts as hung")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
     rng = random.Random(args.seed)
@@ -137,7 +139,7 @@ def main():
         mutant_failed = False
         for cmd in commands:
             runs += 1
-            code, output = run(cmd, timeout=30)
+            code, output = run(cmd, timeout=args.timeout)
             crashed = (code is None or code not in (0, 1) or "Stack dump" in output
                        or "Assertion" in output or "LLVM ERROR" in output)
             if crashed:
