@@ -619,9 +619,10 @@ MPI_Comm blockComm(int64_t groupSize) {
                  (long long)groupSize, worldSize);
   int first = int(worldRank / groupSize * groupSize);
   int range[1][3] = {{first, first + int(groupSize) - 1, 1}};
-  // Tags of their own (MPI_Comm_create_group's tags are a group size, and
-  // world size plus a stride, below 2^21).
-  awaitGroup(first, int(groupSize), 1, (1 << 22) + int(groupSize));
+  // Tags of their own, within the 32767 every MPI allows
+  // (MPI_Comm_create_group's are a group size, and world size plus a
+  // stride, at most 8192; a world has at most 4096 ranks).
+  awaitGroup(first, int(groupSize), 1, 16384 + int(groupSize));
   MPI_Group world, block;
   MPI_Comm_group(MPI_COMM_WORLD, &world);
   MPI_Group_range_incl(world, 1, range, &block);
@@ -651,8 +652,7 @@ MPI_Comm strideComm(int64_t groupSize, int64_t stride) {
   int first = int(worldRank % stride);
   int range[1][3] = {
       {first, first + int((groupSize - 1) * stride), int(stride)}};
-  awaitGroup(first, int(groupSize), int(stride),
-             (1 << 23) + int(worldSize + stride));
+  awaitGroup(first, int(groupSize), int(stride), 24576 + int(stride));
   MPI_Group world, strided;
   MPI_Comm_group(MPI_COMM_WORLD, &world);
   MPI_Group_range_incl(world, 1, range, &strided);
