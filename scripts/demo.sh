@@ -115,8 +115,10 @@ if grep -q 'braid.optimizer' "$OUT/model.mlir"; then
   sed 's/"batch_size": *[0-9]*/"batch_size": 128/' "$MODEL" > "$OUT/train.json"
   "$BIN/braid-compile" "$OUT/train.json" --cluster local-cpu --nodes 1 --ranks-per-node 1 \
     --train --target cpu -o "$OUT/train-1" >/dev/null
+  # Forced row-wise, the max-pooled table is split by rows, which the planner
+  # avoids for training: braid-compile warns, naming it (docs/design.md).
   "$BIN/braid-compile" "$OUT/train.json" --cluster local-cpu --nodes 1 --ranks-per-node 2 \
-    --force-sharding row_wise --train --target cpu -o "$OUT/train-2" >/dev/null
+    --force-sharding row_wise --train --target cpu -o "$OUT/train-2" 2>&1 >/dev/null | sed -n "/warning:/s/^/   /p" | cut -c1-150
   "$BIN/braid-run" "$OUT/train-1" --steps 100 --json > "$OUT/train-1.json"
   mpirun -n 2 --oversubscribe "$BIN/braid-run" "$OUT/train-2" --steps 100 --json --dump "$OUT/trained" \
     > "$OUT/train-2.json"
