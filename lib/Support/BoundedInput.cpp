@@ -64,16 +64,23 @@ mlir::braid::readBoundedFile(StringRef path, uint64_t maxBytes,
   return std::move(*buffer);
 }
 
+/// The index of the quote that closes the string literal opening at
+/// `open` (a `\"` does not close it), or the text's size if none does.
+static size_t endOfString(StringRef text, size_t open) {
+  size_t i = open + 1;
+  for (; i < text.size() && text[i] != '"'; ++i)
+    if (text[i] == '\\')
+      ++i; // the escaped character cannot end the string
+  return std::min(i, text.size());
+}
+
 std::optional<mlir::braid::TextPosition>
 mlir::braid::findMlirNestingBeyond(StringRef text, unsigned maxDepth) {
   unsigned depth = 0;
   for (size_t i = 0; i < text.size(); ++i) {
     char c = text[i];
     if (c == '"') {
-      // A string literal: its brackets are text, and `\"` does not end it.
-      for (++i; i < text.size() && text[i] != '"'; ++i)
-        if (text[i] == '\\')
-          ++i;
+      i = endOfString(text, i); // a string literal's brackets are text
     } else if (c == '/' && i + 1 < text.size() && text[i + 1] == '/') {
       i = std::min(text.find('\n', i), text.size());
     } else if (c == '(' || c == '[' || c == '{' || c == '<') {
@@ -106,9 +113,7 @@ Expected<json::Value> mlir::braid::parseBoundedJson(StringRef text,
     char c = text[i];
     if (c == '"') {
       size_t start = i;
-      for (++i; i < text.size() && text[i] != '"'; ++i)
-        if (text[i] == '\\')
-          ++i; // the escaped character cannot end the string
+      i = endOfString(text, i);
       if (i >= text.size())
         break; // unterminated: the parser below reports it
       size_t next = text.find_first_not_of(" \t\r\n", i + 1);

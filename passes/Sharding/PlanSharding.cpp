@@ -142,6 +142,12 @@ static LogicalResult buildProblem(ModuleOp module, ShardingResult &result,
       return failure();
     problem.batch = *batch;
   }
+  // The tables some lookup pools by max, in one walk of the module.
+  llvm::StringSet<> maxPooled;
+  module.walk([&](EmbeddingBagOp lookup) {
+    if (lookup.getMode() == PoolingMode::max)
+      maxPooled.insert(lookup.getTable());
+  });
   for (TableOp op : module.getOps<TableOp>()) {
     plan::TableSpec table;
     table.name = op.getSymName().str();
@@ -151,10 +157,7 @@ static LogicalResult buildProblem(ModuleOp module, ShardingResult &result,
     table.poolingFactor = op.getPoolingFactor().convertToDouble();
     if (std::optional<APFloat> ratio = op.getUniqueRatio())
       table.uniqueRatio = ratio->convertToDouble();
-    if (std::optional<SymbolTable::UseRange> uses = op.getSymbolUses(module))
-      for (const SymbolTable::SymbolUse &use : *uses)
-        if (auto lookup = dyn_cast<EmbeddingBagOp>(use.getUser()))
-          table.maxPooled |= lookup.getMode() == PoolingMode::max;
+    table.maxPooled = maxPooled.contains(op.getSymName());
     problem.tables.push_back(table);
     result.tables.push_back(op);
   }
@@ -320,8 +323,6 @@ mlir::braid::readModuleSharding(ModuleOp module, std::optional<bool> training) {
   priceDenseLayers(module, result);
   return result;
 }
-
-/// The most ranks a cluster may have.
 
 /// Reads `plan.json`'s tables into placements on `module`'s tables; each
 /// error names the file and the JSON path. Returns the file's planner.
