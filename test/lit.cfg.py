@@ -80,6 +80,16 @@ for var in ("ASAN_OPTIONS", "UBSAN_OPTIONS"):
     if var in os.environ:
         config.environment[var] = os.environ[var]
 
+# mlir-runner executes lowered loops on this machine, with the C runner's
+# printing helpers (a rewrite of GPU loops is checked on the CPU).
+runner = shutil.which("mlir-runner", path=config.llvm_tools_dir)
+runner_libs = [os.path.join(os.path.dirname(config.llvm_tools_dir), "lib", name)
+               for name in ("libmlir_runner_utils.so", "libmlir_c_runner_utils.so")]
+if runner and all(os.path.exists(lib) for lib in runner_libs):
+    config.available_features.add("mlir-runner")
+    config.substitutions.append(
+        ("%mlir_runner", f"{runner} -shared-libs={','.join(runner_libs)}"))
+
 # The CUDA target: ptxas (the CUDA toolkit) assembles the kernels
 # braid-compile --target cuda writes; a GPU runs them.
 ptxas = os.environ.get("BRAID_PTXAS") or shutil.which("ptxas") or (

@@ -259,6 +259,9 @@ void mlir::braid::addLowerCudaKernelPasses(
     OpPassManager &pm, const LowerCudaPipelineOptions &options) {
   // The same kernels as the CPU's, buffers and scf.parallel loops.
   addBufferizePasses(pm);
+  // A kernel over rows and columns as one loop over its elements: a grid
+  // of one dimension, consecutive threads on consecutive columns.
+  pm.addNestedPass<func::FuncOp>(createBraidFlattenParallelLoopsPass());
   // Each kernel's outer loop in blocks of threads: a thread per bag,
   // sample or row, many in flight per block (a whole bag per block would
   // leave all but one thread of it idle).

@@ -242,6 +242,36 @@ def BraidStridedCopiesToLoopsPass
                            "::mlir::memref::MemRefDialect"];
 }
 
+def BraidFlattenParallelLoopsPass
+    : Pass<"braid-flatten-parallel-loops", "::mlir::func::FuncOp"> {
+  let summary = "collapses each kernel's multi-dimensional parallel loop into one dimension";
+  let description = [{
+    A step of `braid-lower-cuda`, before the loops are tiled onto blocks of
+    threads. An outermost `scf.parallel` of several dimensions (an
+    elementwise kernel over rows and columns, `combine_shards`) becomes a
+    loop of one dimension over their product, the last dimension varying
+    fastest; the body recovers each index with a division and a remainder.
+
+    ```mlir
+    scf.parallel (%i, %j) = (%c0, %c0) to (%rows, %c70000) step (%c1, %c1)
+    // becomes
+    scf.parallel (%k) = (%c0) to (%rows * 70000) step (%c1)
+    //   %i = %k floordiv 70000, %j = %k mod 70000
+    ```
+
+    Tiled and mapped, the loop of one dimension is a grid of one
+    dimension: a tensor of 65,536 columns or more (the most a grid's y or
+    z dimension holds) launches, and a warp's 32 threads touch 32
+    consecutive elements of a row, not one element of 32 rows. Loops with
+    reductions, and loops inside another parallel loop, are left as they
+    are.
+  }];
+  // Normalizing a loop's bounds builds affine.apply.
+  let dependentDialects = ["::mlir::affine::AffineDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def BraidNameGpuKernelsPass
     : Pass<"braid-name-gpu-kernels", "::mlir::ModuleOp"> {
   let summary = "names each outlined GPU kernel after the Braid op it computes";
