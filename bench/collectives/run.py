@@ -3,8 +3,9 @@
 1. The corpus (bench/collectives/data/*.json, each a full measured size
    sweep with its source): every point predicted by `braid-sim collective`
    with the description split.json names, reported per half (calibration,
-   validation), per size class (under 64 KiB, 64 KiB-64 MiB, from 64 MiB)
-   and per system, with the worst validation points named. The error of a
+   validation, and the fresh half added after the model was settled, whose
+   sweeps no choice of the model has seen), per size class (under 64 KiB, 64 KiB-64 MiB, from 64 MiB)
+   and per system, with the worst validation and fresh points named. The error of a
    point is |ln(predicted / measured time)|; a class's "geomean error" is
    exp(mean of those) - 1. Excluded sweeps are listed with their reason.
 2. Predicted bus bandwidth for the DGX presets across sizes, and the large
@@ -44,6 +45,7 @@ LARGE = 4 << 30
 
 
 DATA = ROOT / "bench" / "collectives" / "data"
+HALVES = ("calibration", "validation", "fresh")
 CLASSES = [("<64K", 0, 64 << 10), ("64K-64M", 64 << 10, 64 << 20), (">=64M", 64 << 20, 1 << 62)]
 BUS_FACTOR = {"all_reduce": lambda n: 2 * (n - 1) / n, "all_gather": lambda n: (n - 1) / n,
               "reduce_scatter": lambda n: (n - 1) / n, "all_to_all": lambda n: (n - 1) / n}
@@ -98,7 +100,7 @@ def predict_sweep(braid_sim, hardware, sweep):
 DROPPED = {}
 
 
-def corpus(braid_sim, hardware_of=None, halves=("calibration", "validation")):
+def corpus(braid_sim, hardware_of=None, halves=("calibration", "validation", "fresh")):
     """Every usable point of the sweeps in `halves`, predicted; and the
     excluded sweeps with their reasons. `hardware_of(stem, entry)` may
     replace a sweep's description (the fitting script does) or skip it
@@ -141,7 +143,7 @@ def report_corpus(points, excluded):
     print("Corpus: published nccl-tests sweeps against braid-sim (geomean error; points)")
     print(f"{'half':<12} " + "".join(f"{name:>17}" for name, _, _ in CLASSES) + f"{'all':>17}")
     summary = {}
-    for half in ("calibration", "validation"):
+    for half in HALVES:
         row, cells = {}, []
         for name, low, high in CLASSES + [("all", 0, 1 << 62)]:
             errors = [p["error"] for p in points
@@ -153,7 +155,7 @@ def report_corpus(points, excluded):
         summary[half] = row
         print(f"{half:<12} " + "".join(cells))
     print()
-    print("By sweep (validation half marked *): geomean error per size class"
+    print("By sweep (validation half marked *, fresh half +): geomean error per size class"
           " (bias: geomean of predicted / measured - 1)")
     groups = {}
     for p in points:
@@ -167,25 +169,27 @@ def report_corpus(points, excluded):
                     if inside else 0)
             cells.append(f"{g * 100:>7.1f}% ({bias * 100:+4.0f}%)" if g is not None
                          else f"{'-':>16}")
-        mark = "*" if half == "validation" else " "
+        mark = {"validation": "*", "fresh": "+"}.get(half, " ")
         print(f"{mark}{sweep:<50}" + "".join(cells))
     if DROPPED:
         print("Points left out for want of a time (bus bandwidth under 0.1 GB/s, too few "
               "digits to invert): " + ", ".join(f"{s} {n}" for s, n in sorted(DROPPED.items())))
     print()
-    worst = sorted((p for p in points if p["half"] == "validation"),
-                   key=lambda p: -p["error"])[:8]
-    print("Worst validation points:")
-    for p in worst:
-        print(f"  {p['sweep']:<44} {human(p['bytes']):>6}: measured {p['measured_us']:>10.1f} us, "
-              f"predicted {p['predicted_us']:>10.1f} us ({p['algorithm']}), "
-              f"x{p['predicted_us'] / p['measured_us']:.2f}")
-    # Why those sweeps are off, as split.json's known_gap says (found by
-    # reading each sweep's source; docs/cost-model.md has the longer story).
+    worst = {}
     split = load_split()
-    print("Why:")
-    for stem in dict.fromkeys(p["sweep"] for p in worst):
-        print(f"  {stem}: {split[stem].get('known_gap', 'not explained yet')}")
+    for half in ("validation", "fresh"):
+        worst[half] = sorted((p for p in points if p["half"] == half),
+                             key=lambda p: -p["error"])[:8]
+        print(f"Worst {half} points:")
+        for p in worst[half]:
+            print(f"  {p['sweep']:<44} {human(p['bytes']):>6}: measured {p['measured_us']:>10.1f} us, "
+                  f"predicted {p['predicted_us']:>10.1f} us ({p['algorithm']}), "
+                  f"x{p['predicted_us'] / p['measured_us']:.2f}")
+        # Why those sweeps are off, as split.json's known_gap says (found by
+        # reading each sweep's source; docs/cost-model.md has the longer story).
+        print("Why:")
+        for stem in dict.fromkeys(p["sweep"] for p in worst[half]):
+            print(f"  {stem}: {split[stem].get('known_gap', 'not explained yet')}")
     print("Excluded sweeps:")
     for stem, why in excluded:
         print(f"  {stem}: {why}")
@@ -250,7 +254,8 @@ def main():
     print(f"\nworst large-message error: {worst_large * 100:.1f}%")
     pathlib.Path(args.json).write_text(json.dumps({
         "corpus": {"summary": summary, "points": points,
-                   "worst_validation_points": worst,
+                   "worst_validation_points": worst["validation"],
+                   "worst_fresh_points": worst["fresh"],
                    "excluded": [{"sweep": s, "why": w} for s, w in excluded]},
         "sweep": sweep, "comparison": comparison,
         "worst_large_message_relative_error": worst_large}, indent=1))
