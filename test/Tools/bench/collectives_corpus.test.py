@@ -9,8 +9,8 @@ factor = {"all_reduce": lambda n: 2 * (n - 1) / n, "all_gather": lambda n: (n - 
           "reduce_scatter": lambda n: (n - 1) / n, "all_to_all": lambda n: (n - 1) / n}
 problems = []
 sweeps = sorted(p for p in data.glob("*.json") if p.name != "split.json")
-halves = {"calibration": 0, "validation": 0, "excluded": 0}
-cover = {"calibration": set(), "validation": set()}
+halves = {"calibration": 0, "validation": 0, "fresh": 0, "excluded": 0}
+cover = {"calibration": set(), "validation": set(), "fresh": set()}
 for path in sweeps:
     sweep = json.loads(path.read_text())
     entry = split.get(path.stem)
@@ -22,9 +22,10 @@ for path in sweeps:
         problems.append(f"{path.name}: excluded without a reason")
     if "known_gap" in entry and (entry["half"] == "excluded" or not entry["known_gap"]):
         problems.append(f"{path.name}: a known_gap must explain a predicted sweep")
+    # An excluded sweep may have no description (a GPU none covers).
     hw = entry["hardware"]
     hw_path = root / hw if hw.endswith(".json") else root / "examples" / "clusters" / f"{hw}.json"
-    if not hw_path.exists():
+    if not hw_path.exists() and not (entry["half"] == "excluded" and hw == "none"):
         problems.append(f"{path.name}: no description {hw}")
     for key in ("source", "system", "collective", "nodes", "gpus_per_node", "points"):
         if not sweep.get(key):
@@ -43,7 +44,7 @@ for stem in split:
     if not (data / f"{stem}.json").exists():
         problems.append(f"split.json: {stem} has no file")
 print(f"sweeps {len(sweeps)}, calibration {halves['calibration']}, "
-      f"validation {halves['validation']}, excluded {halves['excluded']}")
+      f"validation {halves['validation']}, fresh {halves['fresh']}, excluded {halves['excluded']}")
 print(f"problems: {len(problems)}")
 for problem in problems:
     print("  " + problem)
