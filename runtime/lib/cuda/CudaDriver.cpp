@@ -16,10 +16,13 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <mutex>
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 using namespace braidrt::cuda;
@@ -39,8 +42,17 @@ struct State {
   CUcontext context = nullptr;
   std::mutex modulesMutex;
   std::vector<LoadedModule> modules;
+  /// The error record of each kernel's module (0: none), by kernel.
+  std::unordered_map<CUfunction, CUdeviceptr> recordOfKernel;
 };
 } // namespace
+
+/// The error records of this thread's kernels launched since their stream
+/// was last synchronized, with that stream: a synchronization reads only
+/// these, not every loaded module's (one copy per launch, not one per
+/// module per launch).
+static thread_local std::vector<std::pair<CUstream, CUdeviceptr>>
+    pendingRecords;
 
 static State &state() {
   static State instance;
@@ -145,28 +157,30 @@ int braidrt_cuda_device(void) {
   return state().ordinal;
 }
 
+/// Reads the error record at `record` and reports what a kernel wrote
+/// there, as the CPU runtime does (none of its reports returns).
+static void reportErrorRecord(const Driver &table, CUdeviceptr record) {
+  int64_t fields[3] = {0, 0, 0};
+  BRAIDRT_CU(table.memcpyDtoH(fields, record, sizeof(fields)));
+  if (fields[0] == 0)
+    return;
+  if (fields[0] == 1)
+    braidrt_index_error(fields[1], fields[2]);
+  else if (fields[0] == 2)
+    braidrt_offsets_error(fields[1], fields[2]);
+  else if (fields[0] == 3)
+    braidrt_weights_error(fields[1], fields[2]);
+  braidrt_fail("a kernel reported error code %lld",
+               static_cast<long long>(fields[0]));
+}
+
 void braidrt_cuda_check_kernel_errors(void) {
   const Driver &table = driver();
   State &s = state();
   std::lock_guard<std::mutex> lock(s.modulesMutex);
-  for (const LoadedModule &loaded : s.modules) {
-    if (!loaded.record)
-      continue;
-    int64_t record[3] = {0, 0, 0};
-    BRAIDRT_CU(table.memcpyDtoH(record, loaded.record, sizeof(record)));
-    // The messages are the CPU runtime's, so both targets report alike;
-    // none of them returns.
-    if (record[0] == 0)
-      continue;
-    if (record[0] == 1)
-      braidrt_index_error(record[1], record[2]);
-    else if (record[0] == 2)
-      braidrt_offsets_error(record[1], record[2]);
-    else if (record[0] == 3)
-      braidrt_weights_error(record[1], record[2]);
-    braidrt_fail("a kernel reported error code %lld",
-                 static_cast<long long>(record[0]));
-  }
+  for (const LoadedModule &loaded : s.modules)
+    if (loaded.record)
+      reportErrorRecord(table, loaded.record);
 }
 
 /// Registers a loaded module and its error record.
@@ -216,6 +230,13 @@ void *mgpuModuleGetFunction(void *module, const char *name) {
   CUfunction function = nullptr;
   BRAIDRT_CU(driver().moduleGetFunction(&function,
                                         static_cast<CUmodule>(module), name));
+  State &s = state();
+  std::lock_guard<std::mutex> lock(s.modulesMutex);
+  CUdeviceptr record = 0;
+  for (const LoadedModule &loaded : s.modules)
+    if (loaded.module == static_cast<CUmodule>(module))
+      record = loaded.record;
+  s.recordOfKernel[function] = record;
   return function;
 }
 
@@ -229,6 +250,20 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
   BRAIDRT_CU(driver().launchKernel(
       static_cast<CUfunction>(function), gridX, gridY, gridZ, blockX, blockY,
       blockZ, sharedBytes, static_cast<CUstream>(stream), params, extra));
+  // Its module's error record is read when its stream is next synchronized.
+  CUdeviceptr record = 0;
+  {
+    State &s = state();
+    std::lock_guard<std::mutex> lock(s.modulesMutex);
+    auto found = s.recordOfKernel.find(static_cast<CUfunction>(function));
+    if (found != s.recordOfKernel.end())
+      record = found->second;
+  }
+  std::pair<CUstream, CUdeviceptr> pending{static_cast<CUstream>(stream),
+                                           record};
+  if (record && std::find(pendingRecords.begin(), pendingRecords.end(),
+                          pending) == pendingRecords.end())
+    pendingRecords.push_back(pending);
 }
 
 // gpu-to-llvm creates and destroys a stream around every launch; the
@@ -245,8 +280,19 @@ void *mgpuStreamCreate() {
 void mgpuStreamDestroy(void *) {}
 
 void mgpuStreamSynchronize(void *stream) {
-  BRAIDRT_CU(driver().streamSynchronize(static_cast<CUstream>(stream)));
-  braidrt_cuda_check_kernel_errors();
+  const Driver &table = driver();
+  BRAIDRT_CU(table.streamSynchronize(static_cast<CUstream>(stream)));
+  // The kernels this thread launched on the stream have finished: their
+  // modules' records are final. Others' kernels may still be running.
+  auto finished = std::stable_partition(
+      pendingRecords.begin(), pendingRecords.end(), [&](const auto &pending) {
+        return pending.first != static_cast<CUstream>(stream);
+      });
+  std::vector<std::pair<CUstream, CUdeviceptr>> toRead(finished,
+                                                       pendingRecords.end());
+  pendingRecords.erase(finished, pendingRecords.end());
+  for (const auto &pending : toRead)
+    reportErrorRecord(table, pending.second);
 }
 
 // Every buffer a compiled CUDA program allocates (finalize-memref-to-llvm
