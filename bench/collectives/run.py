@@ -3,8 +3,8 @@
 1. The corpus (bench/collectives/data/*.json, each a full measured size
    sweep with its source): every point predicted by `braid-sim collective`
    with the description split.json names, reported per half (calibration,
-   validation, and the fresh half added after the model was settled, whose
-   sweeps no choice of the model has seen), per size class (under 64 KiB, 64 KiB-64 MiB, from 64 MiB)
+   validation, and the fresh halves added after the model was settled,
+   each predicted blind first), per size class (under 64 KiB, 64 KiB-64 MiB, from 64 MiB)
    and per system, with the worst validation and fresh points named. The error of a
    point is |ln(predicted / measured time)|; a class's "geomean error" is
    exp(mean of those) - 1. Excluded sweeps are listed with their reason.
@@ -45,7 +45,7 @@ LARGE = 4 << 30
 
 
 DATA = ROOT / "bench" / "collectives" / "data"
-HALVES = ("calibration", "validation", "fresh")
+HALVES = ("calibration", "validation", "fresh", "fresh2")
 CLASSES = [("<64K", 0, 64 << 10), ("64K-64M", 64 << 10, 64 << 20), (">=64M", 64 << 20, 1 << 62)]
 BUS_FACTOR = {"all_reduce": lambda n: 2 * (n - 1) / n, "all_gather": lambda n: (n - 1) / n,
               "reduce_scatter": lambda n: (n - 1) / n, "all_to_all": lambda n: (n - 1) / n}
@@ -100,7 +100,7 @@ def predict_sweep(braid_sim, hardware, sweep):
 DROPPED = {}
 
 
-def corpus(braid_sim, hardware_of=None, halves=("calibration", "validation", "fresh")):
+def corpus(braid_sim, hardware_of=None, halves=HALVES):
     """Every usable point of the sweeps in `halves`, predicted; and the
     excluded sweeps with their reasons. `hardware_of(stem, entry)` may
     replace a sweep's description (the fitting script does) or skip it
@@ -155,7 +155,7 @@ def report_corpus(points, excluded):
         summary[half] = row
         print(f"{half:<12} " + "".join(cells))
     print()
-    print("By sweep (validation half marked *, fresh half +): geomean error per size class"
+    print("By sweep (validation half marked *, fresh +, fresh2 #): geomean error per size class"
           " (bias: geomean of predicted / measured - 1)")
     groups = {}
     for p in points:
@@ -169,7 +169,7 @@ def report_corpus(points, excluded):
                     if inside else 0)
             cells.append(f"{g * 100:>7.1f}% ({bias * 100:+4.0f}%)" if g is not None
                          else f"{'-':>16}")
-        mark = {"validation": "*", "fresh": "+"}.get(half, " ")
+        mark = {"validation": "*", "fresh": "+", "fresh2": "#"}.get(half, " ")
         print(f"{mark}{sweep:<50}" + "".join(cells))
     if DROPPED:
         print("Points left out for want of a time (bus bandwidth under 0.1 GB/s, too few "
@@ -177,7 +177,7 @@ def report_corpus(points, excluded):
     print()
     worst = {}
     split = load_split()
-    for half in ("validation", "fresh"):
+    for half in HALVES[1:]:
         worst[half] = sorted((p for p in points if p["half"] == half),
                              key=lambda p: -p["error"])[:8]
         print(f"Worst {half} points:")
@@ -256,6 +256,7 @@ def main():
         "corpus": {"summary": summary, "points": points,
                    "worst_validation_points": worst["validation"],
                    "worst_fresh_points": worst["fresh"],
+                   "worst_fresh2_points": worst["fresh2"],
                    "excluded": [{"sweep": s, "why": w} for s, w in excluded]},
         "sweep": sweep, "comparison": comparison,
         "worst_large_message_relative_error": worst_large}, indent=1))
