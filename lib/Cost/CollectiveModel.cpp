@@ -49,9 +49,11 @@ constexpr double kNetTree[] = {5.0, 8.5, 14.0};
 constexpr double kNvlsLatency = 25.0;     // NVLINK, Simple only
 constexpr double kNvlsTreeNetLatency = 20.9; // NET, Simple only
 /// Remote point-to-point operations of an all_to_all in flight at once per
-/// NIC a rank has: fitted on the calibration half (ALCF Polaris and AWS
-/// p5 sweeps).
-constexpr double kP2pPerNic = 4;
+/// NIC a rank has: fitted on the calibration half's all_to_alls (ALCF
+/// Polaris, ALCF Sophia's DGX A100 pair and AWS p5; 1 is the best of 0.5,
+/// 1, 2, 3 and 4 with any one of those sweeps left out but Sophia's, where
+/// 2 is; docs/cost-model.md).
+constexpr double kP2pPerNic = 1;
 
 /// Threads per channel and the bytes per thread under which NCCL runs a
 /// collective on fewer channels (src/include/device.h, enqueue.cc): a

@@ -281,10 +281,15 @@ TEST(PlannerTest, BoundHoldsWhenOnlyTablesWithoutLookupsAreSharded) {
 // each of 120 remote peers were small enough for LL, and on Simple every
 // exchange pays about 480 us of per-peer latency that no plan avoids (the
 // index and pooled-row exchanges, 633 and 622 us of Braid's 1386; the best
-// greedy baseline's take 2337). So 16 nodes now asks for 0.65x (0.59x).
-// Without any splitting it was 0.53x on 4 nodes (braid-bench-planner's
-// set: 0.62x); without splitting several tables at once, 0.70x on 16
-// nodes, where many ranks are full.
+// greedy baseline's take 2337). So 16 nodes asked for 0.65x (0.59x).
+// Since an all_to_all's remote sends are priced one at a time per NIC (one
+// NIC per rank here; fitted on the calibration half, 2026-11-29), that
+// latency is four times what it was, about 1.9 ms an exchange on 16 nodes
+// for every plan, and the ratios are 0.48x on 4 nodes and 0.82x on 16; 16
+// nodes asks for 0.85x. Without any splitting it was 0.53x on 4 nodes
+// (braid-bench-planner's set: 0.62x); without splitting several tables at
+// once, 0.70x on 16 nodes, where many ranks are full (both before the
+// change).
 TEST(PlannerTest, BraidBeatsTheBestGreedyWellOnManyTables) {
   for (int64_t nodes : {4, 16}) {
     PlanProblem problem = randomProblem(300, nodes, 1);
@@ -295,7 +300,7 @@ TEST(PlannerTest, BraidBeatsTheBestGreedyWellOnManyTables) {
     ASSERT_TRUE(static_cast<bool>(braid)) << llvm::toString(braid.takeError());
     PlanCost cost = evaluatePlan(problem, *braid);
     EXPECT_TRUE(cost.fitsMemory);
-    EXPECT_LE(cost.iterationUs, (nodes == 4 ? 0.5 : 0.65) * bestGreedy)
+    EXPECT_LE(cost.iterationUs, (nodes == 4 ? 0.5 : 0.85) * bestGreedy)
         << nodes << " nodes: " << cost.iterationUs / bestGreedy << "x";
   }
 }
