@@ -139,6 +139,15 @@ void mlir::braid::buildCoOptimizePipeline(
     lateOverlap.force = options.forceCoOptimization;
     lateOverlap.keepReaders = true;
     pm.addPass(createBraidOverlapPass(lateOverlap));
+    // Fuse the uniform exchanges again, now that every collective is started
+    // where it will run: the earlier sweep weighed a program whose waits
+    // and starts were still moving (MLPerf's forward pass keeps its two
+    // lengths exchanges apart there, and fusing them now saves one
+    // exchange's latency on the communication stream).
+    BraidBucketCollectivesPassOptions lateFuseExchanges;
+    lateFuseExchanges.force = options.forceCoOptimization;
+    lateFuseExchanges.gradients = false;
+    pm.addPass(createBraidBucketCollectivesPass(lateFuseExchanges));
     // Then run the work that needs no pending collective above its wait (a
     // forward pass's data-parallel lookups, left after the first sharded
     // table's, whose routed indices it waits for).

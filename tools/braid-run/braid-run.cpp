@@ -399,14 +399,15 @@ static int runArtifact(StringRef dir, const BindingOptions &options) {
     if (isUnderMpirun()) {
       braidrt_init(nullptr, nullptr);
       if (braidrt_world_size() != program->getRanks()) {
-        // Every rank sees the mismatch; rank 0 alone reports it.
+        // Every rank sees the mismatch; rank 0 alone reports it, before
+        // any rank leaves MPI (a rank that exits first with an error gets
+        // the job killed, rank 0's message with it).
         int64_t rank = braidrt_rank(), started = braidrt_world_size();
+        if (rank == 0)
+          fail("the artifact is for " + llvm::Twine(program->getRanks()) +
+               " ranks but mpirun started " + llvm::Twine(started));
         braidrt_finalize();
-        if (rank != 0)
-          return 1;
-        return fail("the artifact is for " +
-                    llvm::Twine(program->getRanks()) +
-                    " ranks but mpirun started " + llvm::Twine(started));
+        return 1;
       }
     }
   }
