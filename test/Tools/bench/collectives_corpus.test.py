@@ -9,8 +9,8 @@ factor = {"all_reduce": lambda n: 2 * (n - 1) / n, "all_gather": lambda n: (n - 
           "reduce_scatter": lambda n: (n - 1) / n, "all_to_all": lambda n: (n - 1) / n}
 problems = []
 sweeps = sorted(p for p in data.glob("*.json") if p.name != "split.json")
-halves = {"calibration": 0, "validation": 0, "fresh": 0, "fresh2": 0, "excluded": 0}
-cover = {"calibration": set(), "validation": set(), "fresh": set(), "fresh2": set()}
+halves = {"calibration": 0, "validation": 0, "fresh3": 0, "excluded": 0}
+cover = {"calibration": set(), "validation": set()}
 for path in sweeps:
     sweep = json.loads(path.read_text())
     entry = split.get(path.stem)
@@ -44,7 +44,7 @@ for stem in split:
     if not (data / f"{stem}.json").exists():
         problems.append(f"split.json: {stem} has no file")
 print(f"sweeps {len(sweeps)}, calibration {halves['calibration']}, "
-      f"validation {halves['validation']}, fresh {halves['fresh']}, fresh2 {halves['fresh2']}, "
+      f"validation {halves['validation']}, fresh3 {halves['fresh3']}, "
       f"excluded {halves['excluded']}")
 print(f"problems: {len(problems)}")
 for problem in problems:
