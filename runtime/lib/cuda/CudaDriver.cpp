@@ -284,15 +284,17 @@ void mgpuStreamSynchronize(void *stream) {
   BRAIDRT_CU(table.streamSynchronize(static_cast<CUstream>(stream)));
   // The kernels this thread launched on the stream have finished: their
   // modules' records are final. Others' kernels may still be running.
-  auto finished = std::stable_partition(
-      pendingRecords.begin(), pendingRecords.end(), [&](const auto &pending) {
-        return pending.first != static_cast<CUstream>(stream);
-      });
-  std::vector<std::pair<CUstream, CUdeviceptr>> toRead(finished,
-                                                       pendingRecords.end());
-  pendingRecords.erase(finished, pendingRecords.end());
-  for (const auto &pending : toRead)
-    reportErrorRecord(table, pending.second);
+  // (A record a kernel wrote ends the job there.) No allocation: this runs
+  // after every launch.
+  auto onStream = [&](const std::pair<CUstream, CUdeviceptr> &pending) {
+    return pending.first == static_cast<CUstream>(stream);
+  };
+  for (const auto &pending : pendingRecords)
+    if (onStream(pending))
+      reportErrorRecord(table, pending.second);
+  pendingRecords.erase(
+      std::remove_if(pendingRecords.begin(), pendingRecords.end(), onStream),
+      pendingRecords.end());
 }
 
 // Every buffer a compiled CUDA program allocates (finalize-memref-to-llvm
