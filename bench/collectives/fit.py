@@ -11,13 +11,17 @@ Free constants, per fabric class (the network transport NCCL runs over):
 and one for all descriptions:
   comm_chunk_KiB            the bytes a channel moves per pipeline step
 
-Free constants per intra-node class (the fabric inside a node; only PCIe has
-any, NVLink's link figures being what NCCL reaches), fitted after the
-fabric classes on a grid of their own (--classes pcie):
-  intra_node.link_efficiency  the share of NCCL's nominal PCIe rate a ring
-                              reaches
-  collective_floor_us         the least time a collective takes (back-to-back
-                              calls go no faster than the host issues them)
+Free constants per intra-node class (the fabric inside a node), fitted after
+the fabric classes on a grid of their own (--classes pcie,nvls):
+  pcie: intra_node.link_efficiency  the share of NCCL's nominal PCIe rate a
+                                    ring reaches
+        collective_floor_us         the least time a collective takes
+                                    (back-to-back calls go no faster than the
+                                    host issues them)
+  nvls: intra_node.nvls_node_efficiency  the share of the NVLink rate one
+                                         node's NVLS all_reduce reaches
+        intra_node.nvls_fill_KiB         the bytes its pipeline fills first
+(an NVLink node's link figures are what NCCL reaches, so its ring has none).
 
 Each class is fitted on the calibration sweeps of its own descriptions
 (grid search, minimizing the geomean error of bench/collectives/run.py:
@@ -68,9 +72,30 @@ CLASSES = {
 INTRA_CLASSES = {
     "pcie": ["bench/collectives/systems/sheffield-bessemer-v100.json", "pcie-a100x4",
              "bench/collectives/systems/pcie-a100x2-n013.json"],
+    # NVSwitch nodes with NVLS (Hopper); the one-node NVLS sweep of the
+    # calibration half is AWS p5's.
+    "nvls": ["aws-p5", "dgx-h100", "azure-nd-h100-v5", "gcp-a3", "gcp-a3-mega",
+             "gcp-a3-ultra", "oci-h100", "oci-h200",
+             "bench/collectives/systems/hgx-h200-ib.json"],
 }
 LINK_EFFICIENCIES = [0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1.0]
 FLOORS_US = [0, 4, 6, 8, 10, 11, 12, 13, 14, 15, 16, 18]
+NVLS_EFFICIENCIES = [0.6, 0.65, 0.68, 0.7, 0.72, 0.74, 0.76, 0.78, 0.8, 0.85, 0.9]
+NVLS_FILLS_KIB = [0, 1024, 2048, 4096, 6144, 8192, 12288, 16384, 32768]
+# Each intra-node class's constants: (where in the description, the grid,
+# the messages [low, high) bytes whose time it sets), fitted in this order.
+# Each on the messages whose time it sets, as an alpha-beta model is
+# fitted: a floor on messages under 64 KiB (latency-bound), an efficiency
+# on those from 64 MiB (bandwidth-bound), NVLS's fill on those between.
+# Fitted on all sizes at once, the medium messages (whose error is the
+# ring's pipeline fill, a shared constant) pull the PCIe efficiency to
+# wherever it offsets them.
+INTRA_CONSTANTS = {
+    "pcie": [("collective_floor_us", FLOORS_US, (0, 64 << 10)),
+             ("intra_node.link_efficiency", LINK_EFFICIENCIES, (64 << 20, 1 << 62))],
+    "nvls": [("intra_node.nvls_node_efficiency", NVLS_EFFICIENCIES, (64 << 20, 1 << 62)),
+             ("intra_node.nvls_fill_KiB", NVLS_FILLS_KIB, (64 << 10, 64 << 20))],
+}
 LATENCIES = [0, 2, 5, 10, 15, 20, 30, 45, 60, 80, 100]
 EFFICIENCIES = [0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.94, 0.96]
 POSTS = [1, 2, 3, 4, 6, 8, 10, 12, 14, 16, 20]
@@ -106,9 +131,29 @@ class Variants:
 
 
 def apply_intra(desc, intra):
-    """Writes an intra-node class's constants into a description."""
-    desc["intra_node"]["link_efficiency"] = intra["link_efficiency"]
-    desc["collective_floor_us"] = intra["collective_floor_us"]
+    """Writes an intra-node class's constants (key paths such as
+    "intra_node.link_efficiency") into a description."""
+    for path, value in intra.items():
+        *parents, key = path.split(".")
+        node = desc
+        for parent in parents:
+            node = node[parent]
+        node[key] = value
+
+
+def held_intra(desc, cls):
+    """The constants of intra-node class `cls` a description holds (a
+    constant it leaves out at the value the model then takes)."""
+    defaults = {"collective_floor_us": 0, "intra_node.link_efficiency": 1.0,
+                "intra_node.nvls_node_efficiency": desc["intra_node"].get("nvls_efficiency"),
+                "intra_node.nvls_fill_KiB": 0}
+    held = {}
+    for path, _, _ in INTRA_CONSTANTS[cls]:
+        node = desc
+        for part in path.split(".")[:-1]:
+            node = node[part]
+        held[path] = node.get(path.split(".")[-1], defaults[path])
+    return held
 
 
 def error(braid_sim, variants, chunk_kib, params, only=None, intra_params=None,
@@ -191,10 +236,8 @@ def main():
                            "post_overhead_us": inter.get("post_overhead_us", 1)}
         intra_params = {}
         for cls, names in INTRA_CLASSES.items():
-            desc = json.loads(description_path(names[0]).read_text())
-            intra_params[cls] = {
-                "link_efficiency": desc["intra_node"].get("link_efficiency", 1.0),
-                "collective_floor_us": desc.get("collective_floor_us", 0)}
+            intra_params[cls] = held_intra(
+                json.loads(description_path(names[0]).read_text()), cls)
         chunk = None
         held = json.loads(description_path(
             CLASSES[fitted[0]][0] if fitted else "dgx-h100").read_text()).get(
@@ -250,15 +293,10 @@ def main():
                           f"{c['nic_efficiency']:.2f} post_overhead_us {c['post_overhead_us']:>3}: "
                           f"{best[0] * 100:.1f}% over {best[2]} calibration points")
         for cls in fitted_intra:
-            # Each constant on the messages whose time it sets, as an
-            # alpha-beta model is fitted: the floor on messages under 64 KiB
-            # (latency-bound), the efficiency on those from 64 MiB
-            # (bandwidth-bound). Fitted on all sizes at once, the medium
-            # messages (whose error is the ring's pipeline fill, a shared
-            # constant) pull the efficiency to wherever it offsets them.
-            for key, values, sizes in (
-                    ("collective_floor_us", FLOORS_US, (0, 64 << 10)),
-                    ("link_efficiency", LINK_EFFICIENCIES, (64 << 20, 1 << 62))):
+            # Each constant on the messages whose time it sets
+            # (INTRA_CONSTANTS), in turn, twice: NVLS's fill also lengthens
+            # the large messages its efficiency is fitted on.
+            for key, values, sizes in INTRA_CONSTANTS[cls] * 2:
                 best = None
                 for value in values:
                     trial = dict(intra_params, **{cls: dict(intra_params[cls], **{key: value})})

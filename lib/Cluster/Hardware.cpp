@@ -316,7 +316,8 @@ Expected<HardwareDesc> mlir::braid::cluster::parseHardware(StringRef text,
 
   FieldReader intra(name, top.childPath("intra_node"), top.child("intra_node"));
   intra.checkKeys({"kind", "links", "link_bandwidth_GBps", "nvls",
-                   "nvls_efficiency", "nvls_channels", "hop_latency_us",
+                   "nvls_efficiency", "nvls_channels", "nvls_node_efficiency",
+                   "nvls_fill_KiB", "hop_latency_us",
                    "collective_bandwidth_GBps", "link_efficiency"});
   std::string kind = intra.string("kind");
   if (kind == "nvlink")
@@ -348,6 +349,13 @@ Expected<HardwareDesc> mlir::braid::cluster::parseHardware(StringRef text,
   if (hw.intraNode.nvls) {
     hw.intraNode.nvlsEfficiency = intra.fraction("nvls_efficiency");
     hw.intraNode.nvlsChannels = intra.integer("nvls_channels");
+    hw.intraNode.nvlsNodeEfficiency =
+        intra.has("nvls_node_efficiency")
+            ? intra.fraction("nvls_node_efficiency")
+            : hw.intraNode.nvlsEfficiency;
+    if (intra.has("nvls_fill_KiB"))
+      hw.intraNode.nvlsFillBytes =
+          intra.number("nvls_fill_KiB", /*allowZero=*/true) * 1024;
   }
   // A field the model would not read is refused, not ignored: a GPU
   // node's per-hop latencies are NCCL's tuner constants, and NVLS
@@ -371,7 +379,8 @@ Expected<HardwareDesc> mlir::braid::cluster::parseHardware(StringRef text,
       hw.intraNode.linkEfficiency = intra.fraction("link_efficiency");
   }
   if (intra.ok() && !hw.intraNode.nvls)
-    for (StringRef key : {"nvls_efficiency", "nvls_channels"})
+    for (StringRef key : {"nvls_efficiency", "nvls_channels",
+                          "nvls_node_efficiency", "nvls_fill_KiB"})
       if (intra.has(key)) {
         intra.fail(key, "only read when \"nvls\" is true");
         break;

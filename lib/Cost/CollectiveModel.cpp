@@ -562,7 +562,15 @@ static CollectiveEstimate estimateWithFloor(const HardwareDesc &hw,
                          (nvlsChannels - 1) / nvlsChannels;
         double share = channelShare(bytes, Simple, channels, 1.0, trafficPerByte);
         if (nodes == 1) {
-          best.consider(kNvlsLatency + bytes / (intraBw * share) * 1e-3,
+          // One node's NVLS reaches its own (fitted) share of the links, and
+          // fills its pipeline first: min(bytes, fill) more bytes, as the
+          // first pass through the switch completes before the multicast
+          // streams (fitted on the calibration half's one-node NVLS sweep).
+          double nodeBw = hw.intraNode.bandwidthGBps() *
+                          hw.intraNode.nvlsNodeEfficiency *
+                          (nvlsChannels - 1) / nvlsChannels * share;
+          double fill = std::min(bytes, hw.intraNode.nvlsFillBytes);
+          best.consider(kNvlsLatency + (bytes + fill) / nodeBw * 1e-3,
                         "nvls/simple");
         } else {
           double nicBw =

@@ -32,9 +32,9 @@
 // CHECK-NEXT: %[[S:.*]] = braid.wait %[[R]]
 // CHECK-NEXT: return %[[S]], %[[Y]], %[[P]]
 
-// BEFORE: @forward on 4 ranks of dgx-h100: 0.374 ms per iteration
+// BEFORE: @forward on 4 ranks of dgx-h100: 0.376 ms per iteration
 // BEFORE-NEXT: exposed 0.020 ms
-// AFTER: @forward on 4 ranks of dgx-h100: 0.356 ms per iteration
+// AFTER: @forward on 4 ranks of dgx-h100: 0.358 ms per iteration
 // AFTER-NEXT: exposed 0.000 ms
 
 module attributes {braid.cluster = #braid.cluster<hardware = "dgx-h100", nodes = 1, ranks_per_node = 4>} {

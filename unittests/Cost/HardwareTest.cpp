@@ -108,6 +108,13 @@ TEST(HardwareTest, MalformedDescriptionsNameThePath) {
   EXPECT_EQ(
       broken("\"nvls\": false", "\"nvls\": false, \"nvls_channels\": 16"),
       "hw.json: intra_node.nvls_channels: only read when \"nvls\" is true");
+  EXPECT_EQ(
+      broken("\"nvls\": false", "\"nvls\": false, \"nvls_fill_KiB\": 8192"),
+      "hw.json: intra_node.nvls_fill_KiB: only read when \"nvls\" is true");
+  EXPECT_EQ(broken("\"nvls\": false",
+                   "\"nvls\": false, \"nvls_node_efficiency\": 0.7"),
+            "hw.json: intra_node.nvls_node_efficiency: only read when "
+            "\"nvls\" is true");
   // gather_efficiency is optional (1 when absent) and a fraction.
   EXPECT_EQ(parseHardware(good, "hw.json")->device.gatherEfficiency, 1.0);
   {

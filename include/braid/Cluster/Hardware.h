@@ -58,6 +58,13 @@ struct IntraNodeDesc {
   bool nvls = false;
   double nvlsEfficiency = 0;
   int64_t nvlsChannels = 0;
+  /// One node's NVLS all_reduce (no NVLSTree): the share of the links it
+  /// reaches (optional `nvls_node_efficiency`, `nvlsEfficiency` when
+  /// absent) and the bytes its pipeline fills before it streams (optional
+  /// `nvls_fill_KiB`, none when absent): it moves min(bytes, fill) once
+  /// more. Both fitted on the calibration half of bench/collectives' corpus.
+  double nvlsNodeEfficiency = 0;
+  double nvlsFillBytes = 0;
   /// Measured latency of one ring step; required for `shm` (MPI over shared
   /// memory, written by braid-calibrate), where NCCL's GPU latencies do not
   /// apply.
