@@ -1,5 +1,5 @@
 """Fits the free constants of the collective model on the calibration half
-of bench/collectives' corpus, never on the validation or fresh3 half.
+of bench/collectives' corpus, never on the validation, fresh3 or fresh4 half.
 
 Free constants, per fabric class (the network transport NCCL runs over):
   inter_node.latency_us       what the transport adds to a step between nodes
