@@ -48,8 +48,9 @@ public:
         begin(begin), end(end) {
     int64_t tableCols =
         cast<RankedTensorType>(pooling.table.getType()).getDimSize(1);
-    fullWidth = !ShapedType::isDynamic(tableCols) &&
-                tableCols == pooling.resultType.getDimSize(1);
+    fullWidth = (!ShapedType::isDynamic(tableCols) &&
+                 tableCols == pooling.resultType.getDimSize(1)) ||
+                (pooling.rowsFullWidth && pooling.indexError);
     // The prefetches' clamps, once per bag rather than once per entry.
     auto last = [&](Value tensor, int64_t dim) -> Value {
       return arith::SubIOp::create(b, loc,

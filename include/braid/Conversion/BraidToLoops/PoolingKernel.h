@@ -43,6 +43,12 @@ struct BagPooling {
   /// When set, every row is checked against the table's rows in the kernel
   /// and an index outside calls it with (index, rows).
   func::FuncOp indexError;
+  /// Every row the kernel reads is as wide as the result although the
+  /// table's columns are dynamic: a shard of a table whose every shard holds
+  /// the full width (an empty shard has no row that passes `indexError`'s
+  /// check). Its rows are then read whole, unmasked, as a static-width
+  /// table's are.
+  bool rowsFullWidth = false;
   /// 0: one iteration pools a bag's whole row (the CPU's vector
   /// accumulator). N > 0 dividing the width: the forall runs over (bag,
   /// column group) pairs, a bag's width / N groups consecutive, and an
