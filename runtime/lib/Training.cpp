@@ -328,6 +328,27 @@ void applySgdPerEntry(View<float> &table, const int64_t *rowIds,
   }
 }
 
+/// addBagGradients and updateRows on an f32 table (Adagrad, and SGD with
+/// max pooling), each built, with what it calls inlined, for the widest
+/// vector unit the machine has, as applySgdPerEntry is.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx512f", "avx2", "default"), flatten))
+#endif
+void addBagGradientsF32(const View<float> &table, const int64_t *rowIds,
+                        const Bags &bags, const View<float> &grad, Mode mode,
+                        RowGradientsOf<float> &gradients, const char *op) {
+  addBagGradients(table, rowIds, bags, grad, mode, gradients, op);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx512f", "avx2", "default"), flatten))
+#endif
+void updateRowsF32(View<float> &table, float *state,
+                   const optim::Config &config,
+                   const RowGradientsOf<float> &gradients) {
+  updateRows(table, state, config, gradients);
+}
+
 template <typename T>
 void bagUpdate(braidrt_unranked_memref *tableRef,
                braidrt_unranked_memref *stateRef,
@@ -357,8 +378,14 @@ void bagUpdate(braidrt_unranked_memref *tableRef,
   RowGradientsOf<T> gradients(table.size(0), table.size(1), rowIds.size(0));
   // Every gradient is taken from the rows as the forward pass read them,
   // before any is updated (max pooling compares row values).
-  addBagGradients(table, rowIds.data, bags, grad, Mode(mode), gradients, op);
-  updateRows(table, state, config, gradients);
+  if constexpr (std::is_same_v<T, float>) {
+    addBagGradientsF32(table, rowIds.data, bags, grad, Mode(mode), gradients,
+                       op);
+    updateRowsF32(table, state, config, gradients);
+  } else {
+    addBagGradients(table, rowIds.data, bags, grad, Mode(mode), gradients, op);
+    updateRows(table, state, config, gradients);
+  }
 }
 
 /// Scratch of segmentRows, kept between calls like RowGradients' buffers.
