@@ -529,7 +529,10 @@ void tableUpdate(braidrt_unranked_memref *tableRef,
       continue;
     std::copy(g, g + cols, gradients.row(r));
   }
-  updateRows(table, state, config, gradients);
+  if constexpr (std::is_same_v<T, float>)
+    updateRowsF32(table, state, config, gradients);
+  else
+    updateRows(table, state, config, gradients);
 }
 
 } // namespace
