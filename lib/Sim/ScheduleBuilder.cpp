@@ -486,7 +486,23 @@ FailureOr<OpCost> ProgramCoster::costOf(Operation &op,
     shape.elementBytes = int64_t(std::ceil(rowBytes));
     shape.bags = int64_t(std::ceil(bags));
     shape.poolingFactor = bags > 0 ? indices / bags : 0;
-    return kernel(cost::estimateEmbeddingBag(hw, shape), "embedding_update");
+    cost::KernelEstimate update = cost::estimateEmbeddingBag(hw, shape);
+    // On a CPU the runtime runs the update (runtime/lib/Training.cpp): but
+    // for SGD on sum or mean bags, which moves each row by each entry's share,
+    // it first sums every distinct row's gradient into a buffer appended
+    // slot by slot (zeroed and accumulated, a write and its read for
+    // ownership), which the optimizer's pass reads back: three streams of
+    // the accumulator's bytes (f32 for f32 tables, f64 for 16-bit ones).
+    auto mode = op.getAttrOfType<PoolingModeAttr>("mode");
+    bool sums = type != "sgd" || (mode && mode.getValue() == PoolingMode::max);
+    if (hw.device.arch == cluster::Arch::cpu && sums) {
+      double distinct = std::min(indices * shape.uniqueRatio, double(shape.rows));
+      double accumulator = table.getElementType().isF32() ? 4.0 : 8.0;
+      update = inSequence(
+          {update, cost::estimateElementwise(
+                       hw, 3 * distinct * double(shape.dim) * accumulator)});
+    }
+    return kernel(update, "embedding_update");
   }
   if (isa<EmbeddingBagGradOp, TableUpdateOp, DenseUpdateOp>(op)) {
     // Streaming over a replicated table's whole gradient (filled, then

@@ -480,3 +480,71 @@ module {
   EXPECT_DOUBLE_EQ(twice[0],
                    cost::estimateElementwise(hw, 3 * tensorBytes).timeUs);
 }
+
+TEST_F(ProgramShapesTest, CpuEmbeddingUpdateStreamsItsRowSumsButForSgd) {
+  // On a CPU the runtime updates a table: SGD on sum bags moves each row by
+  // each entry's share; Adagrad (and max pooling) first sums every distinct
+  // row's gradient into an appended buffer that the optimizer reads back,
+  // three streams of 4 bytes an element for an f32 table. A GPU's generated
+  // update owns a row per thread and has no such buffer.
+  constexpr StringLiteral kUpdates = R"mlir(
+module {
+  braid.table @t : tensor<100000x64xf32> pooling_factor = 4.0
+  func.func @sgd(%i: tensor<4096xi64>, %o: tensor<1025xi64>, %g: tensor<1024x64xf32>) {
+    braid.embedding_bag_update @t(%i, %o, %g) sum optimizer = {lr = 1.0e-01 : f64, type = "sgd"} : tensor<4096xi64>, tensor<1025xi64>, tensor<1024x64xf32>
+    return
+  }
+  func.func @sgd_max(%i: tensor<4096xi64>, %o: tensor<1025xi64>, %g: tensor<1024x64xf32>) {
+    braid.embedding_bag_update @t(%i, %o, %g) max optimizer = {lr = 1.0e-01 : f64, type = "sgd"} : tensor<4096xi64>, tensor<1025xi64>, tensor<1024x64xf32>
+    return
+  }
+  func.func @adagrad(%i: tensor<4096xi64>, %o: tensor<1025xi64>, %g: tensor<1024x64xf32>) {
+    braid.embedding_bag_update @t(%i, %o, %g) sum optimizer = {eps = 1.0e-10 : f64, lr = 1.0e-01 : f64, type = "adagrad"} : tensor<4096xi64>, tensor<1025xi64>, tensor<1024x64xf32>
+    return
+  }
+}
+)mlir";
+  module = parseSourceString<ModuleOp>(kUpdates, &context);
+  ASSERT_TRUE(module);
+  llvm::Expected<cluster::HardwareDesc> cpu = cluster::parseHardware(R"({
+    "name": "cpu-rank", "comm_channels": 1,
+    "device": {"arch": "cpu", "name": "cpu-rank", "sms": 1, "l2_MB": 0.5,
+               "memory_bandwidth_GBps": 20, "memory_capacity_GB": 8,
+               "gemm_efficiency": 1, "memory_efficiency": 1, "gather_efficiency": 0.5,
+               "launch_overhead_us": 0,
+               "peak_tflops": {"f32": 0.1, "tf32": 0.1, "bf16": 0.1, "f16": 0.1}},
+    "intra_node": {"kind": "shm", "links": 1, "link_bandwidth_GBps": 5,
+                   "hop_latency_us": 1, "nvls": false},
+    "inter_node": {"nic_bandwidth_GBps": 1, "nic_efficiency": 1, "nics_per_node": 1},
+    "topology": {"nodes": 1, "ranks_per_node": 1}})",
+                                                               "cpu.json");
+  ASSERT_TRUE(bool(cpu)) << llvm::toString(cpu.takeError());
+  cluster::HardwareDesc gpu = *cluster::loadHardware("dgx-h100");
+  auto updateUs = [&](StringRef name, const cluster::HardwareDesc &hw) {
+    auto func = module->lookupSymbol<func::FuncOp>(name);
+    FailureOr<std::vector<SimOp>> schedule = buildSchedule(func, hw, 1, 1);
+    EXPECT_TRUE(succeeded(schedule));
+    double us = 0;
+    for (const SimOp &op : *schedule)
+      if (op.category == "embedding_update")
+        us += op.durationUs;
+    return us;
+  };
+  // 1024 bags of 4 distinct rows of 64 floats, each read and written (8
+  // bytes an element; Adagrad's state 8 more).
+  cost::EmbeddingBagShape shape;
+  shape.bags = 1024;
+  shape.poolingFactor = 4;
+  shape.dim = 64;
+  shape.rows = 100000;
+  auto gather = [&](const cluster::HardwareDesc &hw, int64_t elementBytes) {
+    cost::EmbeddingBagShape s = shape;
+    s.elementBytes = elementBytes;
+    return cost::estimateEmbeddingBag(hw, s).timeUs;
+  };
+  double sums = cost::estimateElementwise(*cpu, 3.0 * 4096 * 64 * 4).timeUs;
+  EXPECT_NEAR(updateUs("sgd", *cpu), gather(*cpu, 8), 1e-9);
+  EXPECT_NEAR(updateUs("sgd_max", *cpu), gather(*cpu, 8) + sums, 1e-9);
+  EXPECT_NEAR(updateUs("adagrad", *cpu), gather(*cpu, 16) + sums, 1e-9);
+  EXPECT_NEAR(updateUs("adagrad", gpu), gather(gpu, 16), 1e-9);
+}
