@@ -12,8 +12,8 @@
 #                               texts under share/
 #   lib/                        libbraidrt, libbraidrt_cuda and every library
 #                               these need that a plain Linux image lacks
-#   prepared/                   bench/gpu's artifacts, compiled here
-#                               (python3 bench/gpu/run.py --prepare)
+#   prepared/                   bench/gpu's artifacts, compiled here for
+#                               --preset (python3 bench/gpu/run.py --prepare)
 #   tests/                      the 1-rank GPU integration tests' artifacts
 #                               (test/Integration/cuda_{fwd,train}_1rank.test),
 #                               CUDA and CPU, with the test's dump comparer
@@ -26,13 +26,20 @@
 # not packed (they are hundreds of megabytes); env.sh finds them on the GPU
 # machine (the CUDA toolkit or pip's nvidia-* wheels).
 #
-# usage: bash bench/gpu/bundle.sh [--build DIR] OUTDIR
+# usage: bash bench/gpu/bundle.sh [--build DIR] [--preset dgx-h100] OUTDIR
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 BUILD="$ROOT/build"
-if [[ "${1:-}" == "--build" ]]; then BUILD="$(cd "$2" && pwd)"; shift 2; fi
-OUTDIR="${1:?usage: bundle.sh [--build DIR] OUTDIR}"
+PRESET=dgx-h100
+while [[ "${1:-}" == --* ]]; do
+  case "$1" in
+    --build) BUILD="$(cd "$2" && pwd)"; shift 2 ;;
+    --preset) PRESET="$2"; shift 2 ;;
+    *) echo "bundle.sh: error: unknown option $1" >&2; exit 1 ;;
+  esac
+done
+OUTDIR="${1:?usage: bundle.sh [--build DIR] [--preset P] OUTDIR}"
 LLVM_LIB=/usr/lib/llvm-22/lib
 MPI_LIB=/usr/lib/x86_64-linux-gnu/openmpi/lib
 PMIX_DIR=/usr/lib/x86_64-linux-gnu/pmix2
@@ -96,8 +103,10 @@ export OMPI_MCA_btl_base_warn_component_unused=0 PMIX_MCA_pcompress_base_silence
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 EOF
 
-# The artifacts, compiled here for the dgx-h100 preset.
-python3 "$ROOT/bench/gpu/run.py" --build "$BUILD" --prepare "$OUTDIR/prepared"
+# The artifacts, compiled here for the preset, without the intermediate
+# files braid-run does not read.
+python3 "$ROOT/bench/gpu/run.py" --build "$BUILD" --prepare "$OUTDIR/prepared" --preset "$PRESET"
+rm -f "$OUTDIR"/prepared/*/{program.ll,program.o,program.opt.bc}
 mkdir -p "$OUTDIR/tests"
 for step in fwd train; do
   flag=; [[ $step == train ]] && flag=--train

@@ -25,8 +25,8 @@ and run with `braid-run OUT --json` (median of --repeats runs):
   needs a GPU per rank.
 
 The device's figures are those of the preset the simulator uses
-(examples/clusters/dgx-h100.json or dgx-a100.json, chosen by the GPU's
-name; each figure's source is in that file).
+(examples/clusters/dgx-h100.json, dgx-a100.json or oci-h200.json, chosen by
+the GPU's name; each figure's source is in that file).
 
 Without a GPU (nvidia-smi -L fails) it prints why and writes a JSON that
 says so; nothing is measured.
@@ -113,8 +113,11 @@ def measure_overlap(bin_dir, tmp, preset, ranks, repeats, steps):
 
 
 def preset_for(name):
-    """The simulator's preset for the GPU: A100s use dgx-a100, others dgx-h100."""
-    return "dgx-a100" if "A100" in name else "dgx-h100"
+    """The simulator's preset for the GPU: A100s use dgx-a100, H200s oci-h200
+    (the H100's chip with 141 GB of HBM3e at 4.8 TB/s), others dgx-h100."""
+    if "A100" in name:
+        return "dgx-a100"
+    return "oci-h200" if "H200" in name else "dgx-h100"
 
 
 def embedding_spec(rows):

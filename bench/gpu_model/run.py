@@ -1,7 +1,8 @@
-"""The GPU step model against one real GPU: Braid's predictions for one H100
-(the dgx-h100 preset, 1 node x 1 rank) beside PyTorch running the same DLRMs
-on a lent H100, stage by stage, plus the device figures the preset assumes
-(streaming and random-row-gather bandwidth, launch overhead) measured.
+"""The GPU step model against one real GPU: Braid's predictions for one GPU
+(a cluster preset, 1 node x 1 rank: dgx-h100 by default, oci-h200 for an
+H200) beside PyTorch running the same DLRMs on a lent GPU, stage by stage,
+plus the device figures the preset assumes (streaming and random-row-gather
+bandwidth, launch overhead) measured.
 
 Braid has no CUDA backend yet (issue 17), so the measured side is PyTorch's
 CUDA kernels (nn.EmbeddingBag, cuBLAS GEMMs, its optimizers): a realisation
@@ -9,10 +10,12 @@ of the same kernels whose times the simulator prices. The gap per stage says
 where the kernel model is off.
 
 Three steps, because the GPU and the compiler are on different machines:
-  python3 bench/gpu_model/run.py predict  [--build build]    # here: plan.json per model
+  python3 bench/gpu_model/run.py predict  [--build build] [--cluster C]  # here
   python3 bench/gpu_model/run.py measure  --out DIR          # on the GPU machine (torch + CUDA)
-  python3 bench/gpu_model/run.py compare  --measured DIR/measured.json
-compare prints the table and writes bench/gpu_model/results.json.
+  python3 bench/gpu_model/run.py compare  [--cluster C] --measured DIR/measured.json
+predict writes bench/gpu_model/predicted-C.json (commit it before measuring:
+the prediction is then blind); compare prints the table and writes
+bench/gpu_model/results-C.json.
 """
 import argparse
 import json
@@ -24,7 +27,10 @@ import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 HERE = ROOT / "bench" / "gpu_model"
-PREDICTED = HERE / "predicted.json"
+
+
+def predicted_path(cluster):
+    return HERE / f"predicted-{cluster}.json"
 
 # (name, tables, rows, dim, pooling, batch). Rows are kept small enough for
 # one 80 GB card; the lookup cost depends on the rows touched, not held.
@@ -58,16 +64,18 @@ def predict(args):
             model = pathlib.Path(tmp) / f"{config[0]}.json"
             model.write_text(json.dumps(spec(*config)))
             artifact = pathlib.Path(tmp) / config[0]
-            proc = subprocess.run([str(compile_), str(model), "--cluster", "dgx-h100",
+            proc = subprocess.run([str(compile_), str(model), "--cluster", args.cluster,
                                    "--nodes", "1", "--ranks-per-node", "1", "--train",
                                    "--target", "none", "-o", str(artifact)],
                                   capture_output=True, text=True)
             if proc.returncode != 0:
                 sys.exit(f"braid-compile failed for {config[0]}:\n{proc.stderr[-2000:]}")
             out[config[0]] = json.loads((artifact / "plan.json").read_text())["predicted"]
-    hardware = json.loads((ROOT / "examples" / "clusters" / "dgx-h100.json").read_text())
-    PREDICTED.write_text(json.dumps({"configs": out, "device": hardware["device"]}, indent=1))
-    print(f"wrote {PREDICTED}")
+    hardware = json.loads((ROOT / "examples" / "clusters" / f"{args.cluster}.json").read_text())
+    path = predicted_path(args.cluster)
+    path.write_text(json.dumps({"cluster": args.cluster, "configs": out,
+                                "device": hardware["device"]}, indent=1) + "\n")
+    print(f"wrote {path}")
 
 
 def timed(torch, fn, iterations=30, warmup=5):
@@ -249,7 +257,7 @@ def measure(args):
 
 
 def compare(args):
-    predicted = json.loads(PREDICTED.read_text())
+    predicted = json.loads(predicted_path(args.cluster).read_text())
     measured = json.loads(pathlib.Path(args.measured or sorted(
         (HERE / "measurements").glob("*.json"))[-1]).read_text())
     device = predicted["device"]
@@ -306,7 +314,7 @@ def compare(args):
             rate = got["gemm_flops"] / got["gemm_graphed_ms"] * 1e-9
             print(f"{name:<10} {got['gemm_graphed_ms']:>17.3f} {rate:>8.1f}")
     print("\nerror: Braid's prediction against the graphed time (the training step: eager)")
-    results = HERE / "results.json"
+    results = HERE / f"results-{args.cluster}.json"
     results.write_text(json.dumps({"figures": rows, "stages": table,
                                    "device": measured["device"]}, indent=1))
     print(f"wrote {results}")
@@ -318,6 +326,8 @@ def main():
     parser.add_argument("--build", default="build")
     parser.add_argument("--out", default="gpu_model_out")
     parser.add_argument("--measured")
+    parser.add_argument("--cluster", default="dgx-h100",
+                        help="the preset predict compiles for and compare reads")
     args = parser.parse_args()
     {"predict": predict, "measure": measure, "compare": compare}[args.step](args)
     return 0
