@@ -29,8 +29,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 HERE = ROOT / "bench" / "gpu_model"
 
 
-def predicted_path(cluster):
-    return HERE / f"predicted-{cluster}.json"
+def predicted_path(args):
+    return pathlib.Path(args.predicted or HERE / f"predicted-{args.cluster}.json")
 
 # (name, tables, rows, dim, pooling, batch). Rows are kept small enough for
 # one 80 GB card; the lookup cost depends on the rows touched, not held.
@@ -72,7 +72,7 @@ def predict(args):
                 sys.exit(f"braid-compile failed for {config[0]}:\n{proc.stderr[-2000:]}")
             out[config[0]] = json.loads((artifact / "plan.json").read_text())["predicted"]
     hardware = json.loads((ROOT / "examples" / "clusters" / f"{args.cluster}.json").read_text())
-    path = predicted_path(args.cluster)
+    path = predicted_path(args)
     path.write_text(json.dumps({"cluster": args.cluster, "configs": out,
                                 "device": hardware["device"]}, indent=1) + "\n")
     print(f"wrote {path}")
@@ -257,7 +257,7 @@ def measure(args):
 
 
 def compare(args):
-    predicted = json.loads(predicted_path(args.cluster).read_text())
+    predicted = json.loads(predicted_path(args).read_text())
     measured = json.loads(pathlib.Path(args.measured or sorted(
         (HERE / "measurements").glob("*.json"))[-1]).read_text())
     device = predicted["device"]
@@ -314,7 +314,7 @@ def compare(args):
             rate = got["gemm_flops"] / got["gemm_graphed_ms"] * 1e-9
             print(f"{name:<10} {got['gemm_graphed_ms']:>17.3f} {rate:>8.1f}")
     print("\nerror: Braid's prediction against the graphed time (the training step: eager)")
-    results = HERE / f"results-{args.cluster}.json"
+    results = pathlib.Path(args.results or HERE / f"results-{args.cluster}.json")
     results.write_text(json.dumps({"figures": rows, "stages": table,
                                    "device": measured["device"]}, indent=1))
     print(f"wrote {results}")
@@ -328,6 +328,10 @@ def main():
     parser.add_argument("--measured")
     parser.add_argument("--cluster", default="dgx-h100",
                         help="the preset predict compiles for and compare reads")
+    parser.add_argument("--predicted", help="the predictions' file (default: "
+                        "bench/gpu_model/predicted-CLUSTER.json)")
+    parser.add_argument("--results", help="compare's output (default: "
+                        "bench/gpu_model/results-CLUSTER.json)")
     args = parser.parse_args()
     {"predict": predict, "measure": measure, "compare": compare}[args.step](args)
     return 0
