@@ -86,6 +86,11 @@ static LogicalResult checkRequest(const CompileRequest &request,
   if (request.poolingLanes != 0 && request.target != "cpu")
     return fail("--pooling-lanes applies to --target cpu (--target cuda "
                 "always pools 4 columns per thread)");
+  if (request.catLanes < 0 || request.catLanes > 1024)
+    return fail("--cat-lanes must be between 0 and 1024");
+  if (request.catLanes != 0 && request.target != "cpu")
+    return fail("--cat-lanes applies to --target cpu (--target cuda always "
+                "copies 4 columns of a cat per thread)");
   if (request.profileOps && request.target != "cpu")
     return fail("--profile-ops applies to --target cpu");
   // 0, the default, is the hardware's (braid-plan-sharding reads it).
@@ -187,7 +192,8 @@ LogicalResult mlir::braid::compileModel(const CompileRequest &request,
                               request.outDir, plan->sharding.problem.ranks(),
                               request.targetCpu,
                               request.embeddingUpdateKernel,
-                              request.poolingLanes, request.profileOps)))
+                              request.poolingLanes, request.catLanes,
+                              request.profileOps)))
     return failure();
   int64_t kernels = 0;
   if (request.target == "cuda" &&

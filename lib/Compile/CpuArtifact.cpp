@@ -407,11 +407,13 @@ LogicalResult mlir::braid::writeCpuArtifact(ModuleOp program, ModuleOp model,
                                             StringRef targetCpu,
                                             bool embeddingUpdateKernel,
                                             int64_t poolingLanes,
+                                            int64_t catLanes,
                                             bool profileOps) {
   ArtifactTarget cpu;
   cpu.name = "cpu";
   cpu.convertToCPU.embeddingUpdateKernel = embeddingUpdateKernel;
   cpu.convertToCPU.poolingLanes = poolingLanes;
+  cpu.convertToCPU.catLanes = catLanes;
   cpu.profileOps = profileOps;
   cpu.runtimeLibraries = {"braidrt"};
   cpu.lowerToLLVM = [](ModuleOp module) {

@@ -357,6 +357,7 @@ ConvertBraidToCPUPassOptions mlir::braid::cudaConvertBraidToCPUOptions() {
   ConvertBraidToCPUPassOptions options;
   options.embeddingUpdateKernel = true;
   options.poolingLanes = cudaLookupPoolingLanes;
+  options.catLanes = cudaCatLanes;
   options.asyncCounts = false;
   options.biasGradColumns = 1;
   return options;

@@ -97,6 +97,12 @@ static cl::opt<int64_t> poolingLanes(
     cl::desc("--target cpu: a lookup's kernel pools this many columns per "
              "parallel iteration, the form --target cuda runs with 4 (0: a "
              "bag's whole row per iteration)"));
+static cl::opt<int64_t> catLanes(
+    cl::cat(toolOptions), "cat-lanes", cl::init(0),
+    cl::desc("--target cpu: a cat interaction's kernel copies this many "
+             "columns per parallel iteration, one loop per feature, the form "
+             "--target cuda runs with 4 (0: a sample's whole row per "
+             "iteration)"));
 static cl::opt<bool> profileOps(
     cl::cat(toolOptions), "profile-ops",
     cl::desc("--target cpu: time every op of the program where it runs "
@@ -134,6 +140,7 @@ int main(int argc, char **argv) {
   request.targetCpu = targetCpu;
   request.embeddingUpdateKernel = embeddingUpdateKernel;
   request.poolingLanes = poolingLanes;
+  request.catLanes = catLanes;
   request.profileOps = profileOps;
   request.cudaChips.assign(cudaChips.begin(), cudaChips.end());
   request.outDir = outDir;

@@ -27,13 +27,15 @@ namespace mlir::braid {
 /// from `model` (whose signature the manifest carries), and manifest.json.
 /// `embeddingUpdateKernel` lowers the fused embedding updates to the
 /// generated kernel (convert-braid-to-cpu's embedding-update-kernel), and
-/// `poolingLanes` is its pooling-lanes. `profileOps` runs braid-profile-ops
+/// `poolingLanes` and `catLanes` are its pooling-lanes and cat-lanes.
+/// `profileOps` runs braid-profile-ops
 /// first, so every op is timed where it runs.
 LogicalResult writeCpuArtifact(ModuleOp program, ModuleOp model,
                                llvm::StringRef outDir, int64_t ranks,
                                llvm::StringRef targetCpu,
                                bool embeddingUpdateKernel = false,
                                int64_t poolingLanes = 0,
+                               int64_t catLanes = 0,
                                bool profileOps = false);
 
 /// What distinguishes one target's artifact from another's: the manifest's

@@ -299,7 +299,8 @@ template <typename OpTy> struct ComputeOpLowering : OpConversionPattern<OpTy> {
           declareRuntimeFunction(
               state.module, runtime::kRowsError,
               TypeRange{rewriter.getI64Type(), rewriter.getI64Type()}, {},
-              false));
+              false),
+          state.catLanes);
     if (failed(lowered))
       return failure();
     rewriter.replaceOp(op, *lowered);
@@ -448,8 +449,12 @@ struct ConvertBraidToCPUPass
     if (biasGradColumns < 1 || biasGradColumns > 256)
       return reject("bias-grad-columns must be in [1, 256], got " +
                     Twine(static_cast<int64_t>(biasGradColumns)));
+    if (catLanes < 0 || catLanes > 1024)
+      return reject("cat-lanes must be in [0, 1024], got " +
+                    Twine(static_cast<int64_t>(catLanes)));
     state.poolingLanes = poolingLanes;
     state.biasGradColumns = biasGradColumns;
+    state.catLanes = catLanes;
     // Fused exchanges in the terms the rest of the lowering knows.
     if (failed(expandFusedExchanges(module, /*outline=*/true)))
       return signalPassFailure();

@@ -73,6 +73,8 @@ struct CpuLoweringState {
   bool asyncCounts = true;
   /// convert-braid-to-cpu's bias-grad-columns (buildLinearGradPointwise).
   int64_t biasGradColumns = 16;
+  /// convert-braid-to-cpu's cat-lanes (buildInteractionKernel).
+  int64_t catLanes = 0;
 
   /// The argument of `table` in the function around `op`.
   Value tableArgument(Operation *op, FlatSymbolRefAttr table) const {

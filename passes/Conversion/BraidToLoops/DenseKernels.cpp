@@ -294,7 +294,7 @@ mlir::braid::buildLinearGradPointwise(OpBuilder &b, LinearGradOp op,
 
 FailureOr<Value>
 mlir::braid::buildInteractionKernel(OpBuilder &b, InteractionOp interaction,
-                                   func::FuncOp rowsError) {
+                                   func::FuncOp rowsError, int64_t catLanes) {
   Location loc = interaction.getLoc();
   auto resultType = cast<RankedTensorType>(interaction.getResult().getType());
   Type element = resultType.getElementType();
@@ -324,6 +324,49 @@ mlir::braid::buildInteractionKernel(OpBuilder &b, InteractionOp interaction,
     featureBuffers.push_back(bufferization::ToBufferOp::create(
         b, loc, MemRefType::get(type.getShape(), type.getElementType()),
         feature, /*read_only=*/b.getUnitAttr()));
+  }
+  auto wrap = [&]() -> Value {
+    return bufferization::ToTensorOp::create(b, loc, resultType, out,
+                                             /*restrict=*/true,
+                                             /*writable=*/true);
+  };
+  auto widthOf = [](Value buffer) {
+    return cast<MemRefType>(buffer.getType()).getDimSize(1);
+  };
+  if (interaction.getKind() == InteractionKind::cat && catLanes > 0 &&
+      llvm::all_of(featureBuffers, [&](Value feature) {
+        return widthOf(feature) % catLanes == 0;
+      })) {
+    // One 2-D loop per feature over (sample, group of catLanes columns):
+    // flattened for a GPU, consecutive threads copy consecutive groups of
+    // one row, so a warp's loads and stores are contiguous. A copy: the
+    // bytes are the same whatever the loop's shape.
+    int64_t column = 0;
+    auto vectorType = VectorType::get({catLanes}, element);
+    for (Value feature : featureBuffers) {
+      Value groups =
+          arith::ConstantIndexOp::create(b, loc, widthOf(feature) / catLanes);
+      auto copy = scf::ForallOp::create(
+          b, loc, ArrayRef<OpFoldResult>{OpFoldResult(rows), groups},
+          ValueRange{}, /*mapping=*/std::nullopt);
+      OpBuilder body = OpBuilder::atBlockBegin(copy.getBody());
+      Value row = copy.getInductionVar(0);
+      Value first = arith::MulIOp::create(
+          body, loc, copy.getInductionVar(1),
+          arith::ConstantIndexOp::create(body, loc, catLanes));
+      Value padding = arith::ConstantOp::create(
+          body, loc, element, body.getFloatAttr(element, 0.0));
+      Value lanes = vector::TransferReadOp::create(
+          body, loc, vectorType, feature, ValueRange{row, first}, padding,
+          ArrayRef<bool>{true});
+      Value target = arith::AddIOp::create(
+          body, loc, first, arith::ConstantIndexOp::create(body, loc, column));
+      vector::TransferWriteOp::create(body, loc, lanes, out,
+                                      ValueRange{row, target},
+                                      ArrayRef<bool>{true});
+      column += widthOf(feature);
+    }
+    return wrap();
   }
   auto forall = scf::ForallOp::create(
       b, loc, ArrayRef<OpFoldResult>{OpFoldResult(rows)}, ValueRange{},
@@ -385,10 +428,7 @@ mlir::braid::buildInteractionKernel(OpBuilder &b, InteractionOp interaction,
                 products),
             cast<VectorType>(vectors[0].getType()).getDimSize(0));
   }
-  return bufferization::ToTensorOp::create(b, loc, resultType, out,
-                                           /*restrict=*/true,
-                                           /*writable=*/true)
-      .getResult();
+  return wrap();
 }
 
 /// Columns of a dot interaction's feature gradient one block of its kernel

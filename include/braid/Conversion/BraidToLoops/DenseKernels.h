@@ -38,9 +38,14 @@ std::pair<Value, Value> buildLinearGradPointwise(OpBuilder &b,
 /// features and computes the dense columns and the pairwise dot products
 /// with a tensor.generate. Emits a located error and fails on a form it
 /// does not build. A feature whose rows are not the dense features' aborts
-/// through `rowsError` (rows, expected).
+/// through `rowsError` (rows, expected). With `catLanes` > 0, a `cat`
+/// whose every feature's width that count divides is written by one 2-D
+/// loop per feature over (sample, group of `catLanes` columns) instead of
+/// one loop over the samples: on a GPU consecutive threads then copy
+/// consecutive columns of a row.
 FailureOr<Value> buildInteractionKernel(OpBuilder &b, InteractionOp interaction,
-                                        func::FuncOp rowsError);
+                                        func::FuncOp rowsError,
+                                        int64_t catLanes = 0);
 
 /// `interaction_grad`: a forall over the samples that writes each
 /// feature's gradient row once (cat: its columns of the result's gradient;
