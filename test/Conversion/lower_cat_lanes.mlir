@@ -2,7 +2,7 @@
 // RUN: braid-opt %s --convert-braid-to-cpu --split-input-file | FileCheck %s --check-prefix=WHOLE
 // RUN: not braid-opt %s --convert-braid-to-cpu="cat-lanes=-1" --split-input-file 2>&1 | FileCheck %s --check-prefix=NEGATIVE
 
-// With cat-lanes, a cat is one 2-D loop per feature over (sample, group of
+// With cat-lanes, a cat (and its gradient, below) is one 2-D loop per feature over (sample, group of
 // 4 columns): each iteration reads 4 columns of its feature's row and
 // writes them at the feature's offset in the result (the GPU's flattening
 // then puts consecutive groups of a row on consecutive threads).
@@ -14,7 +14,8 @@
 // CHECK: %[[G2:.*]] = arith.constant 2 : index
 // CHECK: scf.forall (%[[ROW:.*]], %[[G:.*]]) in (%{{.*}}, %[[G2]])
 // CHECK: %[[FIRST:.*]] = arith.muli %[[G]], %{{.*}} : index
-// CHECK: %[[V:.*]] = vector.transfer_read %[[BD]][%[[ROW]], %[[FIRST]]], %{{.*}} {in_bounds = [true]} : memref<?x8xf32>, vector<4xf32>
+// CHECK: %[[SRC:.*]] = arith.addi %[[FIRST]], %c0{{.*}} : index
+// CHECK: %[[V:.*]] = vector.transfer_read %[[BD]][%[[ROW]], %[[SRC]]], %{{.*}} {in_bounds = [true]} : memref<?x8xf32>, vector<4xf32>
 // CHECK: %[[AT:.*]] = arith.addi %[[FIRST]], %c0{{.*}} : index
 // CHECK: vector.transfer_write %[[V]], %[[OUT]][%[[ROW]], %[[AT]]] {in_bounds = [true]} : vector<4xf32>, memref<?x24xf32>
 // CHECK: %[[G3:.*]] = arith.constant 3 : index
@@ -59,4 +60,31 @@ func.func @ragged(%d: tensor<?x8xf32>, %e0: tensor<?x6xf32>) -> tensor<?x14xf32>
 func.func @dot(%d: tensor<?x4xf32>, %e0: tensor<?x4xf32>) -> tensor<?x5xf32> {
   %z = braid.interaction dot %d, %e0 : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x5xf32>
   return %z : tensor<?x5xf32>
+}
+
+// -----
+
+// The cat's gradient the same way: each feature's gradient is a 2-D loop
+// over (sample, group of 4 columns) reading the result's gradient at the
+// feature's offset.
+// CHECK-LABEL: func.func @cat_grad
+// CHECK: %[[DY:.*]] = bufferization.to_buffer %{{.*}} read_only : tensor<?x12xf32>
+// CHECK: %[[GA:.*]] = memref.alloc(%{{.*}}) : memref<?x4xf32>
+// CHECK: %[[GB:.*]] = memref.alloc(%{{.*}}) : memref<?x8xf32>
+// CHECK: scf.forall (%[[ROW:.*]], %[[G:.*]]) in (%{{.*}}, %c1{{.*}})
+// CHECK: vector.transfer_read %[[DY]]{{.*}} : memref<?x12xf32>, vector<4xf32>
+// CHECK: vector.transfer_write %{{.*}}, %[[GA]]{{.*}} : vector<4xf32>, memref<?x4xf32>
+// CHECK: scf.forall (%{{.*}}, %{{.*}}) in (%{{.*}}, %c2{{.*}})
+// CHECK: %[[FIRST:.*]] = arith.muli
+// CHECK: %[[C4:.*]] = arith.constant 4 : index
+// CHECK-NEXT: %[[SRC:.*]] = arith.addi %[[FIRST]], %[[C4]] : index
+// CHECK: vector.transfer_read %[[DY]][%{{.*}}, %[[SRC]]]{{.*}} : memref<?x12xf32>, vector<4xf32>
+// CHECK: vector.transfer_write %{{.*}}, %[[GB]]{{.*}} : vector<4xf32>, memref<?x8xf32>
+// WHOLE-LABEL: func.func @cat_grad
+// WHOLE: scf.forall (%[[ROW:[a-z0-9]+]]) in
+// WHOLE: vector.transfer_read {{.*}} : memref<?x12xf32>, vector<4xf32>
+// WHOLE: vector.transfer_read {{.*}} : memref<?x12xf32>, vector<8xf32>
+func.func @cat_grad(%dy: tensor<?x12xf32>, %a: tensor<?x4xf32>, %b: tensor<?x8xf32>) -> (tensor<?x4xf32>, tensor<?x8xf32>) {
+  %ga, %gb = braid.interaction_grad cat %dy, %a, %b : (tensor<?x12xf32>, tensor<?x4xf32>, tensor<?x8xf32>) -> (tensor<?x4xf32>, tensor<?x8xf32>)
+  return %ga, %gb : tensor<?x4xf32>, tensor<?x8xf32>
 }

@@ -103,10 +103,10 @@ def ConvertBraidToCPUPass : Pass<"convert-braid-to-cpu", "::mlir::ModuleOp"> {
            "kernel sums, as one vector of f64 accumulators (at least 1; "
            "braid-lower-cuda takes 1, a thread per column)">,
     Option<"catLanes", "cat-lanes", "int64_t", /*default=*/"0",
-           "Columns one iteration of a cat interaction's kernel copies (0: "
-           "a sample's whole row); a count dividing every feature's width "
-           "makes it one 2-D loop per feature over samples and column "
-           "groups">
+           "Columns one iteration of a cat interaction's kernel and of its "
+           "gradient's copies (0: a sample's whole row); a count dividing "
+           "every feature's width makes each one 2-D loop per feature over "
+           "samples and column groups">
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::bufferization::BufferizationDialect",

@@ -276,7 +276,8 @@ FailureOr<SmallVector<Value>> TrainingLowering::lower(InteractionGradOp op) {
       b, op,
       declareRuntimeFunction(state.module, runtime::kRowsError,
                              TypeRange{b.getI64Type(), b.getI64Type()}, {},
-                             false));
+                             false),
+      state.catLanes);
 }
 
 FailureOr<SmallVector<Value>> TrainingLowering::lower(CombineShardsGradOp op) {

@@ -292,6 +292,42 @@ mlir::braid::buildLinearGradPointwise(OpBuilder &b, LinearGradOp op,
   return {g, biasGrad};
 }
 
+/// Copies columns [srcColumn, srcColumn + width) of every row of `src` to
+/// columns [dstColumn, dstColumn + width) of `dst` as one 2-D loop over
+/// (row, group of `lanes` columns), `lanes` dividing `width`; a wider
+/// destination element type extends each group. On a GPU the loop's
+/// flattening puts consecutive groups of a row on consecutive threads.
+static void emitLaneCopy(OpBuilder &b, Location loc, Value src,
+                         int64_t srcColumn, Value dst, int64_t dstColumn,
+                         int64_t width, Value rows, int64_t lanes) {
+  Type srcElement = cast<MemRefType>(src.getType()).getElementType();
+  Type dstElement = cast<MemRefType>(dst.getType()).getElementType();
+  Value groups = arith::ConstantIndexOp::create(b, loc, width / lanes);
+  auto copy = scf::ForallOp::create(
+      b, loc, ArrayRef<OpFoldResult>{OpFoldResult(rows), groups},
+      ValueRange{}, /*mapping=*/std::nullopt);
+  OpBuilder body = OpBuilder::atBlockBegin(copy.getBody());
+  Value row = copy.getInductionVar(0);
+  Value first =
+      arith::MulIOp::create(body, loc, copy.getInductionVar(1),
+                            arith::ConstantIndexOp::create(body, loc, lanes));
+  auto at = [&](int64_t column) -> Value {
+    return arith::AddIOp::create(
+        body, loc, first, arith::ConstantIndexOp::create(body, loc, column));
+  };
+  Value padding = arith::ConstantOp::create(
+      body, loc, srcElement, body.getFloatAttr(srcElement, 0.0));
+  Value vector = vector::TransferReadOp::create(
+      body, loc, VectorType::get({lanes}, srcElement), src,
+      ValueRange{row, at(srcColumn)}, padding, ArrayRef<bool>{true});
+  if (dstElement != srcElement)
+    vector = arith::ExtFOp::create(
+        body, loc, VectorType::get({lanes}, dstElement), vector);
+  vector::TransferWriteOp::create(body, loc, vector, dst,
+                                  ValueRange{row, at(dstColumn)},
+                                  ArrayRef<bool>{true});
+}
+
 FailureOr<Value>
 mlir::braid::buildInteractionKernel(OpBuilder &b, InteractionOp interaction,
                                    func::FuncOp rowsError, int64_t catLanes) {
@@ -342,28 +378,9 @@ mlir::braid::buildInteractionKernel(OpBuilder &b, InteractionOp interaction,
     // one row, so a warp's loads and stores are contiguous. A copy: the
     // bytes are the same whatever the loop's shape.
     int64_t column = 0;
-    auto vectorType = VectorType::get({catLanes}, element);
     for (Value feature : featureBuffers) {
-      Value groups =
-          arith::ConstantIndexOp::create(b, loc, widthOf(feature) / catLanes);
-      auto copy = scf::ForallOp::create(
-          b, loc, ArrayRef<OpFoldResult>{OpFoldResult(rows), groups},
-          ValueRange{}, /*mapping=*/std::nullopt);
-      OpBuilder body = OpBuilder::atBlockBegin(copy.getBody());
-      Value row = copy.getInductionVar(0);
-      Value first = arith::MulIOp::create(
-          body, loc, copy.getInductionVar(1),
-          arith::ConstantIndexOp::create(body, loc, catLanes));
-      Value padding = arith::ConstantOp::create(
-          body, loc, element, body.getFloatAttr(element, 0.0));
-      Value lanes = vector::TransferReadOp::create(
-          body, loc, vectorType, feature, ValueRange{row, first}, padding,
-          ArrayRef<bool>{true});
-      Value target = arith::AddIOp::create(
-          body, loc, first, arith::ConstantIndexOp::create(body, loc, column));
-      vector::TransferWriteOp::create(body, loc, lanes, out,
-                                      ValueRange{row, target},
-                                      ArrayRef<bool>{true});
+      emitLaneCopy(b, loc, feature, 0, out, column, widthOf(feature), rows,
+                   catLanes);
       column += widthOf(feature);
     }
     return wrap();
@@ -438,7 +455,8 @@ static constexpr int64_t kGradColumns = 16;
 
 FailureOr<SmallVector<Value>>
 mlir::braid::buildInteractionGradKernel(OpBuilder &b, InteractionGradOp op,
-                                       func::FuncOp rowsError) {
+                                       func::FuncOp rowsError,
+                                       int64_t catLanes) {
   Location loc = op.getLoc();
   SmallVector<Value> features = {op.getDense()};
   llvm::append_range(features, op.getEmbeddings());
@@ -478,6 +496,27 @@ mlir::braid::buildInteractionGradKernel(OpBuilder &b, InteractionGradOp op,
       dynamicSizes.push_back(rows);
     outs.push_back(memref::AllocOp::create(
         b, loc, MemRefType::get(type.getShape(), f32), dynamicSizes));
+  }
+  auto wrap = [&]() {
+    SmallVector<Value> results;
+    for (auto [out, result] : llvm::zip(outs, op.getFeatureGrads()))
+      results.push_back(bufferization::ToTensorOp::create(
+          b, loc, result.getType(), out, /*restrict=*/true,
+          /*writable=*/true));
+    return results;
+  };
+  if (!dot && catLanes > 0 && llvm::all_of(widths, [&](int64_t width) {
+        return width % catLanes == 0;
+      })) {
+    // cat with catLanes: each feature's gradient is its columns of the
+    // result's gradient, copied by a 2-D loop of its own, as the forward
+    // cat writes them.
+    int64_t column = 0;
+    for (auto [width, out] : llvm::zip(widths, outs)) {
+      emitLaneCopy(b, loc, dy, column, out, 0, width, rows, catLanes);
+      column += width;
+    }
+    return wrap();
   }
   auto forall = scf::ForallOp::create(
       b, loc, ArrayRef<OpFoldResult>{OpFoldResult(rows)}, ValueRange{},
@@ -581,9 +620,5 @@ mlir::braid::buildInteractionGradKernel(OpBuilder &b, InteractionGradOp op,
       }
     }
   }
-  SmallVector<Value> results;
-  for (auto [out, result] : llvm::zip(outs, op.getFeatureGrads()))
-    results.push_back(bufferization::ToTensorOp::create(
-        b, loc, result.getType(), out, /*restrict=*/true, /*writable=*/true));
-  return results;
+  return wrap();
 }

@@ -52,10 +52,13 @@ FailureOr<Value> buildInteractionKernel(OpBuilder &b, InteractionOp interaction,
 /// dot: the dense columns plus each pair's gradient times the other
 /// feature, as vector FMAs), into buffers the results wrap. Emits a
 /// located error and fails on a form it does not build; features of other
-/// rows than the result's gradient abort through `rowsError`.
+/// rows than the result's gradient abort through `rowsError`. With
+/// `catLanes` > 0 a cat's gradients are copied as buildInteractionKernel
+/// writes its result: one 2-D loop per feature over (sample, group of
+/// `catLanes` columns), when that count divides every width.
 FailureOr<SmallVector<Value>>
 buildInteractionGradKernel(OpBuilder &b, InteractionGradOp op,
-                           func::FuncOp rowsError);
+                           func::FuncOp rowsError, int64_t catLanes = 0);
 
 } // namespace mlir::braid
 
