@@ -91,6 +91,9 @@ static LogicalResult checkRequest(const CompileRequest &request,
   if (request.catLanes != 0 && request.target != "cpu")
     return fail("--cat-lanes applies to --target cpu (--target cuda always "
                 "copies 4 columns of a cat per thread)");
+  if (request.parallelChecks && request.target != "cpu")
+    return fail("--parallel-checks applies to --target cpu (--target cuda "
+                "always checks a lookup's indices and offsets in parallel)");
   if (request.profileOps && request.target != "cpu")
     return fail("--profile-ops applies to --target cpu");
   // 0, the default, is the hardware's (braid-plan-sharding reads it).
@@ -193,7 +196,7 @@ LogicalResult mlir::braid::compileModel(const CompileRequest &request,
                               request.targetCpu,
                               request.embeddingUpdateKernel,
                               request.poolingLanes, request.catLanes,
-                              request.profileOps)))
+                              request.parallelChecks, request.profileOps)))
     return failure();
   int64_t kernels = 0;
   if (request.target == "cuda" &&

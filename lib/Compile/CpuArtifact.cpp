@@ -408,12 +408,14 @@ LogicalResult mlir::braid::writeCpuArtifact(ModuleOp program, ModuleOp model,
                                             bool embeddingUpdateKernel,
                                             int64_t poolingLanes,
                                             int64_t catLanes,
+                                            bool parallelChecks,
                                             bool profileOps) {
   ArtifactTarget cpu;
   cpu.name = "cpu";
   cpu.convertToCPU.embeddingUpdateKernel = embeddingUpdateKernel;
   cpu.convertToCPU.poolingLanes = poolingLanes;
   cpu.convertToCPU.catLanes = catLanes;
+  cpu.convertToCPU.parallelChecks = parallelChecks;
   cpu.profileOps = profileOps;
   cpu.runtimeLibraries = {"braidrt"};
   cpu.lowerToLLVM = [](ModuleOp module) {

@@ -358,6 +358,9 @@ ConvertBraidToCPUPassOptions mlir::braid::cudaConvertBraidToCPUOptions() {
   options.embeddingUpdateKernel = true;
   options.poolingLanes = cudaLookupPoolingLanes;
   options.catLanes = cudaCatLanes;
+  // The host reading every index to check it moved the indices' managed
+  // pages back to it before each lookup (docs/cuda-backend.md).
+  options.parallelChecks = true;
   options.asyncCounts = false;
   options.biasGradColumns = 1;
   return options;

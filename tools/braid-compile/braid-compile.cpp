@@ -103,6 +103,11 @@ static cl::opt<int64_t> catLanes(
              "columns per parallel iteration, one loop per feature, the form "
              "--target cuda runs with 4 (0: a sample's whole row per "
              "iteration)"));
+static cl::opt<bool> parallelChecks(
+    cl::cat(toolOptions), "parallel-checks", cl::init(false),
+    cl::desc("--target cpu: check a lookup's indices and offsets with "
+             "parallel loops, the form --target cuda runs as kernels, instead "
+             "of serial ones"));
 static cl::opt<bool> profileOps(
     cl::cat(toolOptions), "profile-ops",
     cl::desc("--target cpu: time every op of the program where it runs "
@@ -141,6 +146,7 @@ int main(int argc, char **argv) {
   request.embeddingUpdateKernel = embeddingUpdateKernel;
   request.poolingLanes = poolingLanes;
   request.catLanes = catLanes;
+  request.parallelChecks = parallelChecks;
   request.profileOps = profileOps;
   request.cudaChips.assign(cudaChips.begin(), cudaChips.end());
   request.outDir = outDir;

@@ -53,6 +53,9 @@ struct CompileRequest {
   /// --target cpu: convert-braid-to-cpu's cat-lanes (--target cuda takes
   /// cudaCatLanes).
   int64_t catLanes = 0;
+  /// --target cpu: convert-braid-to-cpu's parallel-checks (--target cuda
+  /// always checks in parallel).
+  bool parallelChecks = false;
   /// --target cpu: time every op of the program where it runs
   /// (braid-profile-ops); braid-run --json then reports `ops_ms`.
   bool profileOps = false;

@@ -27,7 +27,8 @@ namespace mlir::braid {
 /// from `model` (whose signature the manifest carries), and manifest.json.
 /// `embeddingUpdateKernel` lowers the fused embedding updates to the
 /// generated kernel (convert-braid-to-cpu's embedding-update-kernel), and
-/// `poolingLanes` and `catLanes` are its pooling-lanes and cat-lanes.
+/// `poolingLanes`, `catLanes` and `parallelChecks` are its pooling-lanes,
+/// cat-lanes and parallel-checks.
 /// `profileOps` runs braid-profile-ops
 /// first, so every op is timed where it runs.
 LogicalResult writeCpuArtifact(ModuleOp program, ModuleOp model,
@@ -36,6 +37,7 @@ LogicalResult writeCpuArtifact(ModuleOp program, ModuleOp model,
                                bool embeddingUpdateKernel = false,
                                int64_t poolingLanes = 0,
                                int64_t catLanes = 0,
+                               bool parallelChecks = false,
                                bool profileOps = false);
 
 /// What distinguishes one target's artifact from another's: the manifest's

@@ -106,7 +106,11 @@ def ConvertBraidToCPUPass : Pass<"convert-braid-to-cpu", "::mlir::ModuleOp"> {
            "Columns one iteration of a cat interaction's kernel and of its "
            "gradient's copies (0: a sample's whole row); a count dividing "
            "every feature's width makes each one 2-D loop per feature over "
-           "samples and column groups">
+           "samples and column groups">,
+    Option<"parallelChecks", "parallel-checks", "bool", /*default=*/"false",
+           "Check a lookup's indices and offsets with parallel loops (on the "
+           "CUDA target kernels, which read them where they live) instead of "
+           "serial ones, which report the first bad entry">
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::bufferization::BufferizationDialect",

@@ -43,7 +43,8 @@ namespace {
 /// Builds the CPU form of Braid's compute ops.
 class ComputeLowering {
 public:
-  ComputeLowering(ModuleOp module) : module(module) {}
+  ComputeLowering(ModuleOp module, bool parallelChecks)
+      : module(module), parallelChecks(parallelChecks) {}
 
   FailureOr<Value> lowerEmbeddingBag(OpBuilder &b, EmbeddingBagOp bag,
                                      Value table, int64_t columnLanes);
@@ -53,6 +54,8 @@ private:
   func::FuncOp indexErrorFn();
 
   ModuleOp module;
+  /// convert-braid-to-cpu's parallel-checks.
+  bool parallelChecks;
 };
 } // namespace
 
@@ -77,6 +80,20 @@ func::FuncOp ComputeLowering::indexErrorFn() {
   return declareIndexError(module);
 }
 
+/// `loc` with `suffix` added to the kernel name convert-braid-to-cpu tagged
+/// it with (the fused location's metadata), so that a check's kernel on the
+/// CUDA target is named after what it checks (`embedding_bag_t_indices_check`)
+/// rather than taking the lookup's own name; `loc` itself when untagged.
+static Location withKernelSuffix(Location loc, StringRef suffix) {
+  auto fused = dyn_cast<FusedLoc>(loc);
+  auto tag = fused ? dyn_cast_if_present<StringAttr>(fused.getMetadata())
+                   : StringAttr();
+  if (!tag)
+    return loc;
+  return FusedLoc::get(loc.getContext(), {loc},
+                       StringAttr::get(loc.getContext(), tag.str() + suffix));
+}
+
 FailureOr<Value> ComputeLowering::lowerEmbeddingBag(OpBuilder &b,
                                                     EmbeddingBagOp bag,
                                                     Value table,
@@ -87,10 +104,14 @@ FailureOr<Value> ComputeLowering::lowerEmbeddingBag(OpBuilder &b,
   int64_t rows = cast<RankedTensorType>(table.getType()).getDimSize(0);
   // Every index is a row of the table, checked once before the kernel (an
   // index outside aborts the job through the runtime).
-  emitIndicesCheck(b, loc, indexErrorFn(), bag.getIndices(),
-                   arith::ConstantIndexOp::create(b, loc, rows));
-  emitOffsetsCheck(b, loc, declareOffsetsError(module), bag.getOffsets(),
-                   bag.getIndices());
+  emitIndicesCheck(
+      b, parallelChecks ? withKernelSuffix(loc, "_indices_check") : loc,
+      indexErrorFn(), bag.getIndices(),
+      arith::ConstantIndexOp::create(b, loc, rows), parallelChecks);
+  emitOffsetsCheck(
+      b, parallelChecks ? withKernelSuffix(loc, "_offsets_check") : loc,
+      declareOffsetsError(module), bag.getOffsets(), bag.getIndices(),
+      parallelChecks);
   BagPooling pooling;
   if (Value weights = bag.getPerSampleWeights()) {
     // One weight per index, checked at run time when a size is dynamic.
@@ -282,7 +303,7 @@ template <typename OpTy> struct ComputeOpLowering : OpConversionPattern<OpTy> {
   LogicalResult
   matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    ComputeLowering lowering(state.module);
+    ComputeLowering lowering(state.module, state.parallelChecks);
     FailureOr<Value> lowered;
     if constexpr (std::is_same_v<OpTy, EmbeddingBagOp>)
       lowered = lowering.lowerEmbeddingBag(
@@ -322,8 +343,11 @@ struct SliceBagsLowering : OpConversionPattern<SliceBagsOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Value indices = adaptor.getIndices(), offsets = adaptor.getOffsets();
-    emitOffsetsCheck(rewriter, loc, declareOffsetsError(state.module), offsets,
-                     indices);
+    emitOffsetsCheck(
+        rewriter,
+        state.parallelChecks ? withKernelSuffix(loc, "_offsets_check") : loc,
+        declareOffsetsError(state.module), offsets, indices,
+        state.parallelChecks);
     auto index = [&](int64_t value) -> Value {
       return arith::ConstantIndexOp::create(rewriter, loc, value);
     };
@@ -455,6 +479,7 @@ struct ConvertBraidToCPUPass
     state.poolingLanes = poolingLanes;
     state.biasGradColumns = biasGradColumns;
     state.catLanes = catLanes;
+    state.parallelChecks = parallelChecks;
     // Fused exchanges in the terms the rest of the lowering knows.
     if (failed(expandFusedExchanges(module, /*outline=*/true)))
       return signalPassFailure();

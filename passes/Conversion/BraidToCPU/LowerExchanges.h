@@ -75,6 +75,9 @@ struct CpuLoweringState {
   int64_t biasGradColumns = 16;
   /// convert-braid-to-cpu's cat-lanes (buildInteractionKernel).
   int64_t catLanes = 0;
+  /// convert-braid-to-cpu's parallel-checks (emitIndicesCheck,
+  /// emitOffsetsCheck).
+  bool parallelChecks = false;
 
   /// The argument of `table` in the function around `op`.
   Value tableArgument(Operation *op, FlatSymbolRefAttr table) const {

@@ -36,12 +36,33 @@ void mlir::braid::emitAbortIf(OpBuilder &b, Location loc, func::FuncOp fn,
   });
 }
 
+/// Builds `body`(i) for every i in [0, count) as one scf.forall: on the
+/// CUDA target a kernel, so the data checked is read where it lives.
+static void emitParallelCheck(
+    OpBuilder &b, Location loc, Value count,
+    function_ref<void(OpBuilder &, Location, Value)> body) {
+  auto loop = scf::ForallOp::create(
+      b, loc, ArrayRef<OpFoldResult>{OpFoldResult(count)}, ValueRange{},
+      /*mapping=*/std::nullopt);
+  OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
+  body(lb, loc, loop.getInductionVar(0));
+}
+
 void mlir::braid::emitIndicesCheck(OpBuilder &b, Location loc,
                                    func::FuncOp indexError, Value indices,
-                                   Value rows) {
+                                   Value rows, bool parallel) {
   Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
-  Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
   Value count = tensor::DimOp::create(b, loc, indices, c0);
+  if (parallel) {
+    emitParallelCheck(b, loc, count, [&](OpBuilder &lb, Location lloc, Value i) {
+      Value raw = tensor::ExtractOp::create(lb, lloc, indices, i);
+      emitIndexCheck(
+          lb, lloc, indexError,
+          arith::IndexCastOp::create(lb, lloc, lb.getIndexType(), raw), rows);
+    });
+    return;
+  }
+  Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
   scf::ForOp::create(
       b, loc, c0, count, c1, ValueRange{},
       [&](OpBuilder &lb, Location lloc, Value i, ValueRange) {
@@ -69,7 +90,7 @@ void mlir::braid::emitSameRowsCheck(OpBuilder &b, Location loc,
 
 void mlir::braid::emitOffsetsCheck(OpBuilder &b, Location loc,
                                    func::FuncOp offsetsError, Value offsets,
-                                   Value indices) {
+                                   Value indices, bool parallel) {
   Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
   Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
   auto offsetAt = [&](OpBuilder &ob, Location oloc, Value at) -> Value {
@@ -86,6 +107,46 @@ void mlir::braid::emitOffsetsCheck(OpBuilder &b, Location loc,
                                     c1),
               arith::ConstantIndexOp::create(b, loc, -1), c0);
   Value last = arith::SubIOp::create(b, loc, count, c1);
+  if (parallel) {
+    // Each entry in an iteration of its own: entry 0 must be 0, the last
+    // the number of indices, and every other at least the one before.
+    Value numIndices = tensor::DimOp::create(b, loc, indices, c0);
+    emitParallelCheck(
+        b, loc, count, [&](OpBuilder &lb, Location lloc, Value i) {
+          Value current = offsetAt(lb, lloc, i);
+          auto is = [&](Value at) {
+            return arith::CmpIOp::create(lb, lloc, arith::CmpIPredicate::eq,
+                                         i, at);
+          };
+          emitAbortIf(lb, lloc, offsetsError,
+                      arith::AndIOp::create(
+                          lb, lloc, is(c0),
+                          arith::CmpIOp::create(lb, lloc,
+                                                arith::CmpIPredicate::ne,
+                                                current, c0)),
+                      i, current);
+          emitAbortIf(lb, lloc, offsetsError,
+                      arith::AndIOp::create(
+                          lb, lloc, is(last),
+                          arith::CmpIOp::create(lb, lloc,
+                                                arith::CmpIPredicate::ne,
+                                                current, numIndices)),
+                      i, current);
+          Value later = arith::CmpIOp::create(
+              lb, lloc, arith::CmpIPredicate::sgt, i, c0);
+          scf::IfOp::create(lb, lloc, later, [&](OpBuilder &tb, Location tloc) {
+            Value previous =
+                offsetAt(tb, tloc, arith::SubIOp::create(tb, tloc, i, c1));
+            emitAbortIf(tb, tloc, offsetsError,
+                        arith::CmpIOp::create(tb, tloc,
+                                              arith::CmpIPredicate::slt,
+                                              current, previous),
+                        i, current);
+            scf::YieldOp::create(tb, tloc);
+          });
+        });
+    return;
+  }
   // Entry 0 must be 0 and the last the number of indices.
   Value first = offsetAt(b, loc, c0);
   emitAbortIf(b, loc, offsetsError,

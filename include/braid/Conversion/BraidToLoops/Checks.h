@@ -24,15 +24,22 @@ void emitAbortIf(OpBuilder &b, Location loc, func::FuncOp fn, Value condition,
 void emitIndexCheck(OpBuilder &b, Location loc, func::FuncOp indexError,
                     Value row, Value rows);
 
-/// The same check for every element of the 1-D integer tensor `indices`.
+/// The same check for every element of the 1-D integer tensor `indices`:
+/// a serial loop, which reports the first bad index, or with `parallel` a
+/// parallel one (a GPU kernel on the CUDA target, so the indices are read
+/// where they live), which reports one of them.
 void emitIndicesCheck(OpBuilder &b, Location loc, func::FuncOp indexError,
-                      Value indices, Value rows);
+                      Value indices, Value rows, bool parallel = false);
 
 /// Aborts through `offsetsError` (entry, value) unless `offsets` start at
 /// 0, never decrease and end at the number of `indices` (the reference
-/// semantics' rule), so that no bag reads outside the indices.
+/// semantics' rule), so that no bag reads outside the indices. Serial, the
+/// first entry, then the last, then the first that decreases is reported;
+/// with `parallel` every entry is checked by an iteration of a parallel
+/// loop of its own (the first and last entries there too), and one bad
+/// entry is reported. Only the count of entries is read on the host.
 void emitOffsetsCheck(OpBuilder &b, Location loc, func::FuncOp offsetsError,
-                      Value offsets, Value indices);
+                      Value offsets, Value indices, bool parallel = false);
 
 /// Aborts through `rowsError` (rows, expected) unless every tensor of
 /// `features` whose dimension 0 is dynamic has `rows` rows (static ones the
