@@ -9,7 +9,8 @@ factor = {"all_reduce": lambda n: 2 * (n - 1) / n, "all_gather": lambda n: (n - 
           "reduce_scatter": lambda n: (n - 1) / n, "all_to_all": lambda n: (n - 1) / n}
 problems = []
 sweeps = sorted(p for p in data.glob("*.json") if p.name != "split.json")
-halves = {"calibration": 0, "validation": 0, "fresh3": 0, "fresh4": 0, "excluded": 0}
+halves = {"calibration": 0, "validation": 0, "fresh3": 0, "fresh4": 0, "fresh5": 0,
+          "excluded": 0}
 cover = {"calibration": set(), "validation": set()}
 for path in sweeps:
     sweep = json.loads(path.read_text())
@@ -45,7 +46,7 @@ for stem in split:
         problems.append(f"split.json: {stem} has no file")
 print(f"sweeps {len(sweeps)}, calibration {halves['calibration']}, "
       f"validation {halves['validation']}, fresh3 {halves['fresh3']}, "
-      f"fresh4 {halves['fresh4']}, "
+      f"fresh4 {halves['fresh4']}, fresh5 {halves['fresh5']}, "
       f"excluded {halves['excluded']}")
 print(f"problems: {len(problems)}")
 for problem in problems:
