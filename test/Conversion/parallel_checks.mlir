@@ -26,8 +26,8 @@
 // CHECK: %[[VI:.*]] = arith.index_cast %[[V]] : i64 to index
 // CHECK: arith.cmpi eq, %[[J]], %{{.*}} : index
 // CHECK: func.call @braidrt_offsets_error
-// CHECK: arith.cmpi ne, %[[VI]], %[[COUNT]] : index
 // CHECK: arith.cmpi eq, %[[J]], %[[LAST]] : index
+// CHECK: arith.cmpi ne, %[[VI]], %[[COUNT]] : index
 // CHECK: func.call @braidrt_offsets_error
 // CHECK: %[[LATER:.*]] = arith.cmpi sgt, %[[J]], %{{.*}} : index
 // CHECK: scf.if %[[LATER]] {

@@ -80,20 +80,6 @@ func::FuncOp ComputeLowering::indexErrorFn() {
   return declareIndexError(module);
 }
 
-/// `loc` with `suffix` added to the kernel name convert-braid-to-cpu tagged
-/// it with (the fused location's metadata), so that a check's kernel on the
-/// CUDA target is named after what it checks (`embedding_bag_t_indices_check`)
-/// rather than taking the lookup's own name; `loc` itself when untagged.
-static Location withKernelSuffix(Location loc, StringRef suffix) {
-  auto fused = dyn_cast<FusedLoc>(loc);
-  auto tag = fused ? dyn_cast_if_present<StringAttr>(fused.getMetadata())
-                   : StringAttr();
-  if (!tag)
-    return loc;
-  return FusedLoc::get(loc.getContext(), {loc},
-                       StringAttr::get(loc.getContext(), tag.str() + suffix));
-}
-
 FailureOr<Value> ComputeLowering::lowerEmbeddingBag(OpBuilder &b,
                                                     EmbeddingBagOp bag,
                                                     Value table,
@@ -105,11 +91,11 @@ FailureOr<Value> ComputeLowering::lowerEmbeddingBag(OpBuilder &b,
   // Every index is a row of the table, checked once before the kernel (an
   // index outside aborts the job through the runtime).
   emitIndicesCheck(
-      b, parallelChecks ? withKernelSuffix(loc, "_indices_check") : loc,
+      b, parallelChecks ? withKernelSuffix(loc, "indices_check") : loc,
       indexErrorFn(), bag.getIndices(),
       arith::ConstantIndexOp::create(b, loc, rows), parallelChecks);
   emitOffsetsCheck(
-      b, parallelChecks ? withKernelSuffix(loc, "_offsets_check") : loc,
+      b, parallelChecks ? withKernelSuffix(loc, "offsets_check") : loc,
       declareOffsetsError(module), bag.getOffsets(), bag.getIndices(),
       parallelChecks);
   BagPooling pooling;
@@ -345,7 +331,7 @@ struct SliceBagsLowering : OpConversionPattern<SliceBagsOp> {
     Value indices = adaptor.getIndices(), offsets = adaptor.getOffsets();
     emitOffsetsCheck(
         rewriter,
-        state.parallelChecks ? withKernelSuffix(loc, "_offsets_check") : loc,
+        state.parallelChecks ? withKernelSuffix(loc, "offsets_check") : loc,
         declareOffsetsError(state.module), offsets, indices,
         state.parallelChecks);
     auto index = [&](int64_t value) -> Value {

@@ -114,24 +114,18 @@ void mlir::braid::emitOffsetsCheck(OpBuilder &b, Location loc,
     emitParallelCheck(
         b, loc, count, [&](OpBuilder &lb, Location lloc, Value i) {
           Value current = offsetAt(lb, lloc, i);
-          auto is = [&](Value at) {
-            return arith::CmpIOp::create(lb, lloc, arith::CmpIPredicate::eq,
-                                         i, at);
+          // Entry `at` must hold `expected`.
+          auto expect = [&](Value at, Value expected) {
+            Value here = arith::CmpIOp::create(lb, lloc,
+                                               arith::CmpIPredicate::eq, i, at);
+            Value wrong = arith::CmpIOp::create(
+                lb, lloc, arith::CmpIPredicate::ne, current, expected);
+            emitAbortIf(lb, lloc, offsetsError,
+                        arith::AndIOp::create(lb, lloc, here, wrong), i,
+                        current);
           };
-          emitAbortIf(lb, lloc, offsetsError,
-                      arith::AndIOp::create(
-                          lb, lloc, is(c0),
-                          arith::CmpIOp::create(lb, lloc,
-                                                arith::CmpIPredicate::ne,
-                                                current, c0)),
-                      i, current);
-          emitAbortIf(lb, lloc, offsetsError,
-                      arith::AndIOp::create(
-                          lb, lloc, is(last),
-                          arith::CmpIOp::create(lb, lloc,
-                                                arith::CmpIPredicate::ne,
-                                                current, numIndices)),
-                      i, current);
+          expect(c0, c0);
+          expect(last, numIndices);
           Value later = arith::CmpIOp::create(
               lb, lloc, arith::CmpIPredicate::sgt, i, c0);
           scf::IfOp::create(lb, lloc, later, [&](OpBuilder &tb, Location tloc) {

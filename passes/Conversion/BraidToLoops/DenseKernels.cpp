@@ -190,10 +190,7 @@ static Value buildPreActivationGrad(OpBuilder &b, Location loc,
                                                              resultGrad));
 }
 
-/// `loc` with `suffix` added to the kernel name convert-braid-to-cpu tagged
-/// it with (a fused location's metadata), so that the kernels one op
-/// becomes have names of their own; `loc` itself if it has no tag.
-static Location withKernelSuffix(Location loc, StringRef suffix) {
+Location mlir::braid::withKernelSuffix(Location loc, StringRef suffix) {
   auto fused = dyn_cast<FusedLoc>(loc);
   auto tag = fused ? dyn_cast_if_present<StringAttr>(fused.getMetadata())
                    : StringAttr();
