@@ -1,5 +1,5 @@
 """Fits the free constants of the collective model on the calibration half
-of bench/collectives' corpus, never on the validation, fresh3 or fresh4 half.
+of bench/collectives' corpus, never on the validation or fresh3 half.
 
 Free constants, per fabric class (the network transport NCCL runs over):
   inter_node.latency_us       what the transport adds to a step between nodes
@@ -55,8 +55,12 @@ _spec.loader.exec_module(bench)
 # Fabric class -> the descriptions that use it (examples/clusters unless a
 # path is given). The first names of each list have calibration sweeps.
 CLASSES = {
-    "infiniband_roce": ["dgx-h100", "dgx-a100", "azure-nd-h100-v5", "gcp-a3-ultra", "oci-a100",
+    "infiniband_roce": ["dgx-h100", "dgx-a100", "gcp-a3-ultra", "oci-a100",
                         "oci-h100", "oci-h200", "bench/collectives/systems/hgx-h200-ib.json"],
+    # InfiniBand reached through a virtual machine's SR-IOV virtual
+    # functions (Azure's ND VMs): a bare-metal InfiniBand fabric's rate,
+    # with what the VF path adds to each operation.
+    "infiniband_vf": ["azure-nd-a100-v4", "azure-nd-h100-v5"],
     # EFA as aws-ofi-nccl drives it per platform (src/platform-aws.c, v1.13):
     # RDMA writes with no flush on p5's EFA v2, send/recv with a flush on
     # p4d's EFA v1. Two transports, two sets of constants.

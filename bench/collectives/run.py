@@ -3,9 +3,9 @@
 1. The corpus (bench/collectives/data/*.json, each a full measured size
    sweep with its source): every point predicted by `braid-sim collective`
    with the description split.json names, reported per half (calibration,
-   validation, and the fresh3, fresh4 and fresh5 halves, each added after the model
-   was settled and predicted blind first; the fresh and fresh2 halves before
-   them joined the calibration half once predicted), per size class (under 64 KiB, 64 KiB-64 MiB, from 64 MiB)
+   validation, and the fresh3 half, added after the model was settled and
+   predicted blind first; the fresh, fresh2, fresh4 and fresh5 halves
+   joined the calibration half once predicted), per size class (under 64 KiB, 64 KiB-64 MiB, from 64 MiB)
    and per system, with the worst validation and fresh points named. The error of a
    point is |ln(predicted / measured time)|; a class's "geomean error" is
    exp(mean of those) - 1. Excluded sweeps are listed with their reason.
@@ -46,7 +46,7 @@ LARGE = 4 << 30
 
 
 DATA = ROOT / "bench" / "collectives" / "data"
-HALVES = ("calibration", "validation", "fresh3", "fresh4", "fresh5")
+HALVES = ("calibration", "validation", "fresh3")
 CLASSES = [("<64K", 0, 64 << 10), ("64K-64M", 64 << 10, 64 << 20), (">=64M", 64 << 20, 1 << 62)]
 BUS_FACTOR = {"all_reduce": lambda n: 2 * (n - 1) / n, "all_gather": lambda n: (n - 1) / n,
               "reduce_scatter": lambda n: (n - 1) / n, "all_to_all": lambda n: (n - 1) / n}
@@ -156,7 +156,7 @@ def report_corpus(points, excluded):
         summary[half] = row
         print(f"{half:<12} " + "".join(cells))
     print()
-    print("By sweep (validation half marked *, fresh3 +, fresh4 #, fresh5 ^): geomean error per size class"
+    print("By sweep (validation half marked *, fresh3 +): geomean error per size class"
           " (bias: geomean of predicted / measured - 1)")
     groups = {}
     for p in points:
@@ -170,7 +170,7 @@ def report_corpus(points, excluded):
                     if inside else 0)
             cells.append(f"{g * 100:>7.1f}% ({bias * 100:+4.0f}%)" if g is not None
                          else f"{'-':>16}")
-        mark = {"validation": "*", "fresh3": "+", "fresh4": "#", "fresh5": "^"}.get(half, " ")
+        mark = {"validation": "*", "fresh3": "+"}.get(half, " ")
         print(f"{mark}{sweep:<50}" + "".join(cells))
     if DROPPED:
         print("Points left out for want of a time (bus bandwidth under 0.1 GB/s, too few "
@@ -257,8 +257,6 @@ def main():
         "corpus": {"summary": summary, "points": points,
                    "worst_validation_points": worst["validation"],
                    "worst_fresh3_points": worst["fresh3"],
-                   "worst_fresh4_points": worst["fresh4"],
-                   "worst_fresh5_points": worst["fresh5"],
                    "excluded": [{"sweep": s, "why": w} for s, w in excluded]},
         "sweep": sweep, "comparison": comparison,
         "worst_large_message_relative_error": worst_large}, indent=1))

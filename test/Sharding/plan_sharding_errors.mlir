@@ -7,7 +7,7 @@ module {
 
 // -----
 
-// expected-error @+1 {{'no-such-machine' is neither a preset (dgx-a100, dgx-h100, pcie-a100x4, aws-p4d, aws-p5, gcp-a3, gcp-a3-mega, gcp-a3-ultra, azure-nd-h100-v5, oci-a100, oci-h100, oci-h200, local-cpu) nor a readable file}}
+// expected-error @+1 {{'no-such-machine' is neither a preset (dgx-a100, dgx-h100, pcie-a100x4, aws-p4d, aws-p5, gcp-a3, gcp-a3-mega, gcp-a3-ultra, azure-nd-a100-v4, azure-nd-h100-v5, oci-a100, oci-h100, oci-h200, local-cpu) nor a readable file}}
 module attributes {braid.cluster = #braid.cluster<hardware = "no-such-machine", nodes = 1, ranks_per_node = 2>} {
   braid.table @t : tensor<10x4xf32> pooling_factor = 1.0
 }

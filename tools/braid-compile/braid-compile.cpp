@@ -35,7 +35,8 @@ static cl::opt<std::string>
     clusterName(cl::cat(toolOptions), "cluster", cl::Required,
                 cl::desc("Hardware preset (dgx-h100, dgx-a100, pcie-a100x4, aws-p4d, "
                          "aws-p5, gcp-a3, gcp-a3-mega, gcp-a3-ultra, "
-                         "azure-nd-h100-v5, oci-a100, oci-h100, oci-h200), "
+                         "azure-nd-a100-v4, azure-nd-h100-v5, oci-a100, "
+                         "oci-h100, oci-h200), "
                          "local-cpu (this machine, calibrated on first use) "
                          "or JSON file"));
 static cl::opt<int64_t>

@@ -47,8 +47,8 @@ static cl::opt<std::string>
 static cl::opt<std::string> hardwareName(
     cl::cat(toolOptions), "hardware",
     cl::desc("Hardware preset (dgx-a100, dgx-h100, pcie-a100x4, aws-p4d, aws-p5, "
-             "gcp-a3, gcp-a3-mega, gcp-a3-ultra, azure-nd-h100-v5, oci-a100, "
-             "oci-h100, oci-h200), local-cpu "
+             "gcp-a3, gcp-a3-mega, gcp-a3-ultra, azure-nd-a100-v4, "
+             "azure-nd-h100-v5, oci-a100, oci-h100, oci-h200), local-cpu "
              "(this machine, calibrated on first use) or JSON file; a "
              "program's default is its braid.cluster's"));
 static cl::opt<std::string>

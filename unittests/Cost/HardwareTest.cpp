@@ -13,7 +13,7 @@ using namespace mlir::braid::cluster;
 
 TEST(HardwareTest, EveryPresetLoads) {
   std::vector<std::string> names = getPresetNames();
-  ASSERT_EQ(names.size(), 12u);
+  ASSERT_EQ(names.size(), 13u);
   for (const std::string &name : names) {
     llvm::Expected<HardwareDesc> hw = loadHardware(name);
     ASSERT_TRUE(static_cast<bool>(hw)) << llvm::toString(hw.takeError());
@@ -25,6 +25,12 @@ TEST(HardwareTest, EveryPresetLoads) {
   EXPECT_TRUE(h100.intraNode.nvls);
   EXPECT_EQ(h100.worldSize(), 8);
   EXPECT_NEAR(h100.intraNode.bandwidthGBps(), 18 * 20.6, 1e-9);
+  // Azure's ND VMs reach InfiniBand through SR-IOV virtual functions: the
+  // bare-metal fabric's rate, with the VF class's fitted latency.
+  HardwareDesc a100 = *loadHardware("dgx-a100");
+  HardwareDesc azure = *loadHardware("azure-nd-a100-v4");
+  EXPECT_EQ(azure.interNode.nicBandwidthGBps, a100.interNode.nicBandwidthGBps);
+  EXPECT_GT(azure.interNode.latencyUs, a100.interNode.latencyUs);
 }
 
 static std::string errorOf(llvm::StringRef json) {
@@ -232,7 +238,7 @@ TEST(HardwareTest, UnknownPresetOrFile) {
   llvm::Expected<HardwareDesc> hw = loadHardware("dgx-z9000");
   ASSERT_FALSE(static_cast<bool>(hw));
   std::string message = llvm::toString(hw.takeError());
-  EXPECT_NE(message.find("'dgx-z9000' is neither a preset (dgx-a100, dgx-h100, pcie-a100x4, aws-p4d, aws-p5, gcp-a3, gcp-a3-mega, gcp-a3-ultra, azure-nd-h100-v5, oci-a100, oci-h100, oci-h200, local-cpu)"),
+  EXPECT_NE(message.find("'dgx-z9000' is neither a preset (dgx-a100, dgx-h100, pcie-a100x4, aws-p4d, aws-p5, gcp-a3, gcp-a3-mega, gcp-a3-ultra, azure-nd-a100-v4, azure-nd-h100-v5, oci-a100, oci-h100, oci-h200, local-cpu)"),
             std::string::npos);
 }
 

@@ -9,6 +9,8 @@ factor = {"all_reduce": lambda n: 2 * (n - 1) / n, "all_gather": lambda n: (n - 
           "reduce_scatter": lambda n: (n - 1) / n, "all_to_all": lambda n: (n - 1) / n}
 problems = []
 sweeps = sorted(p for p in data.glob("*.json") if p.name != "split.json")
+# The halves in their order; a blind half whose sweeps have joined the
+# calibration half is not printed.
 halves = {"calibration": 0, "validation": 0, "fresh3": 0, "fresh4": 0, "fresh5": 0,
           "excluded": 0}
 cover = {"calibration": set(), "validation": set()}
@@ -44,10 +46,9 @@ for path in sweeps:
 for stem in split:
     if not (data / f"{stem}.json").exists():
         problems.append(f"split.json: {stem} has no file")
-print(f"sweeps {len(sweeps)}, calibration {halves['calibration']}, "
-      f"validation {halves['validation']}, fresh3 {halves['fresh3']}, "
-      f"fresh4 {halves['fresh4']}, fresh5 {halves['fresh5']}, "
-      f"excluded {halves['excluded']}")
+print(f"sweeps {len(sweeps)}, " + ", ".join(
+    f"{half} {count}" for half, count in halves.items()
+    if count or half in ("calibration", "validation", "excluded")))
 print(f"problems: {len(problems)}")
 for problem in problems:
     print("  " + problem)
