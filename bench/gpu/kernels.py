@@ -1,8 +1,9 @@
 """Sums an Nsight Compute kernel list (bench/gpu/lease.sh's ncu stage:
 `ncu --csv --metrics gpu__time_duration.sum braid-run OUT --steps K`) by
-step and by kernel: each kernel's device time, the kernels that take far
-longer than their work (a managed buffer's pages moved to the device inside
-them), and what is left for the host in the step's wall time.
+step and by kernel: each kernel's device time, the kernels over --slow-us
+(on the lent H200's run, each the first reader of a buffer the host had
+written: its managed pages moved to the device inside it, by inference), and
+what is left for the host in the step's wall time.
 
 usage: python3 bench/gpu/kernels.py KERNELS.csv --steps K [--step-ms MS]
            [--slow-us 20]
@@ -29,7 +30,8 @@ def read(path):
         if row.get("Metric Name") != "gpu__time_duration.sum":
             continue
         unit = row.get("Metric Unit", "")
-        scale = {"ns": 1e-3, "usecond": 1, "us": 1, "msecond": 1e3, "ms": 1e3}.get(unit)
+        scale = {"ns": 1e-3, "nsecond": 1e-3, "usecond": 1, "us": 1, "msecond": 1e3,
+                 "ms": 1e3, "second": 1e6, "s": 1e6}.get(unit)
         try:
             value = float(row["Metric Value"].replace(",", ""))
         except ValueError:

@@ -4,18 +4,20 @@ H200) beside PyTorch running the same DLRMs on a lent GPU, stage by stage,
 plus the device figures the preset assumes (streaming and random-row-gather
 bandwidth, launch overhead) measured.
 
-Braid has no CUDA backend yet (issue 17), so the measured side is PyTorch's
-CUDA kernels (nn.EmbeddingBag, cuBLAS GEMMs, its optimizers): a realisation
-of the same kernels whose times the simulator prices. The gap per stage says
-where the kernel model is off.
+The measured side is PyTorch's CUDA kernels (nn.EmbeddingBag, cuBLAS GEMMs,
+its optimizers): a realisation of the same kernels whose times the simulator
+prices, so the gap per stage says where the kernel model is off (Braid's own
+CUDA backend is measured by bench/gpu).
 
 Three steps, because the GPU and the compiler are on different machines:
   python3 bench/gpu_model/run.py predict  [--build build] [--cluster C]  # here
   python3 bench/gpu_model/run.py measure  --out DIR          # on the GPU machine (torch + CUDA)
   python3 bench/gpu_model/run.py compare  [--cluster C] --measured DIR/measured.json
 predict writes bench/gpu_model/predicted-C.json (commit it before measuring:
-the prediction is then blind); compare prints the table and writes
-bench/gpu_model/results-C.json.
+the prediction is then blind; predicted-oci-h200-blind.json is the H200's,
+as committed before the lent H200 measured); compare prints the table and
+writes bench/gpu_model/results-C.json. Without --measured, compare takes the
+newest measurement of the preset's GPU (A100, H100 or H200 by its name).
 """
 import argparse
 import json
@@ -258,8 +260,20 @@ def measure(args):
 
 def compare(args):
     predicted = json.loads(predicted_path(args).read_text())
-    measured = json.loads(pathlib.Path(args.measured or sorted(
-        (HERE / "measurements").glob("*.json"))[-1]).read_text())
+    gpu = next((g for g in ("A100", "H100", "H200") if g in predicted["device"]["name"]), None)
+    if args.measured:
+        measured_path = pathlib.Path(args.measured)
+    else:
+        of_gpu = [p for p in sorted((HERE / "measurements").glob("*.json"))
+                  if gpu and gpu in json.loads(p.read_text())["device"]]
+        if not of_gpu:
+            sys.exit(f"bench/gpu_model: error: no measurement of {gpu or 'this GPU'} in "
+                     f"{HERE / 'measurements'}: give --measured")
+        measured_path = of_gpu[-1]
+    measured = json.loads(measured_path.read_text())
+    if gpu and gpu not in measured["device"]:
+        sys.exit(f"bench/gpu_model: error: {measured_path} measured a {measured['device']}, "
+                 f"but the {args.cluster} preset is a {predicted['device']['name']}")
     device = predicted["device"]
     figures = measured["figures"]
     print(f"Device: {measured['device']} (torch {measured['torch']})")

@@ -93,7 +93,7 @@ static LogicalResult checkRequest(const CompileRequest &request,
                 "copies 4 columns of a cat per thread)");
   if (request.parallelChecks && request.target != "cpu")
     return fail("--parallel-checks applies to --target cpu (--target cuda "
-                "always checks a lookup's indices and offsets in parallel)");
+                "always takes the parallel form of these checks)");
   if (request.profileOps && request.target != "cpu")
     return fail("--profile-ops applies to --target cpu");
   // 0, the default, is the hardware's (braid-plan-sharding reads it).

@@ -9,7 +9,9 @@
 // CHECK-LABEL: func.func private @__braid_bags_embedding_bag_t(
 // CHECK-SAME: %[[IDX:[a-z0-9]+]]: tensor<?xi64> {{.*}}, %[[OFF:[a-z0-9]+]]: tensor<?xi64>
 // CHECK: %[[C40:.*]] = arith.constant 40 : index
+// CHECK-NOT: scf.for
 // CHECK: %[[N:.*]] = tensor.dim %[[IDX]]
+// CHECK-NOT: scf.for
 // CHECK: scf.forall (%[[I:.*]]) in (%[[N]]) {
 // CHECK: %[[X:.*]] = tensor.extract %[[IDX]][%[[I]]]
 // CHECK: %[[ROW:.*]] = arith.index_cast %[[X]] : i64 to index
@@ -21,6 +23,7 @@
 // CHECK: func.call @braidrt_offsets_error
 // CHECK: %[[LAST:.*]] = arith.subi %[[E]], %{{.*}} : index
 // CHECK: %[[COUNT:.*]] = tensor.dim %[[IDX]]
+// CHECK-NOT: scf.for
 // CHECK: scf.forall (%[[J:.*]]) in (%[[E]]) {
 // CHECK: %[[V:.*]] = tensor.extract %[[OFF]][%[[J]]]
 // CHECK: %[[VI:.*]] = arith.index_cast %[[V]] : i64 to index
@@ -35,9 +38,9 @@
 // CHECK: tensor.extract %[[OFF]][%[[PREV]]]
 // CHECK: arith.cmpi slt, %[[VI]], %{{.*}} : index
 // CHECK: func.call @braidrt_offsets_error
-// The lookup itself follows.
+// The lookup itself follows, with no serial check loop before it.
+// CHECK-NOT: scf.for
 // CHECK: scf.forall {{.*}} shared_outs
-// CHECK-NOT: scf.for %{{.*}} = %c0{{.*}} to %{{.*}} step %c1 {
 
 // Without it, serial loops report the first bad entry.
 // SERIAL-LABEL: func.func private @__braid_bags_embedding_bag_t(

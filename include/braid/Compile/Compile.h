@@ -54,7 +54,7 @@ struct CompileRequest {
   /// cudaCatLanes).
   int64_t catLanes = 0;
   /// --target cpu: convert-braid-to-cpu's parallel-checks (--target cuda
-  /// always checks in parallel).
+  /// always takes it).
   bool parallelChecks = false;
   /// --target cpu: time every op of the program where it runs
   /// (braid-profile-ops); braid-run --json then reports `ops_ms`.

@@ -108,9 +108,11 @@ def ConvertBraidToCPUPass : Pass<"convert-braid-to-cpu", "::mlir::ModuleOp"> {
            "every feature's width makes each one 2-D loop per feature over "
            "samples and column groups">,
     Option<"parallelChecks", "parallel-checks", "bool", /*default=*/"false",
-           "Check a lookup's indices and offsets with parallel loops (on the "
-           "CUDA target kernels, which read them where they live) instead of "
-           "serial ones, which report the first bad entry">
+           "Check an embedding lookup's indices and offsets (and a slice of "
+           "bags' offsets) with parallel loops (on the CUDA target kernels, "
+           "which read them where they live) instead of serial ones, which "
+           "report the first bad entry; bucketize's checks stay serial, as "
+           "its routing reads every index on the host anyway">
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::bufferization::BufferizationDialect",

@@ -90,14 +90,11 @@ FailureOr<Value> ComputeLowering::lowerEmbeddingBag(OpBuilder &b,
   int64_t rows = cast<RankedTensorType>(table.getType()).getDimSize(0);
   // Every index is a row of the table, checked once before the kernel (an
   // index outside aborts the job through the runtime).
-  emitIndicesCheck(
-      b, parallelChecks ? withKernelSuffix(loc, "indices_check") : loc,
-      indexErrorFn(), bag.getIndices(),
-      arith::ConstantIndexOp::create(b, loc, rows), parallelChecks);
-  emitOffsetsCheck(
-      b, parallelChecks ? withKernelSuffix(loc, "offsets_check") : loc,
-      declareOffsetsError(module), bag.getOffsets(), bag.getIndices(),
-      parallelChecks);
+  emitIndicesCheck(b, loc, indexErrorFn(), bag.getIndices(),
+                   arith::ConstantIndexOp::create(b, loc, rows),
+                   parallelChecks);
+  emitOffsetsCheck(b, loc, declareOffsetsError(module), bag.getOffsets(),
+                   bag.getIndices(), parallelChecks);
   BagPooling pooling;
   if (Value weights = bag.getPerSampleWeights()) {
     // One weight per index, checked at run time when a size is dynamic.
@@ -329,11 +326,8 @@ struct SliceBagsLowering : OpConversionPattern<SliceBagsOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Value indices = adaptor.getIndices(), offsets = adaptor.getOffsets();
-    emitOffsetsCheck(
-        rewriter,
-        state.parallelChecks ? withKernelSuffix(loc, "offsets_check") : loc,
-        declareOffsetsError(state.module), offsets, indices,
-        state.parallelChecks);
+    emitOffsetsCheck(rewriter, loc, declareOffsetsError(state.module), offsets,
+                     indices, state.parallelChecks);
     auto index = [&](int64_t value) -> Value {
       return arith::ConstantIndexOp::create(rewriter, loc, value);
     };

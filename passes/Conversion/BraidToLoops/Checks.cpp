@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "braid/Conversion/BraidToLoops/Checks.h"
+#include "braid/Conversion/BraidToLoops/KernelNames.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -54,7 +55,8 @@ void mlir::braid::emitIndicesCheck(OpBuilder &b, Location loc,
   Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
   Value count = tensor::DimOp::create(b, loc, indices, c0);
   if (parallel) {
-    emitParallelCheck(b, loc, count, [&](OpBuilder &lb, Location lloc, Value i) {
+    emitParallelCheck(b, withKernelSuffix(loc, "indices_check"), count,
+                      [&](OpBuilder &lb, Location lloc, Value i) {
       Value raw = tensor::ExtractOp::create(lb, lloc, indices, i);
       emitIndexCheck(
           lb, lloc, indexError,
@@ -112,7 +114,8 @@ void mlir::braid::emitOffsetsCheck(OpBuilder &b, Location loc,
     // the number of indices, and every other at least the one before.
     Value numIndices = tensor::DimOp::create(b, loc, indices, c0);
     emitParallelCheck(
-        b, loc, count, [&](OpBuilder &lb, Location lloc, Value i) {
+        b, withKernelSuffix(loc, "offsets_check"), count,
+        [&](OpBuilder &lb, Location lloc, Value i) {
           Value current = offsetAt(lb, lloc, i);
           // Entry `at` must hold `expected`.
           auto expect = [&](Value at, Value expected) {

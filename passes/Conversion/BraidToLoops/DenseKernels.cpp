@@ -9,6 +9,7 @@
 #include "braid/Conversion/BraidToLoops/DenseKernels.h"
 
 #include "braid/Conversion/BraidToLoops/Checks.h"
+#include "braid/Conversion/BraidToLoops/KernelNames.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -190,17 +191,6 @@ static Value buildPreActivationGrad(OpBuilder &b, Location loc,
                                                              resultGrad));
 }
 
-Location mlir::braid::withKernelSuffix(Location loc, StringRef suffix) {
-  auto fused = dyn_cast<FusedLoc>(loc);
-  auto tag = fused ? dyn_cast_if_present<StringAttr>(fused.getMetadata())
-                   : StringAttr();
-  if (!tag)
-    return loc;
-  return FusedLoc::get(loc.getContext(), fused.getLocations(),
-                       StringAttr::get(loc.getContext(),
-                                       tag.getValue() + "_" + suffix));
-}
-
 std::pair<Value, Value>
 mlir::braid::buildLinearGradPointwise(OpBuilder &b, LinearGradOp op,
                                       int64_t biasColumns) {
@@ -291,14 +281,16 @@ mlir::braid::buildLinearGradPointwise(OpBuilder &b, LinearGradOp op,
 
 /// Copies columns [srcColumn, srcColumn + width) of every row of `src` to
 /// columns [dstColumn, dstColumn + width) of `dst` as one 2-D loop over
-/// (row, group of `lanes` columns), `lanes` dividing `width`; a wider
-/// destination element type extends each group. On a GPU the loop's
-/// flattening puts consecutive groups of a row on consecutive threads.
+/// (row, group of `lanes` columns), `lanes` dividing `width`; both buffers
+/// hold one element type (a cat's result its features', a cat gradient's
+/// parts the f32 result gradient's). On a GPU the loop's flattening puts
+/// consecutive groups of a row on consecutive threads.
 static void emitLaneCopy(OpBuilder &b, Location loc, Value src,
                          int64_t srcColumn, Value dst, int64_t dstColumn,
                          int64_t width, Value rows, int64_t lanes) {
-  Type srcElement = cast<MemRefType>(src.getType()).getElementType();
-  Type dstElement = cast<MemRefType>(dst.getType()).getElementType();
+  Type element = cast<MemRefType>(src.getType()).getElementType();
+  assert(element == cast<MemRefType>(dst.getType()).getElementType() &&
+         "a lane copy moves one element type");
   Value groups = arith::ConstantIndexOp::create(b, loc, width / lanes);
   auto copy = scf::ForallOp::create(
       b, loc, ArrayRef<OpFoldResult>{OpFoldResult(rows), groups},
@@ -312,14 +304,11 @@ static void emitLaneCopy(OpBuilder &b, Location loc, Value src,
     return arith::AddIOp::create(
         body, loc, first, arith::ConstantIndexOp::create(body, loc, column));
   };
-  Value padding = arith::ConstantOp::create(
-      body, loc, srcElement, body.getFloatAttr(srcElement, 0.0));
+  Value padding = arith::ConstantOp::create(body, loc, element,
+                                            body.getFloatAttr(element, 0.0));
   Value vector = vector::TransferReadOp::create(
-      body, loc, VectorType::get({lanes}, srcElement), src,
+      body, loc, VectorType::get({lanes}, element), src,
       ValueRange{row, at(srcColumn)}, padding, ArrayRef<bool>{true});
-  if (dstElement != srcElement)
-    vector = arith::ExtFOp::create(
-        body, loc, VectorType::get({lanes}, dstElement), vector);
   vector::TransferWriteOp::create(body, loc, vector, dst,
                                   ValueRange{row, at(dstColumn)},
                                   ArrayRef<bool>{true});

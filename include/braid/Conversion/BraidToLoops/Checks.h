@@ -27,7 +27,8 @@ void emitIndexCheck(OpBuilder &b, Location loc, func::FuncOp indexError,
 /// The same check for every element of the 1-D integer tensor `indices`:
 /// a serial loop, which reports the first bad index, or with `parallel` a
 /// parallel one (a GPU kernel on the CUDA target, so the indices are read
-/// where they live), which reports one of them.
+/// where they live, named `<op's kernel>_indices_check`), which reports one
+/// of them.
 void emitIndicesCheck(OpBuilder &b, Location loc, func::FuncOp indexError,
                       Value indices, Value rows, bool parallel = false);
 
@@ -36,8 +37,9 @@ void emitIndicesCheck(OpBuilder &b, Location loc, func::FuncOp indexError,
 /// semantics' rule), so that no bag reads outside the indices. Serial, the
 /// first entry, then the last, then the first that decreases is reported;
 /// with `parallel` every entry is checked by an iteration of a parallel
-/// loop of its own (the first and last entries there too), and one bad
-/// entry is reported. Only the count of entries is read on the host.
+/// loop of its own (the first and last entries there too; on the CUDA
+/// target the kernel `<op's kernel>_offsets_check`), and one bad entry is
+/// reported. Only the count of entries is read on the host.
 void emitOffsetsCheck(OpBuilder &b, Location loc, func::FuncOp offsetsError,
                       Value offsets, Value indices, bool parallel = false);
 

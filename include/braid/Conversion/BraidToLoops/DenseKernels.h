@@ -34,12 +34,6 @@ std::pair<Value, Value> buildLinearGradPointwise(OpBuilder &b,
                                                  LinearGradOp op,
                                                  int64_t biasColumns);
 
-/// `loc` with `_suffix` added to the kernel name convert-braid-to-cpu tagged
-/// it with (a fused location's metadata), so that the kernels one op
-/// becomes have names of their own (`linear_grad_top_mlp_0_bias`,
-/// `embedding_bag_t_indices_check`); `loc` itself if it has no tag.
-Location withKernelSuffix(Location loc, StringRef suffix);
-
 /// `interaction`: `cat` as a tensor.concat; `dot` concatenates the
 /// features and computes the dense columns and the pairwise dot products
 /// with a tensor.generate. Emits a located error and fails on a form it
