@@ -283,6 +283,15 @@ void updateRows(View<T> &table, float *state, const optim::Config &config,
   }
 }
 
+/// A function built for the widest vector unit the machine has, chosen when
+/// the library loads (GCC's function multiversioning on x86-64; elsewhere
+/// the baseline build alone).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define BRAIDRT_WIDEST_VECTORS target_clones("avx512f", "avx2", "default")
+#else
+#define BRAIDRT_WIDEST_VECTORS
+#endif
+
 /// SGD on an f32 table, one entry at a time: row -= lr * scale * (its
 /// bag's gradient), prefetching the rows of later entries. Built for the
 /// widest vector unit the machine has (chosen when the library loads), as
@@ -290,9 +299,7 @@ void updateRows(View<T> &table, float *state, const optim::Config &config,
 /// baseline build's 4-wide loop made the update 1.3x slower on an AVX-512
 /// host. A multiply and a subtraction, each rounded: the library is built
 /// with -ffp-contract=off, so these units' fused multiply-add is not used.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
+__attribute__((BRAIDRT_WIDEST_VECTORS))
 void applySgdPerEntry(View<float> &table, const int64_t *rowIds,
                       const Bags &bags, const View<float> &grad, Mode mode,
                       double lr, const char *op) {
@@ -331,18 +338,14 @@ void applySgdPerEntry(View<float> &table, const int64_t *rowIds,
 /// addBagGradients and updateRows on an f32 table (Adagrad, and SGD with
 /// max pooling), each built, with what it calls inlined, for the widest
 /// vector unit the machine has, as applySgdPerEntry is.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("avx512f", "avx2", "default"), flatten))
-#endif
+__attribute__((BRAIDRT_WIDEST_VECTORS, flatten))
 void addBagGradientsF32(const View<float> &table, const int64_t *rowIds,
                         const Bags &bags, const View<float> &grad, Mode mode,
                         RowGradientsOf<float> &gradients, const char *op) {
   addBagGradients(table, rowIds, bags, grad, mode, gradients, op);
 }
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("avx512f", "avx2", "default"), flatten))
-#endif
+__attribute__((BRAIDRT_WIDEST_VECTORS, flatten))
 void updateRowsF32(View<float> &table, float *state,
                    const optim::Config &config,
                    const RowGradientsOf<float> &gradients) {
