@@ -132,6 +132,7 @@ LogicalResult mlir::braid::compileModel(const CompileRequest &request,
   options.plan = request.planFile;
   options.optLevel = request.optLevel;
   options.forceCoOptimization = request.forceCoOptimization;
+  options.pipelineInputDist = request.pipelineInputDist;
   options.train = request.train;
 
   // The one compile path: the registered braid-compile pipeline, exactly

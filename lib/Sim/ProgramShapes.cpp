@@ -15,7 +15,9 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringMap.h"
 
 #include <algorithm>
 #include <cmath>
@@ -447,13 +449,57 @@ FailureOr<ProgramShapes> ProgramShapes::bind(func::FuncOp func, int64_t rank,
   ProgramShapes shapes(rank, numRanks, batchSplit, routing);
   if (func.isExternal())
     return shapes;
+  // A pipelined form's carried arguments (braid-pipeline-input-dist) have
+  // the sizes of the values its input distribution function returns.
+  if (failed(shapes.bindCarried(func)))
+    return failure();
   // Offsets first: indices are bound from their bags.
   for (bool offsetsPass : {true, false})
     for (BlockArgument arg : func.getArguments())
-      if (isOffsets(arg) == offsetsPass && failed(shapes.bindArgument(arg)))
+      if (!func.getArgAttr(arg.getArgNumber(),
+                           BraidDialect::kCarriedAttrName) &&
+          isOffsets(arg) == offsetsPass && failed(shapes.bindArgument(arg)))
         return failure();
   for (Operation &op : func.getBody().getOps())
     if (failed(shapes.bindOp(op)))
       return failure();
   return shapes;
+}
+
+LogicalResult ProgramShapes::bindCarried(func::FuncOp func) {
+  auto symbol =
+      func->getAttrOfType<FlatSymbolRefAttr>(BraidDialect::kInputDistAttrName);
+  if (!symbol)
+    return success();
+  auto inputDist =
+      SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(func, symbol);
+  if (!inputDist || inputDist.isExternal())
+    return func.emitError() << "'" << BraidDialect::kInputDistAttrName
+                            << "' names " << symbol
+                            << ", which is no function with a body";
+  FailureOr<ProgramShapes> produced =
+      bind(inputDist, rank, numRanks, batchSplit, *routing);
+  if (failed(produced))
+    return failure();
+  llvm::StringMap<Value> byName;
+  Operation *ret = inputDist.getBody().front().getTerminator();
+  for (unsigned index = 0; index < inputDist.getNumResults(); ++index)
+    if (auto name = inputDist.getResultAttrOfType<StringAttr>(
+            index, BraidDialect::kCarriedAttrName))
+      byName[name.getValue()] = ret->getOperand(index);
+  for (BlockArgument arg : func.getArguments()) {
+    auto name = func.getArgAttrOfType<StringAttr>(
+        arg.getArgNumber(), BraidDialect::kCarriedAttrName);
+    if (!name)
+      continue;
+    Value value = byName.lookup(name.getValue());
+    if (!value)
+      return emitError(arg.getLoc())
+             << "the carried argument '" << name.getValue() << "' is no result of "
+             << symbol;
+    if (RankedTensorType type = shapedTypeOf(arg);
+        type && type.getRank() && type.isDynamicDim(0))
+      setRows(arg, produced->rows(value));
+  }
+  return success();
 }

@@ -154,6 +154,14 @@ void mlir::braid::buildCoOptimizePipeline(
     BraidFillWaitsPassOptions fill;
     fill.force = options.forceCoOptimization;
     pm.addPass(createBraidFillWaitsPass(fill));
+    // Asked for, last: each function's pipelined form, which runs the next
+    // batch's input distribution inside this step (a driver must call it
+    // differently, so it is added only on request).
+    if (options.pipelineInputDist) {
+      BraidPipelineInputDistPassOptions pipeline;
+      pipeline.force = options.forceCoOptimization;
+      pm.addPass(createBraidPipelineInputDistPass(pipeline));
+    }
   }
 }
 
@@ -168,6 +176,7 @@ void mlir::braid::buildCompilePipeline(OpPassManager &pm,
   CoOptimizePipelineOptions coopt;
   coopt.optLevel = options.optLevel;
   coopt.forceCoOptimization = options.forceCoOptimization;
+  coopt.pipelineInputDist = options.pipelineInputDist;
   buildCoOptimizePipeline(pm, coopt);
 }
 

@@ -78,6 +78,13 @@ static cl::opt<bool> forceCoOptimization(
              "sharded optimizer steps, buckets, decomposition, early starts, "
              "chunks, fused exchanges) without asking the simulator: for "
              "tests and experiments, like --force-sharding"));
+static cl::opt<bool> pipelineInputDist(
+    cl::cat(toolOptions), "pipeline-input-dist",
+    cl::desc("Also add each function's pipelined form (@forward_pipelined, "
+             "@train_step_pipelined and their @..._input_dist), which runs "
+             "the next batch's routing and index exchanges inside this step, "
+             "where the simulator predicts a gain: braid-run --pipelined "
+             "runs it"));
 static cl::opt<bool>
     train(cl::cat(toolOptions), "train",
           cl::desc("Also derive the per-rank training step (@train_step: "
@@ -141,6 +148,7 @@ int main(int argc, char **argv) {
   request.planFile = planFile;
   request.optLevel = optLevel;
   request.forceCoOptimization = forceCoOptimization;
+  request.pipelineInputDist = pipelineInputDist;
   request.train = train;
   request.target = target;
   request.targetCpu = targetCpu;

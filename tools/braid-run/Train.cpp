@@ -10,6 +10,8 @@
 
 #include "Train.h"
 
+#include "Pipelined.h"
+
 #include "RunSupport.h"
 
 #include "braid/Dialect/Braid/IR/Braid.h"
@@ -391,16 +393,35 @@ int mlir::braid::runRankTraining(RankTraining &run,
   Signature perRank = describeFunction(train);
   perRank.arguments.resize(numForwardArgs);
   std::vector<HostTensor> globalArgs = run.globalArgs;
-  for (int64_t step = 1; step <= options.steps; ++step) {
-    // This step's batch, split by rank; the parameters stay the ranks' own.
-    FailureOr<HostTensor> labels =
-        options.batches->load(step - 1, globalArgs);
+  // Step `step`'s batch (from 0), split by rank.
+  auto splitBatch = [&](int64_t step, FailureOr<HostTensor> &labels)
+      -> FailureOr<RankValues> {
+    labels = options.batches->load(step, globalArgs);
     if (failed(labels))
-      return 1;
+      return failure();
     llvm::Expected<RankValues> split = splitGlobalArguments(
         describeFunction(run.globalFunc), globalArgs, perRank, run.batchSplit);
-    if (!split)
-      return fail(llvm::toString(split.takeError()));
+    if (!split) {
+      fail(llvm::toString(split.takeError()));
+      return failure();
+    }
+    return std::move(*split);
+  };
+  std::optional<PipelinedForm> form;
+  if (run.pipelined) {
+    FailureOr<PipelinedForm> found = PipelinedForm::of(train);
+    if (failed(found))
+      return 1;
+    form = std::move(*found);
+  }
+  RankValues carried;
+  FailureOr<HostTensor> labels = failure();
+  FailureOr<RankValues> split = splitBatch(0, labels);
+  for (int64_t step = 1; step <= options.steps; ++step) {
+    // This step's batch, split by rank (loaded ahead by the step before);
+    // the parameters stay the ranks' own.
+    if (failed(split))
+      return 1;
     int64_t offset = 0;
     for (auto [rank, rows] : llvm::enumerate(run.batchSplit)) {
       std::vector<HostTensor> &mine = args[rank];
@@ -411,10 +432,35 @@ int mlir::braid::runRankTraining(RankTraining &run,
       offset += rows;
       mine[numForwardArgs + 1].data[0] = double(step);
     }
-    FailureOr<RankValues> results =
-        runTrainingFunction(train, args, model.tables, embeddingState);
+    // The next batch: the pipelined form distributes its inputs (the last
+    // step distributes one more batch than the run takes).
+    FailureOr<HostTensor> nextLabels = failure();
+    FailureOr<RankValues> next = failure();
+    if (form || step < options.steps) {
+      next = splitBatch(step, nextLabels);
+      if (failed(next))
+        return 1;
+    }
+    FailureOr<RankValues> results = failure();
+    if (form) {
+      if (step == 1) {
+        FailureOr<RankValues> first = form->start(args, model.tables);
+        if (failed(first))
+          return 1;
+        carried = std::move(*first);
+      }
+      results = runTrainingFunction(
+          form->step, form->callArgs(args, *next, std::move(carried)),
+          model.tables, embeddingState);
+      if (succeeded(results))
+        carried = form->takeCarried(*results);
+    } else {
+      results = runTrainingFunction(train, args, model.tables, embeddingState);
+    }
     if (failed(results))
       return 1;
+    split = std::move(next);
+    labels = std::move(nextLabels);
     double loss = (*results)[0][0].data[0];
     for (auto [rank, rankResults] : llvm::enumerate(*results)) {
       if (rankResults[0].data[0] != loss)

@@ -90,6 +90,9 @@ struct RankTraining {
   /// compare losses, weights, tables and optimizer state.
   bool check = false;
   double tolerance = 0;
+  /// Call @train_step's pipelined form (braid-pipeline-input-dist): each
+  /// step distributes the next batch's inputs.
+  bool pipelined = false;
 };
 
 /// Trains the per-rank @train_step on the simulated ranks of its batch

@@ -12,6 +12,7 @@
 
 #include "CompiledTraining.h"
 #include "NativeProgram.h"
+#include "Pipelined.h"
 #include "RunSupport.h"
 #include "Train.h"
 
@@ -48,6 +49,13 @@ static cl::opt<std::string> inputFile(cl::cat(toolOptions), cl::Positional,
                                       cl::desc("<program.mlir | OUT>"));
 static cl::opt<bool> reference(cl::cat(toolOptions), "reference",
                                cl::desc("Run under the reference semantics"));
+static cl::opt<bool> pipelined(
+    cl::cat(toolOptions), "pipelined",
+    cl::desc("With --reference: call the function's pipelined form "
+             "(braid-compile --pipeline-input-dist), which distributes the "
+             "next batch's inputs inside each step; a forward pass gives it "
+             "its own batch again and checks the carried values it returns "
+             "against the first"));
 static cl::opt<int64_t> numRanks(cl::cat(toolOptions), "ranks", cl::init(1),
                                  cl::desc("Number of simulated ranks"));
 static cl::opt<uint64_t> seed(cl::cat(toolOptions), "seed", cl::init(0),
@@ -463,11 +471,39 @@ static int runArtifact(StringRef dir, const BindingOptions &options) {
     run.tables = binding->tables;
     run.check = check;
     run.tolerance = tolerance;
+    run.pipelined = pipelined;
     return runRankTraining(run, train);
   }
   RankValues rankResults;
   double iterationMs = 0;
-  if (reference) {
+  if (reference && pipelined) {
+    // The batch's carried values, then the pipelined form on the batch
+    // with the same batch next: the carried values it returns are the
+    // ones it took.
+    FailureOr<PipelinedForm> form = PipelinedForm::of(rankFunc);
+    if (failed(form))
+      return 1;
+    FailureOr<RankValues> carried =
+        form->start(binding->rankArgs, binding->tables);
+    if (failed(carried))
+      return 1;
+    FailureOr<RankValues> results = runFunction(
+        form->step,
+        form->callArgs(binding->rankArgs, binding->rankArgs, *carried),
+        binding->tables);
+    if (failed(results))
+      return 1;
+    RankValues next = form->takeCarried(*results);
+    for (auto [rank, mine] : llvm::enumerate(next))
+      for (auto [index, value] : llvm::enumerate(mine))
+        if (value.shape != (*carried)[rank][index].shape ||
+            value.data != (*carried)[rank][index].data)
+          return fail("rank " + llvm::Twine(rank) + "'s carried value " +
+                      llvm::Twine(index) + " of the next batch differs from "
+                      "@" + form->inputDist.getSymName() +
+                      "'s on the same batch");
+    rankResults = std::move(*results);
+  } else if (reference) {
     FailureOr<RankValues> results =
         runFunction(rankFunc, binding->rankArgs, binding->tables);
     if (failed(results))
@@ -559,6 +595,10 @@ int main(int argc, char **argv) {
   if (!reference && !isArtifact)
     return fail("a .mlir file runs under the reference semantics; pass "
                 "--reference, or give a braid-compile --target cpu directory");
+  if (pipelined && (!reference || !isArtifact))
+    return fail("--pipelined runs an artifact's per-rank program under the "
+                "reference semantics: braid-run OUT --reference --pipelined "
+                "(a compiled program calls the plain function)");
   if (iterations < 1 || iterations > 1000000)
     return fail("--iterations must be between 1 and 1000000");
   if (numRanks < 1 || numRanks > 4096)

@@ -164,6 +164,20 @@ LogicalResult BraidDialect::verifyOperationAttribute(Operation *op,
                                << attr.getValue();
     return success();
   }
+  for (StringRef name : {kInputDistAttrName, kPipelinedOfAttrName})
+    if (attr.getName() == name) {
+      auto symbol = dyn_cast<FlatSymbolRefAttr>(attr.getValue());
+      if (!isa<FunctionOpInterface>(op) || !symbol)
+        return op->emitOpError()
+               << "'" << name << "' must name a function (a flat symbol "
+                  "reference) on a function";
+      if (op->getParentOp() &&
+          !isa_and_nonnull<FunctionOpInterface>(
+              SymbolTable::lookupNearestSymbolFrom(op->getParentOp(), symbol)))
+        return op->emitOpError() << "'" << name << "' names " << symbol
+                                 << ", which is no function of the module";
+      return success();
+    }
   return op->emitOpError() << "unknown Braid attribute '" << attr.getName().getValue()
                            << "'";
 }
@@ -282,7 +296,8 @@ LogicalResult BraidDialect::verifyRegionArgAttribute(Operation *op,
     return *shard;
   if (attr.getName() != kInputAttrName && attr.getName() != kParamAttrName &&
       attr.getName() != kTableAttrName && attr.getName() != kStateAttrName &&
-      attr.getName() != kTableStateAttrName)
+      attr.getName() != kTableStateAttrName &&
+      attr.getName() != kNextInputAttrName && attr.getName() != kCarriedAttrName)
     return op->emitOpError() << "unknown Braid argument attribute '"
                              << attr.getName().getValue() << "'";
   return verifyNameAttribute(op, "argument", argIndex, attr);
@@ -296,7 +311,7 @@ LogicalResult BraidDialect::verifyRegionResultAttribute(Operation *op,
           verifyShardAttribute(op, /*isArgument=*/false, resultIndex, attr))
     return *shard;
   if (attr.getName() != kOutputAttrName && attr.getName() != kParamAttrName &&
-      attr.getName() != kStateAttrName)
+      attr.getName() != kStateAttrName && attr.getName() != kCarriedAttrName)
     return op->emitOpError() << "unknown Braid result attribute '"
                              << attr.getName().getValue() << "'";
   return verifyNameAttribute(op, "result", resultIndex, attr);

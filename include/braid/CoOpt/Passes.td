@@ -871,4 +871,82 @@ def BraidStoreParameterBlocksPass
                            "::mlir::tensor::TensorDialect"];
 }
 
+def BraidPipelineInputDistPass
+    : Pass<"braid-pipeline-input-dist", "::mlir::ModuleOp"> {
+  let summary = "adds the pipelined form of each per-rank function: the next "
+                "batch's input distribution runs inside this step, where the "
+                "simulator predicts a gain";
+  let description = [{
+    A function's input distribution is the work that depends on its batch
+    inputs (`braid.input` arguments) alone and feeds a started exchange: the
+    routing of a sharded table's indices (`braid.bucketize`), their
+    exchanges (starts and waits), and the index arithmetic between. It
+    reads no parameter, so it may run a step early, as TorchRec's
+    `TrainPipelineSparseDist` runs batch i + 1's input distribution during
+    batch i's forward and backward. For each function `@f` with one, the
+    pass adds two functions and leaves `@f` as it is:
+
+    - `@f_input_dist`: the input distribution alone, from the inputs it
+      reads (`braid.input`) to the values the rest of `@f` reads
+      (`braid.carried` results).
+    - `@f_pipelined` (`braid.pipelined_of = @f`, `braid.input_dist =
+      @f_input_dist`): `@f`'s arguments, then the next batch's inputs the
+      input distribution reads (`braid.next_input`), then this batch's
+      carried values (`braid.carried`); it returns `@f`'s results, then the
+      next batch's carried values. Its body is `@f`'s with the input
+      distribution replaced by the carried arguments (scalar work such as
+      index arithmetic on `braid.rank` stays and is recomputed), plus the
+      next batch's input distribution: its starts where the simulator
+      predicts the function fastest (at the top, or after one of the
+      waits), its waits before the return.
+
+    A driver calls `@f_input_dist` on the first batch, then `@f_pipelined`
+    once per batch with the next batch's inputs, feeding each call's
+    carried results to the next call. The values are the same as `@f`'s on
+    every batch. A bad index of the next batch is reported one step
+    earlier than `@f` would (its routing checks it).
+
+    ```mlir
+    func.func @forward(%idx: tensor<?xi64> {braid.input = "c1.indices"}, ...) {
+      %lengths, %values, %counts = braid.bucketize @c1(%idx, %off) ...
+      %t = braid.all_to_all_v_start %values counts %counts ...
+      %dense = braid.linear %x, %w, %b relu ...      // bottom MLP beside %t
+      %routed = braid.wait %t ...                      // exposed: little to do
+      %rows = braid.shard_embedding_bag @c1(%routed, ...) ...
+    // adds
+    func.func @forward_pipelined(%idx: ..., %next_idx: tensor<?xi64>
+        {braid.next_input = "c1.indices"}, %routed: tensor<?xi64>
+        {braid.carried = "carried.0"}) -> (..., tensor<?xi64>
+        {braid.carried = "carried.0"}) attributes {braid.pipelined_of = @forward, ...} {
+      %l2, %v2, %c2 = braid.bucketize @c1(%next_idx, %next_off) ...
+      %t2 = braid.all_to_all_v_start %v2 counts %c2 ... // the next batch's
+      %dense = braid.linear %x, %w, %b relu ...
+      %rows = braid.shard_embedding_bag @c1(%routed, ...) ...
+      ...
+      %routed2 = braid.wait %t2 ...
+      return ..., %routed2
+    ```
+
+    The pipelined form is added where the simulator predicts it faster
+    than `@f` (`force`: wherever a function has an input distribution). It
+    changes how a driver calls the function, so braid-compile adds it only
+    when asked (`--pipeline-input-dist`); braid-run runs it with
+    `--pipelined` and braid-sim simulates it with `--function
+    f_pipelined`.
+  }];
+  let options = [
+    Option<"force", "force", "bool", "false",
+           "Add the pipelined form of every function with an input "
+           "distribution without asking the simulator (for tests)">,
+  ];
+  let statistics = [
+    Statistic<"numPipelined", "functions-pipelined",
+              "Functions given a pipelined form">,
+    Statistic<"numRejected", "rejected-by-simulator",
+              "Functions whose pipelined form the simulator predicted no "
+              "faster">,
+  ];
+  let dependentDialects = ["::mlir::braid::BraidDialect"];
+}
+
 #endif // BRAID_COOPT_PASSES_TD

@@ -36,6 +36,8 @@ struct CompileRequest {
   std::string planFile;
   int64_t optLevel = 2;
   bool forceCoOptimization = false;
+  /// braid-co-optimize's pipeline-input-dist.
+  bool pipelineInputDist = false;
   bool train = false;
   /// "none", "cpu" or "cuda".
   std::string target = "none";

@@ -81,6 +81,13 @@ struct CoOptimizePipelineOptions
       llvm::cl::desc("Apply every co-optimization rewrite without asking "
                      "the simulator (each pass's force option)"),
       llvm::cl::init(false)};
+  Option<bool> pipelineInputDist{
+      *this, "pipeline-input-dist",
+      llvm::cl::desc("At level 2, also add each function's pipelined form "
+                     "(braid-pipeline-input-dist: the next batch's input "
+                     "distribution inside this step) where the simulator "
+                     "predicts a gain"),
+      llvm::cl::init(false)};
 };
 
 /// Options of braid-compile: braid-shard's and braid-co-optimize's.
@@ -92,6 +99,10 @@ struct CompilePipelineOptions
   Option<bool> forceCoOptimization{
       *this, "force-co-optimization",
       llvm::cl::desc("braid-co-optimize's force-co-optimization"),
+      llvm::cl::init(false)};
+  Option<bool> pipelineInputDist{
+      *this, "pipeline-input-dist",
+      llvm::cl::desc("braid-co-optimize's pipeline-input-dist"),
       llvm::cl::init(false)};
 };
 

@@ -81,6 +81,9 @@ private:
       : rank(rank), numRanks(numRanks),
         batchSplit(batchSplit.begin(), batchSplit.end()), routing(&routing) {}
   LogicalResult bindArgument(BlockArgument arg);
+  /// Binds the carried arguments of a pipelined form from the values its
+  /// `braid.input_dist` function returns on this rank.
+  LogicalResult bindCarried(func::FuncOp func);
   LogicalResult bindOp(Operation &op);
   /// The expected value of an index computed from constants and rows
   /// (tensor.dim of the first dimension, addi, subi, muli), if it is one.

@@ -76,6 +76,22 @@ def Braid_Dialect : Dialect {
     /// blocks split (an integer; 0 when absent).
     static constexpr ::llvm::StringLiteral kShardDimAttrName = "braid.shard_dim";
 
+    /// A function's input distribution run a step ahead
+    /// (braid-pipeline-input-dist). On an argument of the pipelined form: an
+    /// input of the next batch, named like the `braid.input` it stands for.
+    static constexpr ::llvm::StringLiteral kNextInputAttrName = "braid.next_input";
+    /// On an argument of the pipelined form: a value of this batch's input
+    /// distribution, computed by the step before (or by the function its
+    /// `braid.input_dist` names); on a result of the pipelined form and of
+    /// that function: the same value for the next batch. A name shared by
+    /// the argument and the results.
+    static constexpr ::llvm::StringLiteral kCarriedAttrName = "braid.carried";
+    /// On the pipelined form of a function: the function that computes the
+    /// first batch's `braid.carried` values from its inputs, a symbol.
+    static constexpr ::llvm::StringLiteral kInputDistAttrName = "braid.input_dist";
+    /// On the pipelined form of a function: that function, a symbol.
+    static constexpr ::llvm::StringLiteral kPipelinedOfAttrName = "braid.pipelined_of";
+
     /// On an all_to_all of a forward pass pipelined in chunks of its bags
     /// (braid-chunk-lookups): the chunk it carries, a non-negative integer;
     /// braid-bucket-collectives fuses exchanges of one chunk only.

@@ -1,0 +1,118 @@
+//===- Pipelined.cpp - Running a pipelined form ---------------------------===//
+//
+// This file implements what braid-run needs to call a function's pipelined
+// form (Pipelined.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Pipelined.h"
+
+#include "braid/Dialect/Braid/IR/Braid.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+using namespace mlir;
+using namespace mlir::braid;
+using namespace mlir::braid::interp;
+
+/// The argument of `func` named `name` by `braid.input`.
+static std::optional<unsigned> inputNamed(func::FuncOp func, StringAttr name) {
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    if (func.getArgAttr(i, BraidDialect::kInputAttrName) == name)
+      return i;
+  return std::nullopt;
+}
+
+FailureOr<PipelinedForm> PipelinedForm::of(func::FuncOp func) {
+  auto module = func->getParentOfType<ModuleOp>();
+  PipelinedForm form;
+  for (auto candidate : module.getOps<func::FuncOp>()) {
+    auto of = candidate->getAttrOfType<FlatSymbolRefAttr>(
+        BraidDialect::kPipelinedOfAttrName);
+    if (of && of.getValue() == func.getSymName())
+      form.step = candidate;
+  }
+  if (!form.step)
+    return func.emitError()
+           << "@" << func.getSymName()
+           << " has no pipelined form: compile the model with braid-compile "
+              "--pipeline-input-dist (the simulator adds it where it "
+              "predicts a gain; braid-compile prints what it added)";
+  auto distName = form.step->getAttrOfType<FlatSymbolRefAttr>(
+      BraidDialect::kInputDistAttrName);
+  form.inputDist =
+      distName ? module.lookupSymbol<func::FuncOp>(distName) : func::FuncOp();
+  if (!form.inputDist)
+    return form.step.emitError() << "has no '"
+                                 << BraidDialect::kInputDistAttrName
+                                 << "' function";
+  form.numArgs = func.getNumArguments();
+  form.numResults = func.getNumResults();
+  unsigned numCarried = form.inputDist.getNumResults();
+  if (form.step.getNumArguments() < form.numArgs + numCarried ||
+      form.step.getNumResults() != form.numResults + numCarried ||
+      form.step.getArgumentTypes().take_front(form.numArgs) !=
+          func.getArgumentTypes())
+    return form.step.emitError()
+           << "does not take @" << func.getSymName()
+           << "'s arguments, next inputs and " << numCarried
+           << " carried values, or does not return @" << func.getSymName()
+           << "'s results and as many carried values";
+  unsigned numNext = form.step.getNumArguments() - form.numArgs - numCarried;
+  for (unsigned i = 0; i < numNext; ++i) {
+    auto name = form.step.getArgAttrOfType<StringAttr>(
+        form.numArgs + i, BraidDialect::kNextInputAttrName);
+    std::optional<unsigned> from = name ? inputNamed(func, name) : std::nullopt;
+    if (!from)
+      return form.step.emitError()
+             << "argument " << form.numArgs + i
+             << " is no next input of an input of @" << func.getSymName();
+    form.nextFrom.push_back(*from);
+  }
+  for (unsigned i = 0; i < form.inputDist.getNumArguments(); ++i) {
+    auto name = form.inputDist.getArgAttrOfType<StringAttr>(
+        i, BraidDialect::kInputAttrName);
+    std::optional<unsigned> from = name ? inputNamed(func, name) : std::nullopt;
+    if (!from)
+      return form.inputDist.emitError()
+             << "argument " << i << " is no input of @" << func.getSymName();
+    form.distFrom.push_back(*from);
+  }
+  return form;
+}
+
+FailureOr<RankValues> PipelinedForm::start(const RankValues &args,
+                                           const TableMap &tables) const {
+  RankValues distArgs;
+  for (const std::vector<HostTensor> &mine : args) {
+    std::vector<HostTensor> &dist = distArgs.emplace_back();
+    for (unsigned from : distFrom)
+      dist.push_back(mine[from]);
+  }
+  return runFunction(inputDist, distArgs, tables);
+}
+
+RankValues PipelinedForm::callArgs(const RankValues &args,
+                                   const RankValues &next,
+                                   RankValues carried) const {
+  RankValues call;
+  for (auto [rank, mine] : llvm::enumerate(args)) {
+    std::vector<HostTensor> &all = call.emplace_back(
+        mine.begin(), mine.begin() + std::min<size_t>(numArgs, mine.size()));
+    for (unsigned from : nextFrom)
+      all.push_back(next[rank][from]);
+    for (HostTensor &value : carried[rank])
+      all.push_back(std::move(value));
+  }
+  return call;
+}
+
+RankValues PipelinedForm::takeCarried(RankValues &results) const {
+  RankValues carried;
+  for (std::vector<HostTensor> &mine : results) {
+    carried.emplace_back(std::make_move_iterator(mine.begin() + numResults),
+                         std::make_move_iterator(mine.end()));
+    mine.resize(numResults);
+  }
+  return carried;
+}
