@@ -222,7 +222,9 @@ static bool isOffsets(BlockArgument arg) {
 
 LogicalResult ProgramShapes::bindArgument(BlockArgument arg) {
   RankedTensorType type = shapedTypeOf(arg);
-  if (!type || !type.getRank() || !type.isDynamicDim(0))
+  // An argument nothing reads needs no size (a pipelined form's inputs of
+  // this batch that only its input distribution read).
+  if (!type || !type.getRank() || !type.isDynamicDim(0) || arg.use_empty())
     return success();
   double samples = batchSplit.empty() ? 0 : batchSplit[rank];
   // What the argument is follows from its users: offsets have one more

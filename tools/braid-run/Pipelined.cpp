@@ -116,3 +116,26 @@ RankValues PipelinedForm::takeCarried(RankValues &results) const {
   }
   return carried;
 }
+
+FailureOr<RankValues>
+PipelinedForm::runOnSameBatch(const RankValues &args,
+                              const TableMap &tables) const {
+  FailureOr<RankValues> carried = start(args, tables);
+  if (failed(carried))
+    return failure();
+  FailureOr<RankValues> results =
+      runFunction(step, callArgs(args, args, *carried), tables);
+  if (failed(results))
+    return failure();
+  RankValues next = takeCarried(*results);
+  func::FuncOp stepFunc = step, distFunc = inputDist;
+  for (auto [rank, mine] : llvm::enumerate(next))
+    for (auto [index, value] : llvm::enumerate(mine))
+      if (value.shape != (*carried)[rank][index].shape ||
+          value.data != (*carried)[rank][index].data)
+        return stepFunc.emitError()
+               << "rank " << rank << "'s carried value " << index
+               << " for the next batch differs from what @"
+               << distFunc.getSymName() << " gives on the same batch";
+  return results;
+}

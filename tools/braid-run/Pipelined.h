@@ -45,6 +45,14 @@ struct PipelinedForm {
   /// Moves the carried values out of each rank's `results` of `step`,
   /// leaving the function's own.
   interp::RankValues takeCarried(interp::RankValues &results) const;
+
+  /// The function's results on the batch `args` holds, from `step` given
+  /// that batch's carried values and the same batch as the next one; fails
+  /// (reported) when the carried values it returns differ from those it
+  /// took.
+  FailureOr<interp::RankValues>
+  runOnSameBatch(const interp::RankValues &args,
+                 const interp::TableMap &tables) const;
 };
 
 } // namespace mlir::braid

@@ -483,25 +483,10 @@ static int runArtifact(StringRef dir, const BindingOptions &options) {
     FailureOr<PipelinedForm> form = PipelinedForm::of(rankFunc);
     if (failed(form))
       return 1;
-    FailureOr<RankValues> carried =
-        form->start(binding->rankArgs, binding->tables);
-    if (failed(carried))
-      return 1;
-    FailureOr<RankValues> results = runFunction(
-        form->step,
-        form->callArgs(binding->rankArgs, binding->rankArgs, *carried),
-        binding->tables);
+    FailureOr<RankValues> results =
+        form->runOnSameBatch(binding->rankArgs, binding->tables);
     if (failed(results))
       return 1;
-    RankValues next = form->takeCarried(*results);
-    for (auto [rank, mine] : llvm::enumerate(next))
-      for (auto [index, value] : llvm::enumerate(mine))
-        if (value.shape != (*carried)[rank][index].shape ||
-            value.data != (*carried)[rank][index].data)
-          return fail("rank " + llvm::Twine(rank) + "'s carried value " +
-                      llvm::Twine(index) + " of the next batch differs from "
-                      "@" + form->inputDist.getSymName() +
-                      "'s on the same batch");
     rankResults = std::move(*results);
   } else if (reference) {
     FailureOr<RankValues> results =
@@ -595,10 +580,13 @@ int main(int argc, char **argv) {
   if (!reference && !isArtifact)
     return fail("a .mlir file runs under the reference semantics; pass "
                 "--reference, or give a braid-compile --target cpu directory");
-  if (pipelined && (!reference || !isArtifact))
-    return fail("--pipelined runs an artifact's per-rank program under the "
-                "reference semantics: braid-run OUT --reference --pipelined "
-                "(a compiled program calls the plain function)");
+  if (pipelined && !reference)
+    return fail("--pipelined runs under the reference semantics: braid-run "
+                "OUT --reference --pipelined (a compiled program calls the "
+                "plain function)");
+  if (pipelined && !isArtifact && steps.getNumOccurrences())
+    return fail("--pipelined --steps trains an artifact's per-rank program: "
+                "braid-run OUT --reference --pipelined --steps K");
   if (iterations < 1 || iterations > 1000000)
     return fail("--iterations must be between 1 and 1000000");
   if (numRanks < 1 || numRanks > 4096)
@@ -670,7 +658,15 @@ int main(int argc, char **argv) {
     train.maxDumpElements = maxDumpElements;
     return runReferenceTraining(*module, *func, *tables, args->front(), train);
   }
-  FailureOr<RankValues> results = runFunction(*func, *args, *tables);
+  FailureOr<RankValues> results = failure();
+  if (pipelined) {
+    FailureOr<PipelinedForm> form = PipelinedForm::of(*func);
+    if (failed(form))
+      return 1;
+    results = form->runOnSameBatch(*args, *tables);
+  } else {
+    results = runFunction(*func, *args, *tables);
+  }
   if (failed(results))
     return 1;
 
