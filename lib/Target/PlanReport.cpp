@@ -20,10 +20,21 @@ using namespace mlir;
 using namespace mlir::braid;
 
 /// The function a module runs, when it has exactly one.
+/// Not counted: a pipelined form and its input distribution function
+/// (braid-pipeline-input-dist), which stand beside the function they
+/// pipeline.
 static std::optional<func::FuncOp> onlyFunction(ModuleOp module) {
-  auto funcs = llvm::to_vector(
-      llvm::make_filter_range(module.getOps<func::FuncOp>(),
-                              [](func::FuncOp f) { return !f.isExternal(); }));
+  llvm::DenseSet<StringRef> inputDists;
+  for (auto func : module.getOps<func::FuncOp>())
+    if (auto dist = func->getAttrOfType<FlatSymbolRefAttr>(
+            BraidDialect::kInputDistAttrName))
+      inputDists.insert(dist.getValue());
+  auto funcs = llvm::to_vector(llvm::make_filter_range(
+      module.getOps<func::FuncOp>(), [&](func::FuncOp f) {
+        return !f.isExternal() &&
+               !f->hasAttr(BraidDialect::kPipelinedOfAttrName) &&
+               !inputDists.contains(f.getSymName());
+      }));
   if (funcs.size() != 1)
     return std::nullopt;
   return funcs.front();
@@ -122,6 +133,8 @@ FailureOr<PlanReport> mlir::braid::buildPlanReport(ModuleOp program,
     }
   // A training program holds the forward pass and the training step; each
   // is simulated on its own.
+  // A pipelined form and its input distribution function stand beside
+  // the function they pipeline (braid-pipeline-input-dist).
   auto trainStep = program.lookupSymbol<func::FuncOp>("train_step");
   std::optional<func::FuncOp> forward = onlyFunction(program);
   if (trainStep)
@@ -141,6 +154,22 @@ FailureOr<PlanReport> mlir::braid::buildPlanReport(ModuleOp program,
     *into = std::move(*prediction);
     (into == &report.prediction ? report.forwardCoOpt : report.trainCoOpt) =
         summarizeCoOpt(*func);
+  }
+  for (auto pipelined : program.getOps<func::FuncOp>()) {
+    auto of = pipelined->getAttrOfType<FlatSymbolRefAttr>(
+        BraidDialect::kPipelinedOfAttrName);
+    std::optional<sim::ProgramPrediction> *into = nullptr;
+    if (of && forward && of.getValue() == forward->getSymName())
+      into = &report.forwardPipelined;
+    else if (of && trainStep && of.getValue() == trainStep.getSymName())
+      into = &report.trainPipelined;
+    if (!into)
+      continue;
+    FailureOr<sim::ProgramPrediction> prediction = sim::simulateProgram(
+        pipelined, problem.hw, problem.ranks(), problem.ranksPerNode);
+    if (failed(prediction))
+      return failure();
+    *into = std::move(*prediction);
   }
   return report;
 }
@@ -294,6 +323,12 @@ llvm::json::Value mlir::braid::planReportToJson(const PlanReport &report) {
     predicted["train_step_ms"] = nullptr;
     predicted["train_step_breakdown"] = nullptr;
   }
+  // The pipelined forms (braid-pipeline-input-dist); null without one.
+  for (auto [key, prediction] :
+       {std::pair{"forward_pipelined_ms", &report.forwardPipelined},
+        std::pair{"train_step_pipelined_ms", &report.trainPipelined}})
+    predicted[key] = *prediction ? llvm::json::Value((*prediction)->result.makespanUs * 1e-3)
+                                 : llvm::json::Value(nullptr);
   llvm::json::Value denseMs = nullptr, forwardMs = nullptr;
   if (report.plannerDenseUs) {
     denseMs = *report.plannerDenseUs * 1e-3;
@@ -473,6 +508,22 @@ void mlir::braid::printPlanReport(llvm::raw_ostream &os,
                   report.forwardCoOpt, *p);
   if (const std::optional<sim::ProgramPrediction> &t = report.trainPrediction)
     describeCoOpt("@train_step", report.trainCoOpt, *t);
+  for (auto [name, prediction] :
+       {std::pair{report.trainPrediction ? "@forward" : "the program",
+                  &report.forwardPipelined},
+        std::pair{"@train_step", &report.trainPipelined}}) {
+    if (!*prediction)
+      continue;
+    const sim::RankBreakdown &critical =
+        (*prediction)->result.ranks[(*prediction)->criticalRank];
+    os << llvm::formatv(
+        "pipelined {0} (braid-pipeline-input-dist: the next batch's input "
+        "distribution inside the step): {1:f3} ms; {2:f3} of {3:f3} ms of "
+        "communication hidden behind computation on the slowest rank\n",
+        name, (*prediction)->result.makespanUs * 1e-3,
+        std::max(0.0, critical.commUs - critical.exposedCommUs) * 1e-3,
+        critical.commUs * 1e-3);
+  }
   if (sharding.denseLayers.empty())
     return;
   os << llvm::formatv("{0,-24} {1,-15} {2,16} {3,12} {4,12}\n",

@@ -539,3 +539,50 @@ module {
   EXPECT_NEAR(updateUs("adagrad", cpu), gather(cpu, 16) + sums, 1e-9);
   EXPECT_NEAR(updateUs("adagrad", gpu), gather(gpu, 16), 1e-9);
 }
+
+/// A pipelined form (braid-pipeline-input-dist) of kRowWise's per-rank
+/// program: the routed indices come in as a carried argument.
+constexpr StringLiteral kPipelined = R"mlir(
+module attributes {braid.batch_split = array<i64: 4, 4>, braid.cluster = #braid.cluster<hardware = "dgx-h100", nodes = 1, ranks_per_node = 2>} {
+  braid.table @t : tensor<100x16xf32> pooling_factor = 4.0 placement = #braid.row_wise<ranks = [0, 1], row_offsets = [0, 25, 100]>
+  func.func @forward_input_dist(%i: tensor<?xi64> {braid.input = "t.indices"}, %o: tensor<5xi64> {braid.input = "t.offsets"}) -> (tensor<?xi64> {braid.carried = "carried.0"}) {
+    %l, %v, %c = braid.bucketize @t(%i, %o) to [0, 1] bags_per_rank = 4 : (tensor<?xi64>, tensor<5xi64>) -> (tensor<8xi64>, tensor<?xi64>, tensor<2xi64>)
+    %t = braid.all_to_all_v_start %v, %c : (tensor<?xi64>, tensor<2xi64>) -> !braid.token<tensor<?xi64>>
+    %r = braid.wait %t : !braid.token<tensor<?xi64>>
+    return %r : tensor<?xi64>
+  }
+  func.func @forward_pipelined(%i: tensor<?xi64> {braid.input = "t.indices"}, %o: tensor<5xi64> {braid.input = "t.offsets"},
+                               %ni: tensor<?xi64> {braid.next_input = "t.indices"}, %no: tensor<5xi64> {braid.next_input = "t.offsets"},
+                               %routed: tensor<?xi64> {braid.carried = "carried.0"})
+      -> (tensor<?xi64>, tensor<?xi64> {braid.carried = "carried.0"})
+      attributes {braid.input_dist = @forward_input_dist} {
+    %l, %v, %c = braid.bucketize @t(%ni, %no) to [0, 1] bags_per_rank = 4 : (tensor<?xi64>, tensor<5xi64>) -> (tensor<8xi64>, tensor<?xi64>, tensor<2xi64>)
+    %t = braid.all_to_all_v_start %v, %c : (tensor<?xi64>, tensor<2xi64>) -> !braid.token<tensor<?xi64>>
+    %r = braid.wait %t : !braid.token<tensor<?xi64>>
+    return %routed, %r : tensor<?xi64>, tensor<?xi64>
+  }
+}
+)mlir";
+
+TEST_F(ProgramShapesTest, CarriedArgumentsHaveTheSizesTheInputDistributionGives) {
+  module = parseSourceString<ModuleOp>(kPipelined, &context);
+  ASSERT_TRUE(module);
+  auto pipelined = module->lookupSymbol<func::FuncOp>("forward_pipelined");
+  ASSERT_TRUE(pipelined);
+  RoutingTable routing(2);
+  SmallVector<int64_t> split = {4, 4};
+  for (int64_t rank : {0, 1}) {
+    FailureOr<ProgramShapes> shapes =
+        ProgramShapes::bind(pipelined, rank, 2, split, routing);
+    ASSERT_TRUE(succeeded(shapes));
+    // Rank 0 holds a quarter of the rows and receives a quarter of both
+    // ranks' 16 indices; rank 1 three quarters: this batch's (carried) as
+    // the next batch's (exchanged here).
+    double received = rank == 0 ? 8.0 : 24.0;
+    EXPECT_DOUBLE_EQ(shapes->rows(pipelined.getArgument(4)), received);
+    EXPECT_DOUBLE_EQ(shapes->rows(first<WaitOp>(pipelined).getResult()),
+                     received);
+    // The next batch's indices, bound from their bags like any input.
+    EXPECT_DOUBLE_EQ(shapes->rows(pipelined.getArgument(2)), 16.0);
+  }
+}

@@ -927,8 +927,10 @@ def BraidPipelineInputDistPass
       return ..., %routed2
     ```
 
-    The pipelined form is added where the simulator predicts it faster
-    than `@f` (`force`: wherever a function has an input distribution). It
+    The pipelined form is added where the simulator predicts it at least
+    0.1% faster than `@f` (`force`: wherever a function has an input
+    distribution): a second entry point, and a driver that carries values
+    between calls, are not worth the simulator's rounding. It
     changes how a driver calls the function, so braid-compile adds it only
     when asked (`--pipeline-input-dist`); braid-run runs it with
     `--pipelined` and braid-sim simulates it with `--function

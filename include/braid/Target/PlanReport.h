@@ -71,6 +71,9 @@ struct PlanReport {
   std::optional<sim::ProgramPrediction> trainPrediction;
   /// What co-optimization did to the forward function and @train_step.
   CoOptSummary forwardCoOpt, trainCoOpt;
+  /// The simulated pipelined forms of the forward function and of
+  /// @train_step (braid-pipeline-input-dist), when the program has them.
+  std::optional<sim::ProgramPrediction> forwardPipelined, trainPipelined;
 };
 
 /// Builds the report of the partitioned `program`; `globalProgram` (the
