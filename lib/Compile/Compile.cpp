@@ -81,6 +81,10 @@ static LogicalResult checkRequest(const CompileRequest &request,
                   "compiles for, e.g. sm_80, sm_90 or sm_100)");
   if (request.optLevel < 0 || request.optLevel > 2)
     return fail("--opt-level must be 0, 1 or 2");
+  if (request.pipelineInputDist && request.optLevel < 2)
+    return fail("--pipeline-input-dist needs --opt-level 2: below it the "
+                "exchanges are not started, so no input distribution can "
+                "run beside a step");
   if (request.poolingLanes < 0 || request.poolingLanes > 1024)
     return fail("--pooling-lanes must be between 0 and 1024");
   if (request.poolingLanes != 0 && request.target != "cpu")

@@ -253,18 +253,16 @@ LogicalResult mlir::braid::writeProgramArtifact(
     ModuleOp program, ModuleOp model, StringRef outDir, int64_t ranks,
     StringRef targetCpu, const ArtifactTarget &target) {
   OwningOpRef<ModuleOp> module(cast<ModuleOp>(program->clone()));
-  // A training artifact runs the training step alone (it runs the forward
-  // pass itself).
   // The artifact's runtime calls the plain function: the pipelined forms
   // (braid-pipeline-input-dist) and their input distribution functions stay
   // in program.mlir, for braid-run --reference --pipelined and braid-sim.
-  for (auto func : llvm::to_vector(module->getOps<func::FuncOp>()))
-    if (auto dist = func->getAttrOfType<FlatSymbolRefAttr>(
-            BraidDialect::kInputDistAttrName)) {
-      if (auto inputDist = module->lookupSymbol<func::FuncOp>(dist))
-        inputDist.erase();
-      func.erase();
-    }
+  SmallVector<func::FuncOp> companions = llvm::to_vector(llvm::make_filter_range(
+      module->getOps<func::FuncOp>(),
+      [](func::FuncOp func) { return isPipelineCompanion(func); }));
+  for (func::FuncOp func : companions)
+    func.erase();
+  // A training artifact runs the training step alone (it runs the forward
+  // pass itself).
   if (auto trainStep = module->lookupSymbol<func::FuncOp>("train_step"))
     if (auto forward = module->lookupSymbol<func::FuncOp>("forward"))
       forward.erase();

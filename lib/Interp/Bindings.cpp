@@ -329,7 +329,7 @@ mlir::braid::interp::findEntryFunction(ModuleOp module) {
     return forward;
   func::FuncOp found;
   for (auto func : module.getOps<func::FuncOp>()) {
-    if (!func.isPublic() || func.isExternal())
+    if (!func.isPublic() || func.isExternal() || isPipelineCompanion(func))
       continue;
     if (found)
       return module.emitError() << "cannot tell which function to run: there "

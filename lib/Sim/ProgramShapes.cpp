@@ -475,10 +475,14 @@ LogicalResult ProgramShapes::bindCarried(func::FuncOp func) {
     return success();
   auto inputDist =
       SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(func, symbol);
-  if (!inputDist || inputDist.isExternal())
+  // Its carried values come from a function of its own (the verifier
+  // holds this too; a cycle would never end).
+  if (!inputDist || inputDist.isExternal() || inputDist == func ||
+      inputDist->hasAttr(BraidDialect::kInputDistAttrName))
     return func.emitError() << "'" << BraidDialect::kInputDistAttrName
                             << "' names " << symbol
-                            << ", which is no function with a body";
+                            << ", which is no input distribution function "
+                               "with a body";
   FailureOr<ProgramShapes> produced =
       bind(inputDist, rank, numRanks, batchSplit, *routing);
   if (failed(produced))

@@ -24,16 +24,9 @@ using namespace mlir::braid;
 /// (braid-pipeline-input-dist), which stand beside the function they
 /// pipeline.
 static std::optional<func::FuncOp> onlyFunction(ModuleOp module) {
-  llvm::DenseSet<StringRef> inputDists;
-  for (auto func : module.getOps<func::FuncOp>())
-    if (auto dist = func->getAttrOfType<FlatSymbolRefAttr>(
-            BraidDialect::kInputDistAttrName))
-      inputDists.insert(dist.getValue());
   auto funcs = llvm::to_vector(llvm::make_filter_range(
       module.getOps<func::FuncOp>(), [&](func::FuncOp f) {
-        return !f.isExternal() &&
-               !f->hasAttr(BraidDialect::kPipelinedOfAttrName) &&
-               !inputDists.contains(f.getSymName());
+        return !f.isExternal() && !isPipelineCompanion(f);
       }));
   if (funcs.size() != 1)
     return std::nullopt;

@@ -63,8 +63,12 @@ bool isScalarWork(Operation *op) {
 std::optional<InputDistribution> findInputDistribution(func::FuncOp func) {
   Block &body = func.getBody().front();
   llvm::DenseSet<Value> batchOnly;
+  // The batch's inputs: not a training step's number (braid-differentiate's
+  // `step` input), which is no batch data.
   for (BlockArgument arg : body.getArguments())
-    if (func.getArgAttr(arg.getArgNumber(), BraidDialect::kInputAttrName))
+    if (auto name = func.getArgAttrOfType<StringAttr>(
+            arg.getArgNumber(), BraidDialect::kInputAttrName);
+        name && name.getValue() != "step")
       batchOnly.insert(arg);
   SmallVector<WaitOp> roots;
   for (Operation &op : body.without_terminator()) {
@@ -293,14 +297,18 @@ struct BraidPipelineInputDistPass
       return;
     SymbolTable symbols(module);
     for (func::FuncOp func : llvm::to_vector(module.getOps<func::FuncOp>())) {
-      // Not a pipelined form or an input distribution this pass added, nor
-      // a function that has its pipelined form already.
-      bool carries = llvm::any_of(
-          llvm::seq(func.getNumResults()), [&](unsigned index) {
-            return func.getResultAttr(index, BraidDialect::kCarriedAttrName);
+      // Not a pipelined form or an input distribution function, nor a
+      // function that has its pipelined form already; one block (a return
+      // to put the next batch's carried values in).
+      bool pipelinedAlready =
+          llvm::any_of(module.getOps<func::FuncOp>(), [&](func::FuncOp f) {
+            auto of = f->getAttrOfType<FlatSymbolRefAttr>(
+                BraidDialect::kPipelinedOfAttrName);
+            return of && of.getValue() == func.getSymName();
           });
-      if (func.isExternal() || carries ||
-          symbols.lookup((func.getSymName() + "_pipelined").str()))
+      if (func.isExternal() || !llvm::hasSingleElement(func.getBody()) ||
+          !isa<func::ReturnOp>(func.getBody().front().getTerminator()) ||
+          isPipelineCompanion(func) || pipelinedAlready)
         continue;
       std::optional<InputDistribution> dist = findInputDistribution(func);
       if (!dist)

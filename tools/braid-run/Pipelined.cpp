@@ -11,6 +11,8 @@
 
 #include "mlir/IR/BuiltinOps.h"
 
+#include <cstring>
+
 using namespace mlir;
 using namespace mlir::braid;
 using namespace mlir::braid::interp;
@@ -59,6 +61,29 @@ FailureOr<PipelinedForm> PipelinedForm::of(func::FuncOp func) {
            << " carried values, or does not return @" << func.getSymName()
            << "'s results and as many carried values";
   unsigned numNext = form.step.getNumArguments() - form.numArgs - numCarried;
+  // The carried values come last, in the input distribution's order, and
+  // carry its names: what a call returns is what the next call takes.
+  for (unsigned i = 0; i < numCarried; ++i) {
+    Attribute name = form.inputDist.getResultAttr(
+        i, BraidDialect::kCarriedAttrName);
+    unsigned arg = form.numArgs + numNext + i, result = form.numResults + i;
+    if (!name ||
+        form.step.getArgAttr(arg, BraidDialect::kCarriedAttrName) != name ||
+        form.step.getResultAttr(result, BraidDialect::kCarriedAttrName) !=
+            name ||
+        form.step.getArgumentTypes()[arg] !=
+            form.inputDist.getResultTypes()[i] ||
+        form.step.getResultTypes()[result] !=
+            form.inputDist.getResultTypes()[i])
+      return form.step.emitError()
+             << "argument " << arg << " and result " << result
+             << " are not the carried value " << i << " of @"
+             << form.inputDist.getSymName() << " (its name and type)";
+  }
+  if (form.step.getResultTypes().take_front(form.numResults) !=
+      func.getResultTypes())
+    return form.step.emitError()
+           << "does not return @" << func.getSymName() << "'s results first";
   for (unsigned i = 0; i < numNext; ++i) {
     auto name = form.step.getArgAttrOfType<StringAttr>(
         form.numArgs + i, BraidDialect::kNextInputAttrName);
@@ -92,15 +117,22 @@ FailureOr<RankValues> PipelinedForm::start(const RankValues &args,
   return runFunction(inputDist, distArgs, tables);
 }
 
-RankValues PipelinedForm::callArgs(const RankValues &args,
-                                   const RankValues &next,
-                                   RankValues carried) const {
+FailureOr<RankValues> PipelinedForm::callArgs(const RankValues &args,
+                                              const RankValues &next,
+                                              RankValues carried) const {
   RankValues call;
+  func::FuncOp stepFunc = step;
   for (auto [rank, mine] : llvm::enumerate(args)) {
     std::vector<HostTensor> &all = call.emplace_back(
         mine.begin(), mine.begin() + std::min<size_t>(numArgs, mine.size()));
-    for (unsigned from : nextFrom)
+    for (auto [index, from] : llvm::enumerate(nextFrom)) {
+      if (rank >= next.size() || from >= next[rank].size())
+        return stepFunc.emitError()
+               << "argument " << numArgs + index
+               << " takes a next batch's input this driver does not give "
+                  "(only the forward pass's inputs are distributed ahead)";
       all.push_back(next[rank][from]);
+    }
     for (HostTensor &value : carried[rank])
       all.push_back(std::move(value));
   }
@@ -123,8 +155,10 @@ PipelinedForm::runOnSameBatch(const RankValues &args,
   FailureOr<RankValues> carried = start(args, tables);
   if (failed(carried))
     return failure();
-  FailureOr<RankValues> results =
-      runFunction(step, callArgs(args, args, *carried), tables);
+  FailureOr<RankValues> call = callArgs(args, args, *carried);
+  if (failed(call))
+    return failure();
+  FailureOr<RankValues> results = runFunction(step, *call, tables);
   if (failed(results))
     return failure();
   RankValues next = takeCarried(*results);
@@ -132,7 +166,9 @@ PipelinedForm::runOnSameBatch(const RankValues &args,
   for (auto [rank, mine] : llvm::enumerate(next))
     for (auto [index, value] : llvm::enumerate(mine))
       if (value.shape != (*carried)[rank][index].shape ||
-          value.data != (*carried)[rank][index].data)
+          value.data.size() != (*carried)[rank][index].data.size() ||
+          std::memcmp(value.data.data(), (*carried)[rank][index].data.data(),
+                      value.data.size() * sizeof(double)) != 0)
         return stepFunc.emitError()
                << "rank " << rank << "'s carried value " << index
                << " for the next batch differs from what @"

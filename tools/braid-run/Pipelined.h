@@ -36,11 +36,12 @@ struct PipelinedForm {
                                       const interp::TableMap &tables) const;
 
   /// Each rank's arguments of `step`: `args` (the function's, this batch),
-  /// the inputs of `next` (the function's arguments for the next batch)
-  /// and `carried`.
-  interp::RankValues callArgs(const interp::RankValues &args,
-                              const interp::RankValues &next,
-                              interp::RankValues carried) const;
+  /// the inputs of `next` (the function's arguments for the next batch, or
+  /// their first ones) and `carried`; a located error (reported) when
+  /// `next` lacks an input the step takes.
+  FailureOr<interp::RankValues> callArgs(const interp::RankValues &args,
+                                         const interp::RankValues &next,
+                                         interp::RankValues carried) const;
 
   /// Moves the carried values out of each rank's `results` of `step`,
   /// leaving the function's own.

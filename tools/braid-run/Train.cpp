@@ -413,6 +413,10 @@ int mlir::braid::runRankTraining(RankTraining &run,
     if (failed(found))
       return 1;
     form = std::move(*found);
+    if (!options.json)
+      llvm::outs() << "pipelined: @" << form->step.getSymName()
+                   << ", each step distributing the next batch's inputs (@"
+                   << form->inputDist.getSymName() << " the first's)\n";
   }
   RankValues carried;
   FailureOr<HostTensor> labels = failure();
@@ -449,9 +453,12 @@ int mlir::braid::runRankTraining(RankTraining &run,
           return 1;
         carried = std::move(*first);
       }
-      results = runTrainingFunction(
-          form->step, form->callArgs(args, *next, std::move(carried)),
-          model.tables, embeddingState);
+      FailureOr<RankValues> call =
+          form->callArgs(args, *next, std::move(carried));
+      if (failed(call))
+        return 1;
+      results = runTrainingFunction(form->step, *call, model.tables,
+                                    embeddingState);
       if (succeeded(results))
         carried = form->takeCarried(*results);
     } else {

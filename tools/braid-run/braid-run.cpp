@@ -487,6 +487,10 @@ static int runArtifact(StringRef dir, const BindingOptions &options) {
         form->runOnSameBatch(binding->rankArgs, binding->tables);
     if (failed(results))
       return 1;
+    if (!emitJson)
+      llvm::outs() << "pipelined: @" << form->step.getSymName()
+                   << " after @" << form->inputDist.getSymName()
+                   << ", given the same batch as the next\n";
     rankResults = std::move(*results);
   } else if (reference) {
     FailureOr<RankValues> results =
@@ -664,6 +668,10 @@ int main(int argc, char **argv) {
     if (failed(form))
       return 1;
     results = form->runOnSameBatch(*args, *tables);
+    if (succeeded(results) && !emitJson)
+      llvm::outs() << "pipelined: @" << form->step.getSymName()
+                   << " after @" << form->inputDist.getSymName()
+                   << ", given the same batch as the next\n";
   } else {
     results = runFunction(*func, *args, *tables);
   }

@@ -171,11 +171,20 @@ LogicalResult BraidDialect::verifyOperationAttribute(Operation *op,
         return op->emitOpError()
                << "'" << name << "' must name a function (a flat symbol "
                   "reference) on a function";
-      if (op->getParentOp() &&
-          !isa_and_nonnull<FunctionOpInterface>(
-              SymbolTable::lookupNearestSymbolFrom(op->getParentOp(), symbol)))
+      if (!op->getParentOp())
+        return success();
+      Operation *target =
+          SymbolTable::lookupNearestSymbolFrom(op->getParentOp(), symbol);
+      if (!isa_and_nonnull<FunctionOpInterface>(target))
         return op->emitOpError() << "'" << name << "' names " << symbol
                                  << ", which is no function of the module";
+      // Each names a function of its own: an input distribution function
+      // or a pipelined function is no pipelined form.
+      if (target == op || target->hasAttr(kInputDistAttrName) ||
+          target->hasAttr(kPipelinedOfAttrName))
+        return op->emitOpError()
+               << "'" << name << "' names " << symbol
+               << ", which is itself or a pipelined form";
       return success();
     }
   return op->emitOpError() << "unknown Braid attribute '" << attr.getName().getValue()
@@ -315,6 +324,22 @@ LogicalResult BraidDialect::verifyRegionResultAttribute(Operation *op,
     return op->emitOpError() << "unknown Braid result attribute '"
                              << attr.getName().getValue() << "'";
   return verifyNameAttribute(op, "result", resultIndex, attr);
+}
+
+bool mlir::braid::isPipelineCompanion(Operation *func) {
+  if (func->hasAttr(BraidDialect::kPipelinedOfAttrName))
+    return true;
+  auto symbol = dyn_cast_or_null<SymbolOpInterface>(func);
+  Operation *parent = func->getParentOp();
+  if (!symbol || !parent)
+    return false;
+  for (Region &region : parent->getRegions())
+    for (Operation &other : region.getOps())
+      if (auto dist = other.getAttrOfType<FlatSymbolRefAttr>(
+              BraidDialect::kInputDistAttrName);
+          dist && dist.getValue() == symbol.getName())
+        return true;
+  return false;
 }
 
 std::string mlir::braid::getReportName(Operation *op) {

@@ -37,3 +37,27 @@ func.func @f() -> (tensor<4xi64> {braid.carried = ""}) {
   %0 = arith.constant dense<0> : tensor<4xi64>
   return %0 : tensor<4xi64>
 }
+
+// -----
+
+module {
+  // expected-error @+1 {{'braid.input_dist' names @f, which is itself or a pipelined form}}
+  func.func @f() attributes {braid.input_dist = @f} {
+    return
+  }
+}
+
+// -----
+
+module {
+  func.func @g() attributes {braid.pipelined_of = @h} {
+    return
+  }
+  func.func @h() {
+    return
+  }
+  // expected-error @+1 {{'braid.input_dist' names @g, which is itself or a pipelined form}}
+  func.func @f() attributes {braid.input_dist = @g} {
+    return
+  }
+}

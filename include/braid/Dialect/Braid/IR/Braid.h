@@ -120,6 +120,11 @@ SmallVector<TableShard> getReceivedParts(TableOp table);
 /// braid-sim's trace and braid-profile-ops' measured times use it, so the
 /// two line up.
 std::string getReportName(Operation *op);
+/// Whether `func` stands beside a function it serves rather than being an
+/// entry point of its own: a pipelined form (`braid.pipelined_of`) or the
+/// input distribution function a pipelined form of its module names
+/// (`braid.input_dist`); braid-pipeline-input-dist adds both.
+bool isPipelineCompanion(Operation *func);
 /// Attaches the gradient rules (GradientOpInterface) to Braid's ops and to
 /// the arith ops forward programs use.
 void registerGradientRules(DialectRegistry &registry);
