@@ -167,8 +167,9 @@ PipelinedForm::runOnSameBatch(const RankValues &args,
     for (auto [index, value] : llvm::enumerate(mine))
       if (value.shape != (*carried)[rank][index].shape ||
           value.data.size() != (*carried)[rank][index].data.size() ||
-          std::memcmp(value.data.data(), (*carried)[rank][index].data.data(),
-                      value.data.size() * sizeof(double)) != 0)
+          (!value.data.empty() &&
+           std::memcmp(value.data.data(), (*carried)[rank][index].data.data(),
+                       value.data.size() * sizeof(double)) != 0))
         return stepFunc.emitError()
                << "rank " << rank << "'s carried value " << index
                << " for the next batch differs from what @"
