@@ -107,12 +107,21 @@ std::optional<InputDistribution> findInputDistribution(func::FuncOp func) {
     if (llvm::any_of(arg.getUsers(),
                      [&](Operation *user) { return needed.contains(user); }))
       dist.inputs.push_back(arg);
+  // The scalar work the rest of the function reads too, which stays in the
+  // pipelined form (directly, or through scalar work that stays).
+  llvm::SmallPtrSet<Operation *, 16> keptScalars;
+  for (Operation *op : llvm::reverse(dist.ops))
+    if (isScalarWork(op) &&
+        llvm::any_of(op->getUsers(), [&](Operation *user) {
+          return !needed.contains(user) || keptScalars.contains(user);
+        }))
+      keptScalars.insert(op);
   for (Operation *op : dist.ops) {
     if (isScalarWork(op))
       continue;
     for (Value result : op->getResults()) {
       bool readElsewhere = llvm::any_of(result.getUsers(), [&](Operation *u) {
-        return !needed.contains(u) || isScalarWork(u);
+        return !needed.contains(u) || keptScalars.contains(u);
       });
       if (!readElsewhere)
         continue;
