@@ -328,15 +328,12 @@ struct BraidPipelineInputDistPass
       // whichever the simulator predicts fastest; forced, at the top.
       int64_t best = -1;
       std::optional<double> bestUs;
-      int64_t numWaits = force ? 0 : int64_t(waitsOf(base).size());
+      int64_t numWaits = force ? -1 : int64_t(waitsOf(base).size());
       for (int64_t after = -1; after < numWaits; ++after) {
-        auto candidate = cast<func::FuncOp>(base->clone());
-        module.push_back(candidate);
-        candidate.setSymName((base.getSymName() + "_candidate").str());
-        addNextBatch(candidate, *dist, after);
         FailureOr<double> us =
-            force ? FailureOr<double>(0.0) : predictor->predictUs(candidate);
-        candidate.erase();
+            predictVariantUs(base, *predictor, [&](func::FuncOp candidate) {
+              addNextBatch(candidate, *dist, after);
+            });
         if (failed(us))
           return signalPassFailure();
         if (!bestUs || *us < *bestUs) {

@@ -420,10 +420,12 @@ int mlir::braid::runRankTraining(RankTraining &run,
   }
   RankValues carried;
   FailureOr<HostTensor> labels = failure();
-  FailureOr<RankValues> split = splitBatch(0, labels);
+  FailureOr<RankValues> split = failure();
   for (int64_t step = 1; step <= options.steps; ++step) {
-    // This step's batch, split by rank (loaded ahead by the step before);
-    // the parameters stay the ranks' own.
+    // This step's batch, split by rank (after the first, the pipelined form
+    // loaded it a step ahead); the parameters stay the ranks' own.
+    if (!form || step == 1)
+      split = splitBatch(step - 1, labels);
     if (failed(split))
       return 1;
     int64_t offset = 0;
@@ -436,17 +438,14 @@ int mlir::braid::runRankTraining(RankTraining &run,
       offset += rows;
       mine[numForwardArgs + 1].data[0] = double(step);
     }
-    // The next batch: the pipelined form distributes its inputs (the last
-    // step distributes one more batch than the run takes).
-    FailureOr<HostTensor> nextLabels = failure();
-    FailureOr<RankValues> next = failure();
-    if (form || step < options.steps) {
-      next = splitBatch(step, nextLabels);
-      if (failed(next))
-        return 1;
-    }
     FailureOr<RankValues> results = failure();
     if (form) {
+      // The next batch, whose inputs the pipelined form distributes (the
+      // last step distributes one more batch than the run takes).
+      FailureOr<HostTensor> nextLabels = failure();
+      FailureOr<RankValues> next = splitBatch(step, nextLabels);
+      if (failed(next))
+        return 1;
       if (step == 1) {
         FailureOr<RankValues> first = form->start(args, model.tables);
         if (failed(first))
@@ -461,13 +460,13 @@ int mlir::braid::runRankTraining(RankTraining &run,
                                     embeddingState);
       if (succeeded(results))
         carried = form->takeCarried(*results);
+      split = std::move(next);
+      labels = std::move(nextLabels);
     } else {
       results = runTrainingFunction(train, args, model.tables, embeddingState);
     }
     if (failed(results))
       return 1;
-    split = std::move(next);
-    labels = std::move(nextLabels);
     double loss = (*results)[0][0].data[0];
     for (auto [rank, rankResults] : llvm::enumerate(*results)) {
       if (rankResults[0].data[0] != loss)
