@@ -215,7 +215,12 @@ LogicalResult mlir::braid::compileModel(const CompileRequest &request,
          << "/{plan.json, trace.json, model.mlir, program.mlir"
          << (request.target != "none" ? ", manifest.json, libprogram.so"
                                       : "")
-         << (request.target == "cuda" ? ", kernels/" : "") << "}\n";
+         << (request.target == "cuda" ? ", kernels/" : "")
+         << (request.target == "cpu" &&
+                     llvm::sys::fs::is_directory(request.outDir + "/pipelined")
+                 ? ", pipelined/"
+                 : "")
+         << "}\n";
   if (request.target == "cuda")
     report << "cuda: " << kernels
            << " kernels, each as PTX, a cubin per chip and their fat "

@@ -94,7 +94,9 @@ static FailureOr<llvm::json::Object> manifestOf(func::FuncOp func,
           std::pair{BraidDialect::kParamAttrName, "param"},
           std::pair{BraidDialect::kTableAttrName, "table"},
           std::pair{BraidDialect::kStateAttrName, "state"},
-          std::pair{BraidDialect::kTableStateAttrName, "table_state"}})
+          std::pair{BraidDialect::kTableStateAttrName, "table_state"},
+          std::pair{BraidDialect::kNextInputAttrName, "next_input"},
+          std::pair{BraidDialect::kCarriedAttrName, "carried"}})
       if (auto attr = func.getArgAttrOfType<StringAttr>(i, attrName)) {
         kind = kindName;
         name = attr.getValue();
@@ -145,11 +147,13 @@ static FailureOr<llvm::json::Object> manifestOf(func::FuncOp func,
       return func.emitError() << "result of type " << type
                               << " has no host representation";
     llvm::json::Object entry = describe(type);
-    // A training step's results name what they update.
+    // A training step's results name what they update; a pipelined form's
+    // and an input distribution's, the values the next call takes.
     for (auto [attrName, kindName] :
          {std::pair{BraidDialect::kOutputAttrName, "output"},
           std::pair{BraidDialect::kParamAttrName, "param"},
-          std::pair{BraidDialect::kStateAttrName, "state"}})
+          std::pair{BraidDialect::kStateAttrName, "state"},
+          std::pair{BraidDialect::kCarriedAttrName, "carried"}})
       if (auto attr = func.getResultAttrOfType<StringAttr>(index, attrName)) {
         entry["kind"] = kindName;
         entry["name"] = attr.getValue();
@@ -249,23 +253,27 @@ static LogicalResult run(Operation *at, StringRef program,
   return success();
 }
 
-LogicalResult mlir::braid::writeProgramArtifact(
-    ModuleOp program, ModuleOp model, StringRef outDir, int64_t ranks,
-    StringRef targetCpu, const ArtifactTarget &target) {
+/// Writes one library, OUT/libprogram.so, for the public function of
+/// `program` that `keep` accepts (the others are dropped), and its
+/// manifest, which `extra` extends.
+static LogicalResult
+writeOneArtifact(ModuleOp program, ModuleOp model, StringRef outDir,
+                 int64_t ranks, StringRef targetCpu,
+                 const ArtifactTarget &target,
+                 llvm::function_ref<bool(func::FuncOp)> keep,
+                 llvm::json::Object extra) {
   OwningOpRef<ModuleOp> module(cast<ModuleOp>(program->clone()));
-  // The artifact's runtime calls the plain function: the pipelined forms
-  // (braid-pipeline-input-dist) and their input distribution functions stay
-  // in program.mlir, for braid-run --reference --pipelined and braid-sim.
-  SmallVector<func::FuncOp> companions = llvm::to_vector(llvm::make_filter_range(
+  SmallVector<func::FuncOp> dropped = llvm::to_vector(llvm::make_filter_range(
       module->getOps<func::FuncOp>(),
-      [](func::FuncOp func) { return isPipelineCompanion(func); }));
-  for (func::FuncOp func : companions)
+      [&](func::FuncOp func) { return func.isPublic() && !keep(func); }));
+  for (func::FuncOp func : dropped)
     func.erase();
-  // A training artifact runs the training step alone (it runs the forward
-  // pass itself).
-  if (auto trainStep = module->lookupSymbol<func::FuncOp>("train_step"))
-    if (auto forward = module->lookupSymbol<func::FuncOp>("forward"))
-      forward.erase();
+  // A pipelined form names its plain function and input distribution, which
+  // live in libraries of their own; the manifest says where (`extra`).
+  for (auto func : module->getOps<func::FuncOp>()) {
+    func->removeAttr(BraidDialect::kPipelinedOfAttrName);
+    func->removeAttr(BraidDialect::kInputDistAttrName);
+  }
   auto split = (*module)->getAttrOfType<DenseI64ArrayAttr>(
       BraidDialect::kBatchSplitAttrName);
   PassManager compute(module->getContext());
@@ -294,6 +302,8 @@ LogicalResult mlir::braid::writeProgramArtifact(
                           FusedAllToAllVStartOp>(op);
   });
   (*manifest)["exchanges"] = exchanges;
+  for (auto &[key, value] : extra)
+    (*manifest)[key] = std::move(value);
   (*manifest)["target"] = target.name;
   // The timed ops by index, as braid-profile-ops named them.
   if (auto profiled =
@@ -410,6 +420,66 @@ LogicalResult mlir::braid::writeProgramArtifact(
   return success();
 }
 
+LogicalResult mlir::braid::writeProgramArtifact(
+    ModuleOp program, ModuleOp model, StringRef outDir, int64_t ranks,
+    StringRef targetCpu, const ArtifactTarget &target) {
+  // A training artifact runs the training step alone (it runs the forward
+  // pass itself). The pipelined forms (braid-pipeline-input-dist) and their
+  // input distribution functions are not the plain artifact's: program.mlir
+  // keeps them for braid-run --reference --pipelined and braid-sim.
+  auto trainStep = program.lookupSymbol<func::FuncOp>("train_step");
+  auto isEntry = [&](func::FuncOp func) {
+    return !isPipelineCompanion(func) &&
+           (!trainStep || func.getSymName() == "train_step");
+  };
+  if (failed(writeOneArtifact(program, model, outDir, ranks, targetCpu, target,
+                              isEntry, llvm::json::Object())))
+    return failure();
+  // A stale OUT/pipelined would run a program this compile did not make.
+  std::string pipelinedDir = joinPath(outDir, "pipelined");
+  if (std::error_code ec = llvm::sys::fs::remove_directories(
+          pipelinedDir, /*IgnoreErrors=*/false))
+    return program.emitError()
+           << "cannot remove '" << pipelinedDir << "': " << ec.message();
+  if (!trainStep || !target.pipelinedForms)
+    return success();
+  // The training step's pipelined form, where the pass added one, as two
+  // more libraries: OUT/pipelined (the form) and OUT/pipelined/input_dist
+  // (the first batch's input distribution); braid-run OUT --pipelined
+  // --steps K trains with them.
+  func::FuncOp pipelined, inputDist;
+  for (auto func : program.getOps<func::FuncOp>())
+    if (auto of = func->getAttrOfType<FlatSymbolRefAttr>(
+            BraidDialect::kPipelinedOfAttrName);
+        of && of.getValue() == "train_step")
+      pipelined = func;
+  if (!pipelined)
+    return success();
+  if (auto dist = pipelined->getAttrOfType<FlatSymbolRefAttr>(
+          BraidDialect::kInputDistAttrName))
+    inputDist = program.lookupSymbol<func::FuncOp>(dist);
+  if (!inputDist)
+    return pipelined.emitError() << "names no input distribution function";
+  std::string inputDistDir = joinPath(pipelinedDir, "input_dist");
+  if (std::error_code ec = llvm::sys::fs::create_directories(inputDistDir))
+    return pipelined.emitError()
+           << "cannot create '" << inputDistDir << "': " << ec.message();
+  auto named = [](func::FuncOp wanted) {
+    return [name = wanted.getSymName()](func::FuncOp func) {
+      return func.getSymName() == name;
+    };
+  };
+  if (failed(writeOneArtifact(
+          program, model, pipelinedDir, ranks, targetCpu, target,
+          named(pipelined),
+          llvm::json::Object{{"pipelined_of", "train_step"},
+                             {"input_dist", "input_dist"}})))
+    return failure();
+  return writeOneArtifact(
+      program, model, inputDistDir, ranks, targetCpu, target, named(inputDist),
+      llvm::json::Object{{"input_dist_of", pipelined.getSymName()}});
+}
+
 LogicalResult mlir::braid::writeCpuArtifact(ModuleOp program, ModuleOp model,
                                             StringRef outDir, int64_t ranks,
                                             StringRef targetCpu,
@@ -426,6 +496,7 @@ LogicalResult mlir::braid::writeCpuArtifact(ModuleOp program, ModuleOp model,
   cpu.convertToCPU.parallelChecks = parallelChecks;
   cpu.profileOps = profileOps;
   cpu.runtimeLibraries = {"braidrt"};
+  cpu.pipelinedForms = true;
   cpu.lowerToLLVM = [](ModuleOp module) {
     PassManager backend(module->getContext());
     addLowerCpuBackendPasses(backend);

@@ -65,10 +65,13 @@ static llvm::Expected<HostTensor> zeroState(const NativeProgram &program,
 namespace {
 /// Where a rank's per-step arguments are in the manifest: the step, the
 /// labels, and the batch's inputs (by position in the rank's forward
-/// arguments).
+/// arguments); a pipelined form's next batch's inputs (by name) and
+/// carried values.
 struct StepArguments {
   size_t step = 0, labels = 0;
   SmallVector<std::pair<size_t, size_t>> inputs;
+  SmallVector<std::pair<size_t, std::string>> nextInputs;
+  SmallVector<size_t> carried;
 };
 } // namespace
 
@@ -93,6 +96,14 @@ stageRank(NativeProgram &program, const CompiledTraining &run,
     }
     if (argument.kind == "input") {
       where.inputs.push_back({index, next++});
+      continue;
+    }
+    if (argument.kind == "next_input") {
+      where.nextInputs.push_back({index, argument.name});
+      continue;
+    }
+    if (argument.kind == "carried") {
+      where.carried.push_back(index);
       continue;
     }
     if (argument.kind == "table") {
@@ -165,6 +176,50 @@ static llvm::Error placeSlice(const NativeProgram &program, size_t index,
   return llvm::Error::success();
 }
 
+static llvm::Error runError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+/// Runs the input distribution `dist` on this rank's share of the first
+/// batch (`input` gives its inputs by name) and stages the carried values
+/// it returns as the pipelined form `step`'s arguments of the same names.
+static llvm::Error
+startPipeline(NativeProgram &dist, NativeProgram &step,
+              const StepArguments &where,
+              llvm::function_ref<llvm::Expected<HostTensor>(StringRef)> input) {
+  for (auto [index, argument] : llvm::enumerate(dist.getArguments())) {
+    if (argument.kind != "input")
+      return runError("the input distribution @" + dist.getFunctionName() +
+                      " takes '" + argument.name + "', which is no input");
+    llvm::Expected<HostTensor> value = input(argument.name);
+    if (!value)
+      return value.takeError();
+    if (llvm::Error error = dist.bindOne(index, *value))
+      return error;
+  }
+  double ms = 0;
+  llvm::Expected<std::vector<HostTensor>> carried = dist.run(ms);
+  if (!carried)
+    return carried.takeError();
+  if (dist.getResults().size() != where.carried.size())
+    return runError("the input distribution @" + dist.getFunctionName() +
+                    " returns " + llvm::Twine(dist.getResults().size()) +
+                    " values, but @" + step.getFunctionName() + " carries " +
+                    llvm::Twine(where.carried.size()));
+  for (auto [r, result] : llvm::enumerate(dist.getResults())) {
+    const size_t *index = llvm::find_if(where.carried, [&](size_t a) {
+      return step.getArguments()[a].name == result.name;
+    });
+    if (result.kind != "carried" || index == where.carried.end())
+      return runError("the input distribution @" + dist.getFunctionName() +
+                      "'s result " + llvm::Twine(r) + " ('" + result.name +
+                      "') is no carried value of @" + step.getFunctionName());
+    if (llvm::Error error = step.bindOne(*index, (*carried)[r]))
+      return error;
+  }
+  return llvm::Error::success();
+}
+
 int mlir::braid::runCompiledTraining(NativeProgram &program,
                                      const CompiledTraining &run,
                                      const TrainOptions &options) {
@@ -196,17 +251,28 @@ int mlir::braid::runCompiledTraining(NativeProgram &program,
   for (int64_t r = 0; r < rank; ++r)
     offset += run.batchSplit[r];
   std::vector<HostTensor> globalArgs = run.globalArgs;
-  // Where each result goes back: the argument of the same kind and name.
+  // Where each result goes back: the argument of the same kind and name
+  // (a pipelined form's carried values too, apart).
   std::optional<size_t> lossIndex;
-  SmallVector<std::pair<size_t, size_t>> feedback;
+  SmallVector<std::pair<size_t, size_t>> feedback, carriedFeedback;
   for (auto [r, result] : llvm::enumerate(program.getResults())) {
     if (result.kind == "output")
       lossIndex = r;
     for (auto [a, argument] : llvm::enumerate(program.getArguments()))
-      if ((result.kind == "param" || result.kind == "state") &&
+      if ((result.kind == "param" || result.kind == "state" ||
+           result.kind == "carried") &&
           argument.kind == result.kind && argument.name == result.name)
-        feedback.push_back({r, a});
+        (result.kind == "carried" ? carriedFeedback : feedback)
+            .push_back({r, a});
   }
+  bool pipelined = run.inputDist != nullptr;
+  if (pipelined != !program.getPipelinedOf().empty() ||
+      carriedFeedback.size() != where->carried.size())
+    return abortOnError(runError(
+        "@" + program.getFunctionName() +
+        (pipelined ? " is no pipelined form whose every carried value it "
+                     "returns"
+                   : " is a pipelined form; run it with --pipelined")));
   if (!lossIndex)
     return abortOnError(llvm::createStringError(
         llvm::inconvertibleErrorCode(), "the training step returns no loss"));
@@ -232,30 +298,85 @@ int mlir::braid::runCompiledTraining(NativeProgram &program,
   std::vector<double> stepMs, waitMs, cpuStepMs;
   std::vector<HostTensor> outputs;
   double stepFaults = 0;
-  for (int64_t step = 1; step <= options.steps; ++step) {
-    // This step's batch: the rank's share of its inputs and labels.
-    FailureOr<HostTensor> labels =
-        options.batches->load(step - 1, globalArgs);
-    if (failed(labels)) {
+  // Batch `index` (from 0): this rank's share of its labels and of its
+  // inputs and the parameters (in the rank's signature's order); an exit
+  // code when it is bad.
+  HostTensor labels, nextLabels;
+  std::vector<HostTensor> split, nextSplit;
+  auto loadBatch = [&](int64_t index, HostTensor &labelsOut,
+                       std::vector<HostTensor> &splitOut)
+      -> std::optional<int> {
+    FailureOr<HostTensor> loaded = options.batches->load(index, globalArgs);
+    if (failed(loaded)) {
       if (mpi && ranks > 1)
-        braidrt_fail("the batch of step %lld is bad", (long long)step);
+        braidrt_fail("the batch of step %lld is bad", (long long)index + 1);
       return 1;
     }
-    llvm::Expected<RankValues> split = splitGlobalArguments(
+    llvm::Expected<RankValues> parts = splitGlobalArguments(
         run.global, globalArgs, program.getRankSignature(), run.batchSplit);
-    if (!split)
-      return abortOnError(split.takeError());
+    if (!parts)
+      return abortOnError(parts.takeError());
+    labelsOut = loaded->slice(0, offset, run.batchSplit[rank]);
+    splitOut = std::move((*parts)[rank]);
+    return std::nullopt;
+  };
+  // An input of a batch by name, for a pipelined form's next inputs and
+  // its input distribution.
+  auto inputOf = [&](const std::vector<HostTensor> &batch,
+                     const HostTensor &batchLabels,
+                     StringRef name) -> llvm::Expected<HostTensor> {
+    if (name == "labels")
+      return batchLabels;
+    for (auto [position, spec] :
+         llvm::enumerate(program.getRankSignature().arguments))
+      if (!spec.parameter && spec.name == name)
+        return batch[position];
+    return runError("@" + program.getFunctionName() + " takes the batch's '" +
+                    name + "', which is no input of the training step");
+  };
+  if (pipelined && !options.json && rank == 0)
+    llvm::outs() << "pipelined: @" << program.getFunctionName()
+                 << ", each step distributing the next batch's inputs (@"
+                 << run.inputDist->getFunctionName() << " the first's)\n";
+  for (int64_t step = 1; step <= options.steps; ++step) {
+    // This step's batch: the rank's share of its inputs and labels (after
+    // the first, a pipelined form loaded it a step ahead).
+    if (!pipelined || step == 1) {
+      if (std::optional<int> code = loadBatch(step - 1, labels, split))
+        return *code;
+    } else {
+      labels = std::move(nextLabels);
+      split = std::move(nextSplit);
+    }
     HostTensor stepNumber(ElementKind::i64, {});
     stepNumber.data[0] = double(step);
     if (llvm::Error error = program.bindOne(where->step, stepNumber))
       return abortOnError(std::move(error));
-    if (llvm::Error error = program.bindOne(
-            where->labels, labels->slice(0, offset, run.batchSplit[rank])))
+    if (llvm::Error error = program.bindOne(where->labels, labels))
       return abortOnError(std::move(error));
     for (auto [index, position] : where->inputs)
-      if (llvm::Error error =
-              program.bindOne(index, (*split)[rank][position]))
+      if (llvm::Error error = program.bindOne(index, split[position]))
         return abortOnError(std::move(error));
+    if (pipelined) {
+      // The next batch, whose inputs this step distributes (the last step
+      // distributes one more batch than the run takes).
+      if (std::optional<int> code = loadBatch(step, nextLabels, nextSplit))
+        return *code;
+      if (step == 1)
+        if (llvm::Error error = startPipeline(
+                *run.inputDist, program, *where, [&](StringRef name) {
+                  return inputOf(split, labels, name);
+                }))
+          return abortOnError(std::move(error));
+      for (auto &[index, name] : where->nextInputs) {
+        llvm::Expected<HostTensor> value =
+            inputOf(nextSplit, nextLabels, name);
+        if (!value)
+          return abortOnError(value.takeError());
+        if (llvm::Error error = program.bindOne(index, *value))
+          return abortOnError(std::move(error));
+      }
+    }
     // Ranks start each timed step together (each made its batch first).
     if (mpi && ranks > 1)
       braidrt_barrier();
@@ -274,9 +395,10 @@ int mlir::braid::runCompiledTraining(NativeProgram &program,
     if (step > 1)
       stepFaults += minorPageFaults() - faultsBefore;
     outputs = std::move(*results);
-    for (auto [r, a] : feedback)
-      if (llvm::Error error = program.bindOne(a, outputs[r]))
-        return abortOnError(std::move(error));
+    for (auto feedsBack : {&feedback, &carriedFeedback})
+      for (auto [r, a] : *feedsBack)
+        if (llvm::Error error = program.bindOne(a, outputs[r]))
+          return abortOnError(std::move(error));
     stepMs.push_back(ms);
     model.losses.push_back(outputs[*lossIndex].data[0]);
     if (!options.json && rank == 0)

@@ -24,11 +24,15 @@ struct CompiledTraining {
   ArrayRef<int64_t> batchSplit;
   interp::TableMap tables;
   std::optional<GlobalTraining> check;
+  /// With a pipelined form (braid-pipeline-input-dist) as the program: the
+  /// library that computes the first batch's carried values.
+  NativeProgram *inputDist = nullptr;
 };
 
 /// Trains with `program`'s compiled training step for options.steps steps
 /// (this rank's share under mpirun, else the one rank); rank 0 reports.
-/// Returns the exit code.
+/// A pipelined form distributes each step's next batch, and run.inputDist
+/// the first. Returns the exit code.
 int runCompiledTraining(NativeProgram &program, const CompiledTraining &run,
                         const TrainOptions &options);
 

@@ -16,6 +16,7 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -103,6 +104,25 @@ llvm::Expected<NativeProgram> NativeProgram::load(llvm::StringRef dir) {
   native.global = std::move(*signature);
   native.function =
       json->getAsObject()->getString("function").value_or("forward").str();
+  const llvm::json::Object &top = *json->getAsObject();
+  for (auto [key, field] : {std::pair{"pipelined_of", &native.pipelinedOf},
+                            std::pair{"input_dist", &native.inputDistDir}})
+    if (const llvm::json::Value *value = top.get(key)) {
+      std::optional<llvm::StringRef> text = value->getAsString();
+      if (!text || text->empty())
+        return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                       where + ": '" + key +
+                                           "' is not a non-empty string");
+      *field = text->str();
+    }
+  // The input distribution's library lies below the form's, by one name.
+  if (native.pipelinedOf.empty() != native.inputDistDir.empty() ||
+      llvm::StringRef(native.inputDistDir).contains('/') ||
+      native.inputDistDir == "." || native.inputDistDir == "..")
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        where + ": a pipelined form needs both 'pipelined_of' and "
+                "'input_dist', the latter a directory name below its own");
   if (const llvm::json::Value *ops =
           json->getAsObject()->get("profiled_ops")) {
     const llvm::json::Array *names = ops->getAsArray();
@@ -329,11 +349,14 @@ NativeProgram::run(double &milliseconds) {
     braidrt_tensor_view view;
     if (braidrt_program_result(program.get(), i, &view))
       return runtimeError();
+    // Integer results are a pipelined form's carried indices and counts;
+    // host tensors hold them exactly within +-2^53.
     std::optional<ElementKind> kind = interp::parseElementKind(view.dtype);
-    if (!kind || !interp::isFloatKind(*kind))
+    if (!kind)
       return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                      llvm::Twine("results of type ") +
                                          view.dtype + " are not supported");
+    bool integer = !interp::isFloatKind(*kind);
     llvm::SmallVector<int64_t> shape(view.shape, view.shape + view.rank);
     HostTensor output(*kind, shape);
     const auto *data = static_cast<const uint8_t *>(view.data);
@@ -346,6 +369,12 @@ NativeProgram::run(double &milliseconds) {
         rest /= shape[d];
       }
       output.data[element] = loadValue(data + linear * bytes, view.dtype);
+      if (integer && std::abs(output.data[element]) > 0x1p53)
+        return llvm::createStringError(
+            llvm::inconvertibleErrorCode(),
+            llvm::formatv("result {0}'s element {1} lies beyond +-2^53, "
+                          "which a host tensor holds exactly",
+                          i, element));
     }
     outputs.push_back(std::move(output));
   }

@@ -59,15 +59,27 @@ public:
   /// Whether the host supplies `argument` beyond the forward pass's inputs
   /// and parameters: a table, or a training step's labels, step, dense
   /// optimizer state or table optimizer state.
+  /// (A pipelined form's next batch's inputs and carried values are the
+  /// host's too.)
   bool isHostSupplied(const Argument &argument) const {
     return argument.kind == "table" || argument.kind == "table_state" ||
-           argument.kind == "state" ||
+           argument.kind == "state" || argument.kind == "next_input" ||
+           argument.kind == "carried" ||
            (isTrainingStep() && argument.kind == "input" &&
             (argument.name == "labels" || argument.name == "step"));
   }
-  bool isTrainingStep() const { return function == "train_step"; }
-  /// The name of the compiled function ("forward" or "train_step").
+  /// Whether the program is a training step or its pipelined form.
+  bool isTrainingStep() const {
+    return function == "train_step" || pipelinedOf == "train_step";
+  }
+  /// The name of the compiled function ("forward", "train_step", or a
+  /// pipelined form's or an input distribution's name).
   llvm::StringRef getFunctionName() const { return function; }
+  /// For a pipelined form (braid-pipeline-input-dist): the function it is
+  /// the form of, and the directory, below its own, of the library that
+  /// computes the first batch's carried values (both empty otherwise).
+  llvm::StringRef getPipelinedOf() const { return pipelinedOf; }
+  llvm::StringRef getInputDistDir() const { return inputDistDir; }
   /// The ops braid-compile --profile-ops timed, by index (empty when it
   /// did not): braidrt_op_ms(i) is op i's time.
   llvm::ArrayRef<std::string> getProfiledOps() const { return profiledOps; }
@@ -116,7 +128,7 @@ private:
   std::vector<Argument> arguments, results;
   std::vector<Staged> staged;
   interp::Signature global, perRank;
-  std::string function;
+  std::string function, pipelinedOf, inputDistDir;
   std::vector<std::string> profiledOps;
 };
 

@@ -51,11 +51,12 @@ static cl::opt<bool> reference(cl::cat(toolOptions), "reference",
                                cl::desc("Run under the reference semantics"));
 static cl::opt<bool> pipelined(
     cl::cat(toolOptions), "pipelined",
-    cl::desc("With --reference: call the function's pipelined form "
-             "(braid-compile --pipeline-input-dist), which distributes the "
-             "next batch's inputs inside each step; a forward pass gives it "
-             "its own batch again and checks the carried values it returns "
-             "against the first"));
+    cl::desc("Call the function's pipelined form (braid-compile "
+             "--pipeline-input-dist), which distributes the next batch's "
+             "inputs inside each step: compiled (OUT/pipelined) or with "
+             "--reference when training (--steps K); under --reference a "
+             "forward pass gives it its own batch again and checks the "
+             "carried values it returns against the first"));
 static cl::opt<int64_t> numRanks(cl::cat(toolOptions), "ranks", cl::init(1),
                                  cl::desc("Number of simulated ranks"));
 static cl::opt<uint64_t> seed(cl::cat(toolOptions), "seed", cl::init(0),
@@ -347,7 +348,7 @@ runCompiled(NativeProgram &program, const ArtifactBinding &binding,
 /// on the global inputs split by rank. --check compares the gathered
 /// results with OUT/model.mlir, the global program.
 static int runArtifact(StringRef dir, const BindingOptions &options) {
-  std::optional<NativeProgram> program;
+  std::optional<NativeProgram> program, inputDist;
   ModuleLoader globalLoader, rankLoader;
   OwningOpRef<ModuleOp> globalModule, rankModule;
   func::FuncOp globalFunc, rankFunc;
@@ -385,10 +386,34 @@ static int runArtifact(StringRef dir, const BindingOptions &options) {
                         "none): add --reference to run its per-rank program "
                         "under the reference semantics, or compile it with "
                         "--target cpu");
-    llvm::Expected<NativeProgram> loaded = NativeProgram::load(dir);
+    // A pipelined form's library lies in OUT/pipelined, its input
+    // distribution's below it.
+    std::string programDir = pipelined ? joinPath(dir, "pipelined") : dir.str();
+    if (pipelined && !llvm::sys::fs::is_directory(programDir))
+      return fail(dir + " has no compiled pipelined form (" + programDir +
+                  "): compile the model with braid-compile --train "
+                  "--pipeline-input-dist --target cpu (the simulator adds it "
+                  "where it predicts a gain; braid-compile prints what it "
+                  "added)");
+    llvm::Expected<NativeProgram> loaded = NativeProgram::load(programDir);
     if (!loaded)
       return fail(llvm::toString(loaded.takeError()));
     program.emplace(std::move(*loaded));
+    if (pipelined) {
+      if (program->getPipelinedOf().empty())
+        return fail(joinPath(programDir, "libprogram.so") +
+                    " is no pipelined form (its manifest names no "
+                    "'pipelined_of')");
+      llvm::Expected<NativeProgram> dist = NativeProgram::load(
+          joinPath(programDir, program->getInputDistDir()));
+      if (!dist)
+        return fail(llvm::toString(dist.takeError()));
+      inputDist.emplace(std::move(*dist));
+      if (inputDist->getRanks() != program->getRanks() ||
+          inputDist->getBatchSplit() != program->getBatchSplit())
+        return fail(joinPath(programDir, program->getInputDistDir()) +
+                    " splits the batch differently from " + programDir);
+    }
     // The library carries everything a run needs; with --check it must also
     // have been compiled from OUT/model.mlir.
     if (check)
@@ -450,6 +475,7 @@ static int runArtifact(StringRef dir, const BindingOptions &options) {
     run.rankArgs = binding->rankArgs;
     run.batchSplit = split;
     run.tables = binding->tables;
+    run.inputDist = inputDist ? &*inputDist : nullptr;
     if (check)
       run.check = GlobalTraining{*globalModule, globalFunc, run.globalArgs,
                                  run.tables, tolerance};
@@ -578,16 +604,16 @@ int main(int argc, char **argv) {
       "--weights DIR] [--dump DIR] [--json]\n"
       "  braid-run OUT [--reference] [--check] [--seed S | --inputs DIR "
       "--weights DIR] [--dump DIR] [--iterations N] [--json]\n"
-      "  braid-run OUT|FILE.mlir --steps K [--reference] [--check] [--seed S "
-      "| --inputs DIR] [--dump DIR] [--json]\n");
+      "  braid-run OUT|FILE.mlir --steps K [--reference] [--pipelined] "
+      "[--check] [--seed S | --inputs DIR] [--dump DIR] [--json]\n");
   bool isArtifact = llvm::sys::fs::is_directory(inputFile);
   if (!reference && !isArtifact)
     return fail("a .mlir file runs under the reference semantics; pass "
                 "--reference, or give a braid-compile --target cpu directory");
-  if (pipelined && !reference)
-    return fail("--pipelined runs under the reference semantics: braid-run "
-                "OUT --reference --pipelined (a compiled program calls the "
-                "plain function)");
+  if (pipelined && !reference && !steps.getNumOccurrences())
+    return fail("a compiled pipelined form trains: braid-run OUT --pipelined "
+                "--steps K (a forward pass's runs under the reference "
+                "semantics: add --reference)");
   if (pipelined && !isArtifact && steps.getNumOccurrences())
     return fail("--pipelined --steps trains an artifact's per-rank program: "
                 "braid-run OUT --reference --pipelined --steps K");

@@ -56,12 +56,18 @@ struct ArtifactTarget {
   /// braid-profile-ops before convert-braid-to-cpu; the manifest's
   /// `profiled_ops` names the timed ops.
   bool profileOps = false;
+  /// Whether a training step's pipelined form (braid-pipeline-input-dist)
+  /// gets libraries of its own, OUT/pipelined and OUT/pipelined/input_dist,
+  /// for a runtime that keeps its carried values between calls.
+  bool pipelinedForms = false;
 };
 
 /// writeCpuArtifact for any target: clones `program`, runs
 /// convert-braid-to-cpu, describes the result in the manifest, lowers it
 /// with `target`, then translates, optimizes, compiles and links
-/// OUT/libprogram.so and seals it.
+/// OUT/libprogram.so and seals it. A training step's pipelined form, where
+/// `target.pipelinedForms`, goes to OUT/pipelined the same way, and its
+/// input distribution to OUT/pipelined/input_dist.
 LogicalResult writeProgramArtifact(ModuleOp program, ModuleOp model,
                                    llvm::StringRef outDir, int64_t ranks,
                                    llvm::StringRef targetCpu,
