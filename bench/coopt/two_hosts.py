@@ -10,11 +10,17 @@ each (Open MPI over TCP between them, shared memory inside). The steps:
    at --opt-level 0 and at the default level: bench/coopt/two_hosts_model.json
    (a DLRM whose dense gradients' all_reduce matters) and
    bench/coopt/two_hosts_tp.mlir (a tensor-parallel block over the 4 ranks).
-3. braid-sim predicts each training step (@train_step).
-4. Both programs train on the two hosts, in alternating runs. So does the
-   DLRM's default program with BRAIDRT_NO_PROGRESS=1: the runtime then no
-   longer drives started exchanges from inside its GEMMs, and MPI moves
-   their data only inside MPI calls.
+   The default level is compiled with --pipeline-input-dist, so the
+   artifact also holds the training step's pipelined form (OUT/pipelined),
+   which distributes the next batch's inputs inside each step, where the
+   simulator predicts a gain.
+3. braid-sim predicts each training step (@train_step, and
+   @train_step_pipelined where there is one).
+4. The programs train on the two hosts, in alternating runs: O0, the
+   default step, and its pipelined form (braid-run OUT --pipelined). So
+   does the DLRM's default program with BRAIDRT_NO_PROGRESS=1: the runtime
+   then no longer drives started exchanges from inside its GEMMs, and MPI
+   moves their data only inside MPI calls.
 
 The table gives each program's predicted and measured (median) step, the
 time a rank waits on its communication, predicted (the simulator's exposed
@@ -140,28 +146,42 @@ def main():
                     out = tmp / f"{prefix.strip() or 'dlrm'}-o{level}"
                     run([bin_dir / "braid-compile", model, "--cluster", description,
                          "--nodes", "2", "--ranks-per-node", "2", "--train", "--target",
-                         "cpu", "--opt-level", str(level), "-o", out])
+                         "cpu", "--opt-level", str(level), "-o", out]
+                        + (["--pipeline-input-dist"] if level == 2 else []))
                     programs[(prefix, level)] = out
                     coopt[(prefix, level)] = json.loads(
                         (out / "plan.json").read_text())["co_optimization"]["train_step"]
-                    trace = tmp / f"{out.name}.trace.json"
-                    sim = json.loads(run([bin_dir / "braid-sim", out, "--function",
-                                          "train_step", "--json", "--trace", trace]))
-                    predicted[(prefix, level)] = sim["iteration_ms"]
-                    if level == 0:
-                        predicted_by_kind[prefix] = comm_by_kind(trace)
-                    # What a rank waits on its communication: the exposed
-                    # part, and the time it idles for its peers.
-                    breakdown = sim["mean_per_rank"]
-                    predicted_wait[(prefix, level)] = (breakdown["exposed_comm_ms"]
-                                                       + breakdown["idle_ms"])
-                    sim = json.loads(run([bin_dir / "braid-sim", out, "--function",
-                                          "train_step", "--hardware", unmeasured_path,
-                                          "--json"]))
-                    predicted_unmeasured[(prefix, level)] = sim["iteration_ms"]
+                    # The step, and at the default level its pipelined form
+                    # (the key's level "2p") where the simulator added one.
+                    functions = [(level, "train_step")]
+                    if level == 2 and (out / "pipelined").is_dir():
+                        functions.append(("2p", "train_step_pipelined"))
+                        programs[(prefix, "2p")] = out
+                        coopt[(prefix, "2p")] = coopt[(prefix, level)]
+                    for key, function in functions:
+                        trace = tmp / f"{out.name}-{function}.trace.json"
+                        sim = json.loads(run([bin_dir / "braid-sim", out, "--function",
+                                              function, "--json", "--trace", trace]))
+                        predicted[(prefix, key)] = sim["iteration_ms"]
+                        if key == 0:
+                            predicted_by_kind[prefix] = comm_by_kind(trace)
+                        # What a rank waits on its communication: the exposed
+                        # part, and the time it idles for its peers.
+                        breakdown = sim["mean_per_rank"]
+                        predicted_wait[(prefix, key)] = (breakdown["exposed_comm_ms"]
+                                                         + breakdown["idle_ms"])
+                        sim = json.loads(run([bin_dir / "braid-sim", out, "--function",
+                                              function, "--hardware", unmeasured_path,
+                                              "--json"]))
+                        predicted_unmeasured[(prefix, key)] = sim["iteration_ms"]
             variants = [("O0", "", 0, ()), ("default", "", 2, ()),
                         ("default, no runtime progress", "", 2, ("BRAIDRT_NO_PROGRESS",)),
                         ("tp O0", "tp ", 0, ()), ("tp default", "tp ", 2, ())]
+            # The pipelined forms, beside their default programs.
+            for name, prefix in (("pipelined", ""), ("tp pipelined", "tp ")):
+                if (prefix, "2p") in programs:
+                    at = [v[0] for v in variants].index(prefix + "default") + 1
+                    variants.insert(at, (name, prefix, "2p", ()))
             measured = {name: [] for name, _, _, _ in variants}
             waited = {name: [] for name, _, _, _ in variants}
             waited_by_kind = {}
@@ -173,7 +193,9 @@ def main():
                 orders.append([name for name, _, _, _ in order])
                 for name, prefix, level, extra in order:
                     line = mpirun(bin_dir / "braid-run", programs[(prefix, level)], "--steps",
-                                  str(args.steps), "--json", extra_env=extra).strip().splitlines()[-1]
+                                  str(args.steps), "--json",
+                                  *(["--pipelined"] if level == "2p" else []),
+                                  extra_env=extra).strip().splitlines()[-1]
                     report = json.loads(line)
                     measured[name].append(report["step_ms"])
                     waited[name].append(report["comm_wait_ms"])
@@ -206,7 +228,8 @@ def main():
               f"{(f'{before:.3f}' if before else '-'):>10}{median[name]:>13.3f}"
               f"{(f'{wait:.3f}' if wait else '-'):>11}{median_wait[name]:>11.3f}  {runs}")
         rows.append({"program": name, "model": str((TP_MODEL if prefix else MODEL).relative_to(ROOT)),
-                     "opt_level": level, "predicted_step_ms": pred,
+                     "opt_level": 2 if level == "2p" else level,
+                     "pipelined": level == "2p", "predicted_step_ms": pred,
                      "predicted_step_ms_with_channel_model": before,
                      "predicted_comm_wait_ms": wait,
                      "measured_step_ms": median[name], "runs_ms": measured[name],
@@ -245,8 +268,27 @@ def main():
                 parts.append(f"{kind} {pred:.1f} / {meas:.1f}")
                 by_kind.setdefault(name, {})[kind] = {"predicted_ms": pred, "measured_ms": meas}
         print(f"{name} waits by kind, predicted / measured ms: " + ", ".join(parts))
+    # Each pipelined form beside its default program and O0.
+    pipelined_ratios = {}
+    for label, prefix in (("dlrm", ""), ("tp", "tp ")):
+        name = prefix + "pipelined"
+        if name not in measured:
+            print(f"{prefix}default: no pipelined form (the simulator predicted no gain)")
+            continue
+        ratios = {"predicted_to_default": predicted[(prefix, "2p")] / predicted[(prefix, 2)],
+                  "measured_to_default": median[name] / median[prefix + "default"],
+                  "predicted_to_o0": predicted[(prefix, "2p")] / predicted[(prefix, 0)],
+                  "measured_to_o0": median[name] / median[prefix + "O0"]}
+        pipelined_ratios[label] = ratios
+        print(f"{name} / {prefix}default: predicted {ratios['predicted_to_default']:.3f}x, "
+              f"measured {ratios['measured_to_default']:.3f}x; / {prefix}O0: predicted "
+              f"{ratios['predicted_to_o0']:.3f}x, measured {ratios['measured_to_o0']:.3f}x")
     paired = {}
-    for label, fast, slow in (("dlrm", "default", "O0"), ("tp", "tp default", "tp O0")):
+    comparisons = [("dlrm", "default", "O0"), ("tp", "tp default", "tp O0")]
+    for label, prefix in (("dlrm", ""), ("tp", "tp ")):
+        if prefix + "pipelined" in measured:
+            comparisons.append((f"{label} pipelined", prefix + "pipelined", prefix + "default"))
+    for label, fast, slow in comparisons:
         wins, p = sign_test(measured[fast], measured[slow])
         paired[label] = {"faster_runs": wins, "runs": len(measured[fast]), "sign_test_p": p}
         print(f"{fast} faster than {slow} in {wins} of {len(measured[fast])} alternating "
@@ -262,6 +304,7 @@ def main():
                             "predicted_ratio": tp_predicted_ratio,
                             "predicted_ratio_with_channel_model": tp_before_ratio,
                             "measured_ratio": tp_measured_ratio},
+        "pipelined": pipelined_ratios,
         "paired_runs": paired, "o0_comm_wait_by_kind": by_kind}, indent=2) + "\n")
     print(f"wrote {args.json}")
     return 0
