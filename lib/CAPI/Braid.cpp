@@ -132,8 +132,8 @@ MlirLogicalResult braidCompile(MlirStringRef request,
   static constexpr StringLiteral kKeys[] = {
       "model",  "out",  "cluster", "nodes",     "ranks_per_node",
       "planner", "force_sharding", "plan", "opt_level",
-      "force_co_optimization", "train", "target", "target_cpu",
-      "cuda_chips", "max_table_rows"};
+      "force_co_optimization", "pipeline_input_dist", "train", "target",
+      "target_cpu", "cuda_chips", "max_table_rows"};
   for (const auto &entry : *object)
     if (!llvm::is_contained(kKeys, entry.first.str()))
       return fail("unknown request key '" + entry.first.str() + "'");
@@ -149,6 +149,8 @@ MlirLogicalResult braidCompile(MlirStringRef request,
             readInteger(*object, "opt_level", compile.optLevel) &&
             readBool(*object, "force_co_optimization",
                      compile.forceCoOptimization) &&
+            readBool(*object, "pipeline_input_dist",
+                     compile.pipelineInputDist) &&
             readBool(*object, "train", compile.train) &&
             readString(*object, "target", compile.target) &&
             readString(*object, "target_cpu", compile.targetCpu) &&

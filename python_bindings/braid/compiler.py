@@ -24,7 +24,8 @@ def _check_int(name, value, low, high):
 
 def compile(model, cluster="dgx-h100", nodes=1, ranks_per_node=None, target="none",
             train=False, planner="braid", plan=None, opt_level=2, out=None,
-            force_sharding=None, force_co_optimization=False, cuda_chips=None):
+            force_sharding=None, force_co_optimization=False, cuda_chips=None,
+            pipeline_input_dist=False):
     """Compiles `model` for a cluster, as braid-compile does, and returns an
     Artifact.
 
@@ -38,7 +39,10 @@ def compile(model, cluster="dgx-h100", nodes=1, ranks_per_node=None, target="non
     its dict, or a TorchRec ShardingPlan); opt_level: 0, 1 or 2; out: the
     output directory (a new temporary one by default); cuda_chips: with
     target "cuda", the GPU architectures (e.g. ["sm_90"]; default sm_80 and
-    sm_90)."""
+    sm_90); pipeline_input_dist: also add each function's pipelined form,
+    which runs the next batch's input distribution inside the step, where
+    the simulator predicts a gain (opt_level 2; with train and target
+    "cpu", Artifact.train(..., pipelined=True) trains with it)."""
     model = load_model(model)
     if not isinstance(cluster, (str, pathlib.Path)):
         raise _native.Error(f"cluster must be a preset name or a path, not {type(cluster).__name__}")
@@ -62,7 +66,7 @@ def compile(model, cluster="dgx-h100", nodes=1, ranks_per_node=None, target="non
     try:
         return _compile_into(out, model, cluster, nodes, ranks_per_node, planner, opt_level,
                              train, target, force_co_optimization, force_sharding, cuda_chips,
-                             plan)
+                             plan, pipeline_input_dist)
     except BaseException:
         # A folder this call made holds nothing the caller can use.
         if made:
@@ -71,12 +75,14 @@ def compile(model, cluster="dgx-h100", nodes=1, ranks_per_node=None, target="non
 
 
 def _compile_into(out, model, cluster, nodes, ranks_per_node, planner, opt_level, train,
-                  target, force_co_optimization, force_sharding, cuda_chips, plan):
+                  target, force_co_optimization, force_sharding, cuda_chips, plan,
+                  pipeline_input_dist):
     request = {
         "model": model.write(out), "out": str(out), "cluster": str(cluster), "nodes": nodes,
         "ranks_per_node": ranks_per_node or 0, "planner": planner, "opt_level": opt_level,
         "train": bool(train), "target": target,
         "force_co_optimization": bool(force_co_optimization),
+        "pipeline_input_dist": bool(pipeline_input_dist),
     }
     if force_sharding:
         request["force_sharding"] = force_sharding
@@ -202,21 +208,36 @@ class Artifact:
             self._launch(ranks, args + ["--dump", str(work / "dump")])
             return _load_npy(work / "dump" / "output.npy")
 
-    def train(self, steps, inputs, weights, ranks=None):
+    @property
+    def pipelined(self):
+        """Whether the artifact holds its compiled training step's pipelined
+        form (compiled with pipeline_input_dist=True, where the simulator
+        predicted a gain)."""
+        return (self.target == "cpu" and self.train_step
+                and (self.dir / "pipelined" / "libprogram.so").exists())
+
+    def train(self, steps, inputs, weights, ranks=None, pipelined=False):
         """Trains `steps` steps of the compiled training step (target "cpu",
-        train=True) on one batch; `inputs` needs "labels". Returns
-        (losses, trained weights, optimizer state): a numpy array and two
-        dicts of them."""
+        train=True) on one batch; `inputs` needs "labels". With
+        pipelined=True, its pipelined form trains instead (see
+        Artifact.pipelined), with the same results. Returns (losses,
+        trained weights, optimizer state): a numpy array and two dicts of
+        them."""
         self._need_cpu("train")
         if not self.train_step:
             raise _native.Error("this artifact has no training step: compile with train=True")
+        if pipelined and not self.pipelined:
+            raise _native.Error("this artifact has no pipelined form: compile with "
+                                "pipeline_input_dist=True (the simulator adds it where it "
+                                "predicts a gain)")
         steps = _check_int("steps", steps, 1, 1000000)
         if "labels" not in inputs:
             raise _native.Error("training needs inputs['labels']")
         with tempfile.TemporaryDirectory(prefix="braid-train-") as work:
             work = pathlib.Path(work)
             args = self._stage(work, inputs, weights)
-            self._launch(ranks, args + ["--steps", str(steps), "--dump", str(work / "dump")])
+            self._launch(ranks, args + ["--steps", str(steps), "--dump", str(work / "dump")]
+                         + (["--pipelined"] if pipelined else []))
             dump = work / "dump"
             return (_load_npy(dump / "losses.npy"), _load_dir(dump / "weights"),
                     _load_dir(dump / "state"))

@@ -111,3 +111,30 @@ def test_a_failed_compile_leaves_no_folder(braid, tmp_path, monkeypatch):
     with pytest.raises(braid.Error, match="no-such-cluster"):
         braid.compile(SMALL_PATH, cluster="no-such-cluster", ranks_per_node=2)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_pipelined_form_trains_as_the_plain_step(braid, tmp_path):
+    # A model whose tables are sharded over 2 nodes has an input
+    # distribution (routing, index exchanges) the simulator pipelines; its
+    # compiled pipelined form trains bit for bit as the plain step.
+    template = (ROOT / "test" / "Training" / "Inputs" / "train_template.json").read_text()
+    spec = json.loads(template.replace("DENSE", "adam").replace("EMBEDDING", "rowwise_adagrad")
+                      .replace("INTERACTION", "dot"))
+    artifact = braid.compile(spec, nodes=2, ranks_per_node=2, force_sharding="table_wise",
+                             train=True, target="cpu", pipeline_input_dist=True,
+                             out=tmp_path / "piped")
+    assert artifact.pipelined
+    inputs, weights = artifact.random_inputs(seed=2)
+    plain = artifact.train(3, inputs, weights)
+    piped = artifact.train(3, inputs, weights, pipelined=True)
+    np.testing.assert_array_equal(piped[0], plain[0])
+    for name in plain[1]:
+        np.testing.assert_array_equal(piped[1][name], plain[1][name])
+    for name in plain[2]:
+        np.testing.assert_array_equal(piped[2][name], plain[2][name])
+    # Without the option there is no form to train with.
+    again = braid.compile(spec, nodes=2, ranks_per_node=2, force_sharding="table_wise",
+                          train=True, target="cpu", out=tmp_path / "plain")
+    assert not again.pipelined
+    with pytest.raises(braid.Error, match="no pipelined form"):
+        again.train(1, inputs, weights, pipelined=True)
