@@ -216,7 +216,7 @@ LogicalResult mlir::braid::compileModel(const CompileRequest &request,
          << (request.target != "none" ? ", manifest.json, libprogram.so"
                                       : "")
          << (request.target == "cuda" ? ", kernels/" : "")
-         << (request.target == "cpu" &&
+         << (request.target != "none" &&
                      llvm::sys::fs::is_directory(request.outDir + "/pipelined")
                  ? ", pipelined/"
                  : "")

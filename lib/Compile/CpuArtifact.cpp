@@ -315,7 +315,7 @@ writeOneArtifact(ModuleOp program, ModuleOp model, StringRef outDir,
     (*manifest)["profiled_ops"] = std::move(names);
   }
 
-  if (failed(target.lowerToLLVM(*module)))
+  if (failed(target.lowerToLLVM(*module, outDir)))
     return failure();
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =
@@ -497,7 +497,7 @@ LogicalResult mlir::braid::writeCpuArtifact(ModuleOp program, ModuleOp model,
   cpu.profileOps = profileOps;
   cpu.runtimeLibraries = {"braidrt"};
   cpu.pipelinedForms = true;
-  cpu.lowerToLLVM = [](ModuleOp module) {
+  cpu.lowerToLLVM = [](ModuleOp module, StringRef) {
     PassManager backend(module->getContext());
     addLowerCpuBackendPasses(backend);
     return backend.run(module);

@@ -60,8 +60,6 @@ LogicalResult mlir::braid::writeCudaArtifact(
   // libdevice (math functions) and fatbinary live in the toolkit ptxas
   // belongs to.
   options.toolkit = toolkitOfPtxas(ptxas);
-  // Each kernel's PTX, cubins, fat binary and resources, beside the program.
-  options.kernelDir = kernelDir;
   ArtifactTarget cuda;
   // The fused embedding updates run on the device, as the generated kernel,
   // and the rest in the forms braid-lower-cuda takes.
@@ -76,12 +74,19 @@ LogicalResult mlir::braid::writeCudaArtifact(
            << "--target cuda needs NCCL (libnccl.so): none in $NCCL_HOME, "
               "where CMake found it, or beside ptxas's toolkit";
   cuda.systemLibraries = {nccl};
-  cuda.lowerToLLVM = [&](ModuleOp module) -> LogicalResult {
+  // A training step's pipelined form and its input distribution are
+  // libraries of their own (OUT/pipelined, OUT/pipelined/input_dist), each
+  // with its kernels beside it.
+  cuda.pipelinedForms = true;
+  cuda.lowerToLLVM = [&](ModuleOp module, StringRef dir) -> LogicalResult {
+    options.kernelDir = joinPath(dir, "kernels");
     PassManager kernels(module->getContext());
     addLowerCudaKernelPasses(kernels, options);
     if (failed(kernels.run(module)))
       return failure();
-    kernelCount = llvm::range_size(module.getOps<gpu::BinaryOp>());
+    // braid-compile reports the plain program's kernels.
+    if (dir == outDir)
+      kernelCount = llvm::range_size(module.getOps<gpu::BinaryOp>());
     PassManager host(module->getContext());
     addLowerCudaHostPasses(host);
     return host.run(module);

@@ -47,7 +47,9 @@ LogicalResult writeCpuArtifact(ModuleOp program, ModuleOp model,
 /// path.
 struct ArtifactTarget {
   std::string name;
-  std::function<LogicalResult(ModuleOp)> lowerToLLVM;
+  /// Takes the module to the LLVM dialect; the second argument is the
+  /// directory the library goes to (a target may write files beside it).
+  std::function<LogicalResult(ModuleOp, llvm::StringRef)> lowerToLLVM;
   std::vector<std::string> runtimeLibraries;
   /// Libraries the generated code calls directly (full paths), e.g. NCCL.
   std::vector<std::string> systemLibraries;
