@@ -132,7 +132,8 @@ MlirLogicalResult braidCompile(MlirStringRef request,
   static constexpr StringLiteral kKeys[] = {
       "model",  "out",  "cluster", "nodes",     "ranks_per_node",
       "planner", "force_sharding", "plan", "opt_level",
-      "force_co_optimization", "pipeline_input_dist", "train", "target",
+      "force_co_optimization", "pipeline_input_dist", "exchange_precision",
+      "train", "target",
       "target_cpu", "cuda_chips", "max_table_rows"};
   for (const auto &entry : *object)
     if (!llvm::is_contained(kKeys, entry.first.str()))
@@ -151,6 +152,8 @@ MlirLogicalResult braidCompile(MlirStringRef request,
                      compile.forceCoOptimization) &&
             readBool(*object, "pipeline_input_dist",
                      compile.pipelineInputDist) &&
+            readString(*object, "exchange_precision",
+                       compile.exchangePrecision) &&
             readBool(*object, "train", compile.train) &&
             readString(*object, "target", compile.target) &&
             readString(*object, "target_cpu", compile.targetCpu) &&

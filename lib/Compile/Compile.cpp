@@ -81,6 +81,13 @@ static LogicalResult checkRequest(const CompileRequest &request,
                   "compiles for, e.g. sm_80, sm_90 or sm_100)");
   if (request.optLevel < 0 || request.optLevel > 2)
     return fail("--opt-level must be 0, 1 or 2");
+  if (!request.exchangePrecision.empty() &&
+      request.exchangePrecision != "bf16" && request.exchangePrecision != "f16")
+    return fail("--exchange-precision must be bf16 or f16, got '" +
+                request.exchangePrecision + "'");
+  if (!request.exchangePrecision.empty() && request.optLevel < 2)
+    return fail("--exchange-precision needs --opt-level 2: the exchanges "
+                "are rewritten with the co-optimizing passes");
   if (request.pipelineInputDist && request.optLevel < 2)
     return fail("--pipeline-input-dist needs --opt-level 2: below it the "
                 "exchanges are not started, so no input distribution can "
@@ -137,6 +144,7 @@ LogicalResult mlir::braid::compileModel(const CompileRequest &request,
   options.optLevel = request.optLevel;
   options.forceCoOptimization = request.forceCoOptimization;
   options.pipelineInputDist = request.pipelineInputDist;
+  options.exchangePrecision = request.exchangePrecision;
   options.train = request.train;
 
   // The one compile path: the registered braid-compile pipeline, exactly

@@ -113,7 +113,8 @@ StringRef exchangeCategory(Operation *op) {
     producers = std::move(next);
   }
   SmallVector<Operation *> frontier(op->getUsers());
-  for (int depth = 0; depth < 4 && !frontier.empty(); ++depth) {
+  // (One level more for a value widened after a 16-bit exchange.)
+  for (int depth = 0; depth < 5 && !frontier.empty(); ++depth) {
     // The forward pass's readers first: a training step's update also
     // reads the routed indices.
     if (llvm::any_of(frontier, llvm::IsaPred<ShardEmbeddingBagOp>))
@@ -134,7 +135,7 @@ StringRef exchangeCategory(Operation *op) {
     for (Operation *user : frontier)
       if (isa<WaitOp, AllToAllOp, AllToAllStartOp, ReduceScatterOp,
               ReduceScatterStartOp, arith::CmpFOp, arith::SelectOp,
-              tensor::ExtractSliceOp, tensor::ExpandShapeOp,
+              arith::ExtFOp, tensor::ExtractSliceOp, tensor::ExpandShapeOp,
               tensor::CollapseShapeOp, tensor::CastOp>(user))
         llvm::append_range(next, user->getUsers());
     frontier = std::move(next);

@@ -11,6 +11,7 @@
 #include "braid/Dialect/Braid/IR/Braid.h"
 #include "braid/Plan/Planner.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "llvm/ADT/SmallPtrSet.h"
@@ -78,6 +79,13 @@ static CoOptSummary summarizeCoOpt(func::FuncOp func) {
     if (!isa<CollectiveOpInterface>(op))
       return;
     Value input = op->getOperand(0);
+    // Pooled rows or their gradients moved in 16 bits
+    // (braid-exchange-precision) are rounded just before.
+    if (auto rounded = input.getDefiningOp<arith::TruncFOp>();
+        rounded && isa<AllToAllOp, AllToAllStartOp>(op)) {
+      ++summary.halfExchanges;
+      input = rounded.getIn();
+    }
     if (auto reshape = input.getDefiningOp<tensor::ExpandShapeOp>())
       input = reshape.getSrc();
     auto concat = input.getDefiningOp<tensor::ConcatOp>();
@@ -215,6 +223,7 @@ static llvm::json::Value coOptToJson(const CoOptSummary &summary) {
       {"fused_index_exchanges", summary.fusedIndexExchanges},
       {"fused_all_to_all_vs", summary.fusedIndexMembers},
       {"narrowed_index_exchanges", summary.narrowedIndexExchanges},
+      {"half_precision_exchanges", summary.halfExchanges},
       {"split_feature_gemms", summary.splitFeatureGemms},
       {"started_collectives", summary.started},
       {"sharded_optimizer_steps", summary.shardedSteps},
@@ -483,7 +492,7 @@ void mlir::braid::printPlanReport(llvm::raw_ostream &os,
         "collectives started early, {9} parameter(s) stored as blocks, "
         "lookups in {10} chunk(s), {11} weight gradient(s) deferred, {15} "
         "layer(s) split by feature arrival, {16} parameter(s) stepped by "
-        "{17} fused optimizer kernel(s); {5:f3} "
+        "{17} fused optimizer kernel(s), {18} exchange(s) in 16 bits; {5:f3} "
         "of {6:f3} ms of communication hidden behind computation on the "
         "slowest rank\n",
         name, summary.shardedSteps, summary.buckets, summary.bucketedMembers,
@@ -494,7 +503,7 @@ void mlir::braid::printPlanReport(llvm::raw_ostream &os,
         summary.deferredWeightGradients, summary.fusedIndexExchanges,
         summary.fusedIndexMembers, summary.narrowedIndexExchanges,
         summary.splitFeatureGemms, summary.fusedOptimizerMembers,
-        summary.fusedOptimizerSteps);
+        summary.fusedOptimizerSteps, summary.halfExchanges);
   };
   if (p)
     describeCoOpt(report.trainPrediction ? "@forward" : "program",

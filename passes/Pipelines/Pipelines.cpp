@@ -148,6 +148,14 @@ void mlir::braid::buildCoOptimizePipeline(
     lateFuseExchanges.force = options.forceCoOptimization;
     lateFuseExchanges.gradients = false;
     pm.addPass(createBraidBucketCollectivesPass(lateFuseExchanges));
+    // Asked for: move the pooled rows and their gradients in 16 bits where
+    // that pays, now that each exchange is fused and started where it runs.
+    if (!options.exchangePrecision.empty()) {
+      BraidExchangePrecisionPassOptions precision;
+      precision.precision = options.exchangePrecision;
+      precision.force = options.forceCoOptimization;
+      pm.addPass(createBraidExchangePrecisionPass(precision));
+    }
     // Then run the work that needs no pending collective above its wait (a
     // forward pass's data-parallel lookups, left after the first sharded
     // table's, whose routed indices it waits for).
@@ -177,6 +185,7 @@ void mlir::braid::buildCompilePipeline(OpPassManager &pm,
   coopt.optLevel = options.optLevel;
   coopt.forceCoOptimization = options.forceCoOptimization;
   coopt.pipelineInputDist = options.pipelineInputDist;
+  coopt.exchangePrecision = options.exchangePrecision;
   buildCoOptimizePipeline(pm, coopt);
 }
 

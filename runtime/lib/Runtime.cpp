@@ -924,6 +924,28 @@ void _mlir_ciface_braidrt_reduce_scatter_f64(braidrt_unranked_memref *in,
   reduceScatterRows(in, out, groupSize, member, reduction, BRAIDRT_F64);
 }
 
+// Pooled rows and their gradients in 16 bits: their all_to_all moves rows
+// of bytes, so only the element's size matters.
+#define BRAIDRT_HALF_EXCHANGES(SUFFIX)                                         \
+  void _mlir_ciface_braidrt_all_to_all_##SUFFIX(                               \
+      braidrt_unranked_memref *in, braidrt_unranked_memref *out,               \
+      braidrt_unranked_memref *split) {                                        \
+    allToAllRows(in, out, split, sizeof(uint16_t));                            \
+  }                                                                            \
+  int64_t _mlir_ciface_braidrt_all_to_all_start_##SUFFIX(                      \
+      braidrt_unranked_memref *in, braidrt_unranked_memref *out,               \
+      braidrt_unranked_memref *split) {                                        \
+    return reinterpret_cast<int64_t>(                                          \
+        startAllToAllRows(in, out, split, sizeof(uint16_t)));                  \
+  }                                                                            \
+  void _mlir_ciface_braidrt_wait_exchange_##SUFFIX(                            \
+      int64_t handle, braidrt_unranked_memref *, braidrt_unranked_memref *) {  \
+    waitExchange(handle);                                                      \
+  }
+BRAIDRT_HALF_EXCHANGES(bf16)
+BRAIDRT_HALF_EXCHANGES(f16)
+#undef BRAIDRT_HALF_EXCHANGES
+
 #define BRAIDRT_GRADIENT_EXCHANGES(SUFFIX, DTYPE)                              \
   void _mlir_ciface_braidrt_all_reduce_##SUFFIX(                               \
       braidrt_unranked_memref *in, braidrt_unranked_memref *out,               \

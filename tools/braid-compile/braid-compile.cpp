@@ -85,6 +85,12 @@ static cl::opt<bool> pipelineInputDist(
              "the next batch's routing and index exchanges inside this step, "
              "where the simulator predicts a gain: braid-run --pipelined "
              "runs it"));
+static cl::opt<std::string> exchangePrecision(
+    cl::cat(toolOptions), "exchange-precision",
+    cl::desc("Move the pooled rows and their gradients in bf16 or f16 "
+             "(rounded before each all_to_all, widened after it), where the "
+             "simulator predicts a gain: lossy, as TorchRec's quantized "
+             "communications (braid-exchange-precision)"));
 static cl::opt<bool>
     train(cl::cat(toolOptions), "train",
           cl::desc("Also derive the per-rank training step (@train_step: "
@@ -149,6 +155,7 @@ int main(int argc, char **argv) {
   request.optLevel = optLevel;
   request.forceCoOptimization = forceCoOptimization;
   request.pipelineInputDist = pipelineInputDist;
+  request.exchangePrecision = exchangePrecision;
   request.train = train;
   request.target = target;
   request.targetCpu = targetCpu;

@@ -871,6 +871,55 @@ def BraidStoreParameterBlocksPass
                            "::mlir::tensor::TensorDialect"];
 }
 
+def BraidExchangePrecisionPass
+    : Pass<"braid-exchange-precision", "::mlir::ModuleOp"> {
+  let summary = "moves pooled rows and their gradients in 16 bits, asked for";
+  let description = [{
+    An `all_to_all` (blocking or started) of f32 values is a sharded
+    lookup's pooled rows, or in a training step their gradients. This pass
+    moves them as `bf16` or `f16` (`precision`): the values are rounded to
+    the wire type before the exchange (`arith.truncf`) and widened back
+    after it (`arith.extf`, after each wait of a started one), so every
+    other op keeps its f32 types and the exchange moves half the bytes.
+
+    ```mlir
+    %t = braid.all_to_all_start %x split_dim = 0 concat_dim = 0 ...
+        : tensor<?x16xf32> -> !braid.token<tensor<8x16xf32>>
+    %r = braid.wait %t : !braid.token<tensor<8x16xf32>>
+    // becomes
+    %h = arith.truncf %x : tensor<?x16xf32> to tensor<?x16xbf16>
+    %t = braid.all_to_all_start %h split_dim = 0 concat_dim = 0 ...
+        : tensor<?x16xbf16> -> !braid.token<tensor<8x16xbf16>>
+    %w = braid.wait %t : !braid.token<tensor<8x16xbf16>>
+    %r = arith.extf %w : tensor<8x16xbf16> to tensor<8x16xf32>
+    ```
+
+    The rewrite changes the values, as TorchRec's quantized
+    communications (`QCommsConfig`'s forward and backward precision) do:
+    each exchanged value is rounded to nearest even in the wire type
+    (bf16 keeps f32's range and 8 significant bits, f16 11 bits and a
+    range up to 65504). It runs only when asked for
+    (`braid-compile --exchange-precision`), and each exchange is rewritten
+    only where the simulator predicts the function faster (the rounding
+    and the widening are kernels of their own), or with `force`. The
+    all_reduces of gradients keep f32: their sums would round too.
+  }];
+  let options = [
+    Option<"precision", "precision", "std::string", "\"bf16\"",
+           "The wire type: bf16 or f16">,
+    Option<"force", "force", "bool", "false",
+           "Rewrite every f32 all_to_all without asking the simulator">,
+  ];
+  let statistics = [
+    Statistic<"numNarrowed", "exchanges-narrowed",
+              "all_to_alls moved in 16 bits">,
+    Statistic<"numRejected", "rejected-by-simulator",
+              "all_to_alls the simulator predicted no faster in 16 bits">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::braid::BraidDialect"];
+}
+
 def BraidPipelineInputDistPass
     : Pass<"braid-pipeline-input-dist", "::mlir::ModuleOp"> {
   let summary = "adds the pipelined form of each per-rank function: the next "

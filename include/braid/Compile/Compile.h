@@ -38,6 +38,8 @@ struct CompileRequest {
   bool forceCoOptimization = false;
   /// braid-co-optimize's pipeline-input-dist.
   bool pipelineInputDist = false;
+  /// braid-co-optimize's exchange-precision ("bf16", "f16"; empty: f32).
+  std::string exchangePrecision;
   bool train = false;
   /// "none", "cpu" or "cuda".
   std::string target = "none";

@@ -88,6 +88,13 @@ struct CoOptimizePipelineOptions
                      "distribution inside this step) where the simulator "
                      "predicts a gain"),
       llvm::cl::init(false)};
+  Option<std::string> exchangePrecision{
+      *this, "exchange-precision",
+      llvm::cl::desc("At level 2, also move the pooled rows and their "
+                     "gradients in this 16-bit type (bf16 or f16; "
+                     "braid-exchange-precision, lossy) where the simulator "
+                     "predicts a gain; empty: in f32"),
+      llvm::cl::init("")};
 };
 
 /// Options of braid-compile: braid-shard's and braid-co-optimize's.
@@ -104,6 +111,10 @@ struct CompilePipelineOptions
       *this, "pipeline-input-dist",
       llvm::cl::desc("braid-co-optimize's pipeline-input-dist"),
       llvm::cl::init(false)};
+  Option<std::string> exchangePrecision{
+      *this, "exchange-precision",
+      llvm::cl::desc("braid-co-optimize's exchange-precision"),
+      llvm::cl::init("")};
 };
 
 /// Adds braid-shard: plan the tables, then partition.

@@ -34,6 +34,9 @@ struct CoOptSummary {
   int64_t fusedIndexExchanges = 0, fusedIndexMembers = 0;
   /// Of those, the ones whose values move narrowed (a wire_type).
   int64_t narrowedIndexExchanges = 0;
+  /// All_to_alls of f32 values moved in bf16 or f16
+  /// (braid-exchange-precision).
+  int64_t halfExchanges = 0;
   /// Dense layers braid-split-feature-gemm split by their features'
   /// arrival.
   int64_t splitFeatureGemms = 0;

@@ -172,8 +172,17 @@ FailureOr<std::string> ExchangeLowering::suffix(Operation *op, Type element) {
     return std::string("i64");
   if (element.isInteger(32))
     return std::string("i32");
+  // Pooled rows and their gradients in 16 bits (braid-exchange-precision)
+  // move as all_to_all alone.
+  if (isa<AllToAllOp, AllToAllStartOp, WaitOp>(op)) {
+    if (element.isBF16())
+      return std::string("bf16");
+    if (element.isF16())
+      return std::string("f16");
+  }
   return op->emitError() << "the CPU backend exchanges f32, f64, i64 and i32 "
-                            "elements, not "
+                            "elements (and bf16 and f16 in an all_to_all), "
+                            "not "
                          << element;
 }
 

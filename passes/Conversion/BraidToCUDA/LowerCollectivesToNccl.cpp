@@ -46,10 +46,15 @@ struct Collective {
 } // namespace
 
 /// NCCL's data type for an element type (ncclFloat32 7, ncclFloat64 8,
-/// ncclInt64 4, ncclInt32 2), if it has one this pass lowers.
+/// ncclInt64 4, ncclInt32 2, ncclFloat16 6, ncclBfloat16 9), if it has one
+/// this pass lowers.
 static std::optional<int32_t> ncclTypeOf(Type element) {
   if (element.isF32())
     return 7;
+  if (element.isF16())
+    return 6;
+  if (element.isBF16())
+    return 9;
   if (element.isF64())
     return 8;
   if (element.isInteger(64))
@@ -294,7 +299,7 @@ struct Exchange {
 static std::optional<Exchange> exchangeOf(StringRef callee) {
   if (callee == runtime::kExchangeCounts)
     return Exchange{ExchangeKind::CountsOfCounts, false};
-  for (StringRef suffix : {"f32", "f64", "i64", "i32"}) {
+  for (StringRef suffix : {"f32", "f64", "i64", "i32", "bf16", "f16"}) {
     auto named = [&](StringRef base) {
       return callee == (base + suffix).str();
     };
@@ -504,7 +509,8 @@ struct BraidLowerCollectivesToNcclPass
     }
     auto isWait = [](StringRef callee) {
       return llvm::any_of(
-          ArrayRef<StringRef>{"f32", "f64", "i64", "i32"}, [&](StringRef suffix) {
+          ArrayRef<StringRef>{"f32", "f64", "i64", "i32", "bf16", "f16"},
+          [&](StringRef suffix) {
             return callee == (runtime::kWaitExchange + suffix).str();
           });
     };

@@ -124,6 +124,22 @@ int64_t _mlir_ciface_braidrt_all_to_all_start_i64(braidrt_unranked_memref *in,
 void _mlir_ciface_braidrt_wait_exchange_i64(int64_t handle,
                                             braidrt_unranked_memref *in,
                                             braidrt_unranked_memref *out);
+/* Pooled rows and their gradients moved in 16 bits (braid-exchange-precision:
+ * rounded before the exchange, widened after), as uneven all_to_all,
+ * blocking and started. */
+#define BRAIDRT_DECLARE_HALF_EXCHANGES(SUFFIX)                                 \
+  void _mlir_ciface_braidrt_all_to_all_##SUFFIX(                               \
+      braidrt_unranked_memref *in, braidrt_unranked_memref *out,               \
+      braidrt_unranked_memref *split);                                         \
+  int64_t _mlir_ciface_braidrt_all_to_all_start_##SUFFIX(                      \
+      braidrt_unranked_memref *in, braidrt_unranked_memref *out,               \
+      braidrt_unranked_memref *split);                                         \
+  void _mlir_ciface_braidrt_wait_exchange_##SUFFIX(                            \
+      int64_t handle, braidrt_unranked_memref *in,                             \
+      braidrt_unranked_memref *out);
+BRAIDRT_DECLARE_HALF_EXCHANGES(bf16)
+BRAIDRT_DECLARE_HALF_EXCHANGES(f16)
+#undef BRAIDRT_DECLARE_HALF_EXCHANGES
 /* The routed indices' fused exchange, narrowed to i32 (wire_type), moves
  * them as one all_to_all_v of i32 values. */
 void _mlir_ciface_braidrt_wait_exchange_i32(int64_t handle,
