@@ -16,8 +16,11 @@ each (Open MPI over TCP between them, shared memory inside). The steps:
    simulator predicts a gain.
 3. braid-sim predicts each training step (@train_step, and
    @train_step_pipelined where there is one).
+   The DLRM is also compiled at the default level with --exchange-precision
+   bf16: its pooled rows and their gradients cross the link in bf16.
 4. The programs train on the two hosts, in alternating runs: O0, the
-   default step, and its pipelined form (braid-run OUT --pipelined). So
+   default step, its pipelined form (braid-run OUT --pipelined) and the
+   DLRM's bf16 exchanges. So
    does the DLRM's default program with BRAIDRT_NO_PROGRESS=1: the runtime
    then no longer drives started exchanges from inside its GEMMs, and MPI
    moves their data only inside MPI calls.
@@ -142,12 +145,17 @@ def main():
             predicted_wait, predicted_by_kind = {}, {}
             models = [("", MODEL), ("tp ", TP_MODEL)]
             for prefix, model in models:
-                for level in (0, 2):
+                # The DLRM's default program with its pooled rows and their
+                # gradients exchanged in bf16 too (the key's level "2h"):
+                # the tensor-parallel block exchanges no pooled rows.
+                for level in ((0, 2) if prefix else (0, 2, "2h")):
                     out = tmp / f"{prefix.strip() or 'dlrm'}-o{level}"
+                    flags = {2: ["--pipeline-input-dist"],
+                             "2h": ["--exchange-precision", "bf16"]}.get(level, [])
                     run([bin_dir / "braid-compile", model, "--cluster", description,
                          "--nodes", "2", "--ranks-per-node", "2", "--train", "--target",
-                         "cpu", "--opt-level", str(level), "-o", out]
-                        + (["--pipeline-input-dist"] if level == 2 else []))
+                         "cpu", "--opt-level", "0" if level == 0 else "2", "-o", out]
+                        + flags)
                     programs[(prefix, level)] = out
                     coopt[(prefix, level)] = json.loads(
                         (out / "plan.json").read_text())["co_optimization"]["train_step"]
@@ -177,11 +185,14 @@ def main():
             variants = [("O0", "", 0, ()), ("default", "", 2, ()),
                         ("default, no runtime progress", "", 2, ("BRAIDRT_NO_PROGRESS",)),
                         ("tp O0", "tp ", 0, ()), ("tp default", "tp ", 2, ())]
-            # The pipelined forms, beside their default programs.
+            # The pipelined forms, beside their default programs, and the
+            # DLRM's bf16 exchanges.
             for name, prefix in (("pipelined", ""), ("tp pipelined", "tp ")):
                 if (prefix, "2p") in programs:
                     at = [v[0] for v in variants].index(prefix + "default") + 1
                     variants.insert(at, (name, prefix, "2p", ()))
+            variants.insert([v[0] for v in variants].index("default") + 1,
+                            ("bf16 exchanges", "", "2h", ()))
             measured = {name: [] for name, _, _, _ in variants}
             waited = {name: [] for name, _, _, _ in variants}
             waited_by_kind = {}
@@ -228,8 +239,10 @@ def main():
               f"{(f'{before:.3f}' if before else '-'):>10}{median[name]:>13.3f}"
               f"{(f'{wait:.3f}' if wait else '-'):>11}{median_wait[name]:>11.3f}  {runs}")
         rows.append({"program": name, "model": str((TP_MODEL if prefix else MODEL).relative_to(ROOT)),
-                     "opt_level": 2 if level == "2p" else level,
-                     "pipelined": level == "2p", "predicted_step_ms": pred,
+                     "opt_level": 0 if level == 0 else 2,
+                     "pipelined": level == "2p",
+                     "exchange_precision": "bf16" if level == "2h" else "f32",
+                     "predicted_step_ms": pred,
                      "predicted_step_ms_with_channel_model": before,
                      "predicted_comm_wait_ms": wait,
                      "measured_step_ms": median[name], "runs_ms": measured[name],
@@ -283,8 +296,14 @@ def main():
         print(f"{name} / {prefix}default: predicted {ratios['predicted_to_default']:.3f}x, "
               f"measured {ratios['measured_to_default']:.3f}x; / {prefix}O0: predicted "
               f"{ratios['predicted_to_o0']:.3f}x, measured {ratios['measured_to_o0']:.3f}x")
+    bf16_ratios = {"predicted_to_default": predicted[("", "2h")] / predicted[("", 2)],
+                   "measured_to_default": median["bf16 exchanges"] / median["default"]}
+    print(f"bf16 exchanges / default: predicted {bf16_ratios['predicted_to_default']:.3f}x, "
+          f"measured {bf16_ratios['measured_to_default']:.3f}x "
+          f"({coopt[('', '2h')].get('half_precision_exchanges', 0)} exchange(s) in bf16)")
     paired = {}
-    comparisons = [("dlrm", "default", "O0"), ("tp", "tp default", "tp O0")]
+    comparisons = [("dlrm", "default", "O0"), ("tp", "tp default", "tp O0"),
+                   ("dlrm bf16 exchanges", "bf16 exchanges", "default")]
     for label, prefix in (("dlrm", ""), ("tp", "tp ")):
         if prefix + "pipelined" in measured:
             comparisons.append((f"{label} pipelined", prefix + "pipelined", prefix + "default"))
@@ -304,7 +323,7 @@ def main():
                             "predicted_ratio": tp_predicted_ratio,
                             "predicted_ratio_with_channel_model": tp_before_ratio,
                             "measured_ratio": tp_measured_ratio},
-        "pipelined": pipelined_ratios,
+        "pipelined": pipelined_ratios, "bf16_exchanges": bf16_ratios,
         "paired_runs": paired, "o0_comm_wait_by_kind": by_kind}, indent=2) + "\n")
     print(f"wrote {args.json}")
     return 0

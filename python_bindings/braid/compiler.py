@@ -25,7 +25,7 @@ def _check_int(name, value, low, high):
 def compile(model, cluster="dgx-h100", nodes=1, ranks_per_node=None, target="none",
             train=False, planner="braid", plan=None, opt_level=2, out=None,
             force_sharding=None, force_co_optimization=False, cuda_chips=None,
-            pipeline_input_dist=False):
+            pipeline_input_dist=False, exchange_precision=None):
     """Compiles `model` for a cluster, as braid-compile does, and returns an
     Artifact.
 
@@ -42,7 +42,10 @@ def compile(model, cluster="dgx-h100", nodes=1, ranks_per_node=None, target="non
     sm_90); pipeline_input_dist: also add each function's pipelined form,
     which runs the next batch's input distribution inside the step, where
     the simulator predicts a gain (opt_level 2; with train and target
-    "cpu", Artifact.train(..., pipelined=True) trains with it)."""
+    "cpu", Artifact.train(..., pipelined=True) trains with it);
+    exchange_precision: "bf16" or "f16" to move the pooled rows and their
+    gradients in 16 bits where the simulator predicts a gain (lossy; None:
+    f32)."""
     model = load_model(model)
     if not isinstance(cluster, (str, pathlib.Path)):
         raise _native.Error(f"cluster must be a preset name or a path, not {type(cluster).__name__}")
@@ -66,7 +69,7 @@ def compile(model, cluster="dgx-h100", nodes=1, ranks_per_node=None, target="non
     try:
         return _compile_into(out, model, cluster, nodes, ranks_per_node, planner, opt_level,
                              train, target, force_co_optimization, force_sharding, cuda_chips,
-                             plan, pipeline_input_dist)
+                             plan, pipeline_input_dist, exchange_precision)
     except BaseException:
         # A folder this call made holds nothing the caller can use.
         if made:
@@ -76,7 +79,7 @@ def compile(model, cluster="dgx-h100", nodes=1, ranks_per_node=None, target="non
 
 def _compile_into(out, model, cluster, nodes, ranks_per_node, planner, opt_level, train,
                   target, force_co_optimization, force_sharding, cuda_chips, plan,
-                  pipeline_input_dist):
+                  pipeline_input_dist, exchange_precision):
     request = {
         "model": model.write(out), "out": str(out), "cluster": str(cluster), "nodes": nodes,
         "ranks_per_node": ranks_per_node or 0, "planner": planner, "opt_level": opt_level,
@@ -84,6 +87,8 @@ def _compile_into(out, model, cluster, nodes, ranks_per_node, planner, opt_level
         "force_co_optimization": bool(force_co_optimization),
         "pipeline_input_dist": bool(pipeline_input_dist),
     }
+    if exchange_precision is not None:
+        request["exchange_precision"] = str(exchange_precision)
     if force_sharding:
         request["force_sharding"] = force_sharding
     if cuda_chips is not None:

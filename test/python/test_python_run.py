@@ -138,3 +138,18 @@ def test_the_pipelined_form_trains_as_the_plain_step(braid, tmp_path):
     assert not again.pipelined
     with pytest.raises(braid.Error, match="no pipelined form"):
         again.train(1, inputs, weights, pipelined=True)
+
+
+def test_exchange_precision_reaches_the_compiler(braid, tmp_path):
+    # exchange_precision is braid-compile's --exchange-precision: forced,
+    # the pooled rows and their gradients go in bf16; a bad type raises.
+    template = (ROOT / "test" / "Training" / "Inputs" / "train_template.json").read_text()
+    spec = json.loads(template.replace("DENSE", "sgd").replace("EMBEDDING", "sgd")
+                      .replace("INTERACTION", "dot"))
+    artifact = braid.compile(spec, nodes=2, ranks_per_node=2, force_sharding="table_wise",
+                             train=True, force_co_optimization=True,
+                             exchange_precision="bf16", out=tmp_path / "bf16")
+    assert artifact.plan["co_optimization"]["train_step"]["half_precision_exchanges"] > 0
+    with pytest.raises(braid.Error, match="must be bf16 or f16"):
+        braid.compile(spec, nodes=2, ranks_per_node=2, exchange_precision="f8",
+                      out=tmp_path / "bad")
