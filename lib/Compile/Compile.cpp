@@ -174,6 +174,16 @@ LogicalResult mlir::braid::compileModel(const CompileRequest &request,
       planned->planningSeconds);
   if (failed(plan))
     return failure();
+  // A pipelined form an earlier compile left in OUT (OUT/pipelined) is not
+  // this program's: it goes before anything is written, whatever the
+  // target, so that no later failure leaves it beside the new program.
+  std::string pipelinedDir = joinPath(request.outDir, "pipelined");
+  if (std::error_code ec = llvm::sys::fs::remove_directories(
+          pipelinedDir, /*IgnoreErrors=*/false)) {
+    errors << "braid-compile: error: cannot remove '" << pipelinedDir
+           << "': " << ec.message() << "\n";
+    return failure();
+  }
   for (auto [name, write] : std::initializer_list<
            std::pair<const char *, std::function<void(llvm::raw_ostream &)>>>{
            {"model.mlir",

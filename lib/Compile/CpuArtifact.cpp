@@ -435,12 +435,7 @@ LogicalResult mlir::braid::writeProgramArtifact(
   if (failed(writeOneArtifact(program, model, outDir, ranks, targetCpu, target,
                               isEntry, llvm::json::Object())))
     return failure();
-  // A stale OUT/pipelined would run a program this compile did not make.
-  std::string pipelinedDir = joinPath(outDir, "pipelined");
-  if (std::error_code ec = llvm::sys::fs::remove_directories(
-          pipelinedDir, /*IgnoreErrors=*/false))
-    return program.emitError()
-           << "cannot remove '" << pipelinedDir << "': " << ec.message();
+  // (braid-compile removed the OUT/pipelined an earlier compile left.)
   if (!trainStep || !target.pipelinedForms)
     return success();
   // The training step's pipelined form, where the pass added one, as two
@@ -460,6 +455,7 @@ LogicalResult mlir::braid::writeProgramArtifact(
     inputDist = program.lookupSymbol<func::FuncOp>(dist);
   if (!inputDist)
     return pipelined.emitError() << "names no input distribution function";
+  std::string pipelinedDir = joinPath(outDir, "pipelined");
   std::string inputDistDir = joinPath(pipelinedDir, "input_dist");
   if (std::error_code ec = llvm::sys::fs::create_directories(inputDistDir))
     return pipelined.emitError()

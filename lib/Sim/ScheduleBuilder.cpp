@@ -112,9 +112,21 @@ StringRef exchangeCategory(Operation *op) {
     }
     producers = std::move(next);
   }
-  SmallVector<Operation *> frontier(op->getUsers());
-  // (One level more for a value widened after a 16-bit exchange.)
-  for (int depth = 0; depth < 5 && !frontier.empty(); ++depth) {
+  // A value widened after a 16-bit exchange (braid-exchange-precision) is
+  // read through its arith.extf, which costs no level.
+  auto throughWidening = [](SmallVector<Operation *> ops) {
+    SmallVector<Operation *> readers;
+    for (Operation *reader : ops) {
+      if (isa<arith::ExtFOp>(reader))
+        llvm::append_range(readers, reader->getUsers());
+      else
+        readers.push_back(reader);
+    }
+    return readers;
+  };
+  SmallVector<Operation *> frontier =
+      throughWidening(llvm::to_vector(op->getUsers()));
+  for (int depth = 0; depth < 4 && !frontier.empty(); ++depth) {
     // The forward pass's readers first: a training step's update also
     // reads the routed indices.
     if (llvm::any_of(frontier, llvm::IsaPred<ShardEmbeddingBagOp>))
@@ -135,10 +147,10 @@ StringRef exchangeCategory(Operation *op) {
     for (Operation *user : frontier)
       if (isa<WaitOp, AllToAllOp, AllToAllStartOp, ReduceScatterOp,
               ReduceScatterStartOp, arith::CmpFOp, arith::SelectOp,
-              arith::ExtFOp, tensor::ExtractSliceOp, tensor::ExpandShapeOp,
+              tensor::ExtractSliceOp, tensor::ExpandShapeOp,
               tensor::CollapseShapeOp, tensor::CastOp>(user))
         llvm::append_range(next, user->getUsers());
-    frontier = std::move(next);
+    frontier = throughWidening(std::move(next));
   }
   return "other_comm";
 }

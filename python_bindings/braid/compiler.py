@@ -61,6 +61,9 @@ def compile(model, cluster="dgx-h100", nodes=1, ranks_per_node=None, target="non
     if cuda_chips is not None and (isinstance(cuda_chips, str) or
                                    not all(isinstance(c, str) for c in cuda_chips)):
         raise _native.Error("cuda_chips must be a list of names such as 'sm_90'")
+    if exchange_precision is not None and exchange_precision not in ("bf16", "f16"):
+        raise _native.Error(f"exchange_precision must be 'bf16', 'f16' or None, "
+                            f"got {exchange_precision!r}")
     if not isinstance(planner, str):
         raise _native.Error(f"planner must be a string, not {type(planner).__name__}")
     made = out is None

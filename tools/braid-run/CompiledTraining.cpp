@@ -266,16 +266,18 @@ int mlir::braid::runCompiledTraining(NativeProgram &program,
             .push_back({r, a});
   }
   bool pipelined = run.inputDist != nullptr;
-  if (pipelined != !program.getPipelinedOf().empty() ||
-      carriedFeedback.size() != where->carried.size())
+  if (!pipelined && !program.getPipelinedOf().empty())
+    return abortOnError(runError("@" + program.getFunctionName() +
+                                 " is a pipelined form; run it with "
+                                 "--pipelined"));
+  if (pipelined && (program.getPipelinedOf().empty() ||
+                    carriedFeedback.size() != where->carried.size()))
     return abortOnError(runError(
         "@" + program.getFunctionName() +
-        (pipelined ? " is no pipelined form whose every carried value it "
-                     "returns"
-                   : " is a pipelined form; run it with --pipelined")));
+        " is not a pipelined form that returns a value for each carried "
+        "value it takes"));
   if (!lossIndex)
-    return abortOnError(llvm::createStringError(
-        llvm::inconvertibleErrorCode(), "the training step returns no loss"));
+    return abortOnError(runError("the training step returns no loss"));
 
   // What each rank waited on, by kind, over the steps after the first.
   static const char *const kWaitKinds[] = {
@@ -308,8 +310,13 @@ int mlir::braid::runCompiledTraining(NativeProgram &program,
       -> std::optional<int> {
     FailureOr<HostTensor> loaded = options.batches->load(index, globalArgs);
     if (failed(loaded)) {
+      // (A pipelined form reads the batch after the last step's too.)
       if (mpi && ranks > 1)
-        braidrt_fail("the batch of step %lld is bad", (long long)index + 1);
+        braidrt_fail(index < options.steps
+                         ? "the batch of step %lld is bad"
+                         : "the batch after the last step (%lld), which the "
+                           "pipelined form distributes, is bad",
+                     (long long)index + 1);
       return 1;
     }
     llvm::Expected<RankValues> parts = splitGlobalArguments(
@@ -323,16 +330,16 @@ int mlir::braid::runCompiledTraining(NativeProgram &program,
   // An input of a batch by name, for a pipelined form's next inputs and
   // its input distribution.
   auto inputOf = [&](const std::vector<HostTensor> &batch,
-                     const HostTensor &batchLabels,
-                     StringRef name) -> llvm::Expected<HostTensor> {
+                     const HostTensor &batchLabels, StringRef name,
+                     StringRef reader) -> llvm::Expected<HostTensor> {
     if (name == "labels")
       return batchLabels;
     for (auto [position, spec] :
          llvm::enumerate(program.getRankSignature().arguments))
       if (!spec.parameter && spec.name == name)
         return batch[position];
-    return runError("@" + program.getFunctionName() + " takes the batch's '" +
-                    name + "', which is no input of the training step");
+    return runError("@" + reader + " takes the batch's '" + name +
+                    "', which is no input of the training step");
   };
   if (pipelined && !options.json && rank == 0)
     llvm::outs() << "pipelined: @" << program.getFunctionName()
@@ -365,12 +372,13 @@ int mlir::braid::runCompiledTraining(NativeProgram &program,
       if (step == 1)
         if (llvm::Error error = startPipeline(
                 *run.inputDist, program, *where, [&](StringRef name) {
-                  return inputOf(split, labels, name);
+                  return inputOf(split, labels, name,
+                                 run.inputDist->getFunctionName());
                 }))
           return abortOnError(std::move(error));
       for (auto &[index, name] : where->nextInputs) {
         llvm::Expected<HostTensor> value =
-            inputOf(nextSplit, nextLabels, name);
+            inputOf(nextSplit, nextLabels, name, program.getFunctionName());
         if (!value)
           return abortOnError(value.takeError());
         if (llvm::Error error = program.bindOne(index, *value))

@@ -106,7 +106,8 @@ llvm::Expected<NativeProgram> NativeProgram::load(llvm::StringRef dir) {
       json->getAsObject()->getString("function").value_or("forward").str();
   const llvm::json::Object &top = *json->getAsObject();
   for (auto [key, field] : {std::pair{"pipelined_of", &native.pipelinedOf},
-                            std::pair{"input_dist", &native.inputDistDir}})
+                            std::pair{"input_dist", &native.inputDistDir},
+                            std::pair{"input_dist_of", &native.inputDistOf}})
     if (const llvm::json::Value *value = top.get(key)) {
       std::optional<llvm::StringRef> text = value->getAsString();
       if (!text || text->empty())
@@ -368,13 +369,17 @@ NativeProgram::run(double &milliseconds) {
         linear += (rest % shape[d]) * view.strides[d];
         rest /= shape[d];
       }
+      if (integer && bytes == 8) {
+        int64_t value;
+        std::memcpy(&value, data + linear * bytes, 8);
+        if (value > (int64_t(1) << 53) || value < -(int64_t(1) << 53))
+          return llvm::createStringError(
+              llvm::inconvertibleErrorCode(),
+              llvm::formatv("result {0}'s element {1} is {2}, beyond +-2^53, "
+                            "which a host tensor holds exactly",
+                            i, element, value));
+      }
       output.data[element] = loadValue(data + linear * bytes, view.dtype);
-      if (integer && std::abs(output.data[element]) > 0x1p53)
-        return llvm::createStringError(
-            llvm::inconvertibleErrorCode(),
-            llvm::formatv("result {0}'s element {1} lies beyond +-2^53, "
-                          "which a host tensor holds exactly",
-                          i, element));
     }
     outputs.push_back(std::move(output));
   }

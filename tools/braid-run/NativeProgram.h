@@ -80,6 +80,9 @@ public:
   /// computes the first batch's carried values (both empty otherwise).
   llvm::StringRef getPipelinedOf() const { return pipelinedOf; }
   llvm::StringRef getInputDistDir() const { return inputDistDir; }
+  /// For an input distribution: the pipelined form it starts (empty
+  /// otherwise).
+  llvm::StringRef getInputDistOf() const { return inputDistOf; }
   /// The ops braid-compile --profile-ops timed, by index (empty when it
   /// did not): braidrt_op_ms(i) is op i's time.
   llvm::ArrayRef<std::string> getProfiledOps() const { return profiledOps; }
@@ -128,7 +131,7 @@ private:
   std::vector<Argument> arguments, results;
   std::vector<Staged> staged;
   interp::Signature global, perRank;
-  std::string function, pipelinedOf, inputDistDir;
+  std::string function, pipelinedOf, inputDistDir, inputDistOf;
   std::vector<std::string> profiledOps;
 };
 

@@ -404,22 +404,34 @@ static int runArtifact(StringRef dir, const BindingOptions &options) {
         return fail(joinPath(programDir, "libprogram.so") +
                     " is no pipelined form (its manifest names no "
                     "'pipelined_of')");
-      llvm::Expected<NativeProgram> dist = NativeProgram::load(
-          joinPath(programDir, program->getInputDistDir()));
+      std::string distDir = joinPath(programDir, program->getInputDistDir());
+      llvm::Expected<NativeProgram> dist = NativeProgram::load(distDir);
       if (!dist)
         return fail(llvm::toString(dist.takeError()));
       inputDist.emplace(std::move(*dist));
+      if (inputDist->getInputDistOf() != program->getFunctionName())
+        return fail(joinPath(distDir, "libprogram.so") +
+                    " is no input distribution of @" +
+                    program->getFunctionName() + " (its manifest's "
+                    "'input_dist_of' names '" + inputDist->getInputDistOf() +
+                    "')");
       if (inputDist->getRanks() != program->getRanks() ||
           inputDist->getBatchSplit() != program->getBatchSplit())
-        return fail(joinPath(programDir, program->getInputDistDir()) +
-                    " splits the batch differently from " + programDir);
+        return fail(distDir + " splits the batch differently from " +
+                    programDir);
+      if (check)
+        if (std::optional<std::string> why = compareSignatures(
+                global, inputDist->getGlobalSignature()))
+          return fail(joinPath(distDir, "libprogram.so") +
+                      " was not compiled from " + joinPath(dir, "model.mlir") +
+                      ": " + *why);
     }
     // The library carries everything a run needs; with --check it must also
     // have been compiled from OUT/model.mlir.
     if (check)
       if (std::optional<std::string> why = compareSignatures(
               global, program->getGlobalSignature()))
-        return fail(joinPath(dir, "libprogram.so") +
+        return fail(joinPath(programDir, "libprogram.so") +
                     " was not compiled from " + joinPath(dir, "model.mlir") +
                     ": " + *why);
     if (program->isTrainingStep() && !steps.getNumOccurrences())

@@ -296,10 +296,15 @@ struct Exchange {
 };
 } // namespace
 
+/// The element-type suffixes of the CPU runtime's exchanges and waits that
+/// this pass lowers (16-bit ones come from braid-exchange-precision).
+static constexpr StringLiteral kExchangeSuffixes[] = {"f32",  "f64", "i64",
+                                                      "i32",  "bf16", "f16"};
+
 static std::optional<Exchange> exchangeOf(StringRef callee) {
   if (callee == runtime::kExchangeCounts)
     return Exchange{ExchangeKind::CountsOfCounts, false};
-  for (StringRef suffix : {"f32", "f64", "i64", "i32", "bf16", "f16"}) {
+  for (StringRef suffix : kExchangeSuffixes) {
     auto named = [&](StringRef base) {
       return callee == (base + suffix).str();
     };
@@ -509,8 +514,7 @@ struct BraidLowerCollectivesToNcclPass
     }
     auto isWait = [](StringRef callee) {
       return llvm::any_of(
-          ArrayRef<StringRef>{"f32", "f64", "i64", "i32", "bf16", "f16"},
-          [&](StringRef suffix) {
+          kExchangeSuffixes, [&](StringRef suffix) {
             return callee == (runtime::kWaitExchange + suffix).str();
           });
     };
