@@ -25,7 +25,11 @@ Last, each program's pipelined form where braid-compile
 batch's routing and index exchanges run inside this step, as TorchRec's
 TrainPipelineSparseDist runs them; the pass leaves the plain function as it
 is, so the default level is compiled with the option): its predicted time,
-its ratio to O0 and the share of its communication hidden.
+its ratio to O0 and the share of its communication hidden. Then each
+program compiled with --exchange-precision bf16 (braid-exchange-precision:
+the pooled rows and their gradients exchanged in bf16 where the simulator
+predicts a gain; lossy, so asked for): how many exchanges it moves in bf16,
+its predicted time and its ratio to the default program.
 
 usage: python3 bench/coopt/run.py [--build build] [--json OUT.json] [--check]
 Prints a table and writes JSON (default bench/coopt/results.json). With
@@ -33,7 +37,7 @@ Prints a table and writes JSON (default bench/coopt/results.json). With
 DLRM-DCNv2's training step and forward pass each at most 0.85x of O0 with
 at least 30% of its communication hidden, examples/tp_mlp.mlir's training step on a DGX-A100 at
 most 0.90x; every other program no slower than O0; every pipelined form faster than the
-default program).
+default program; no bf16 program slower than the default one).
 """
 import argparse
 import json
@@ -68,11 +72,15 @@ def run(cmd):
 
 
 def compile_model(bin_dir, model, cluster, nodes, per_node, train, level, out):
+    """Level 0, 2 (with --pipeline-input-dist, which leaves the plain
+    program as it is) or "2h" (level 2 with --exchange-precision bf16)."""
     cmd = [bin_dir / "braid-compile", ROOT / model, "--cluster", cluster, "--nodes", str(nodes),
-           "--ranks-per-node", str(per_node), "--target", "none", "--opt-level", str(level),
-           "-o", out]
+           "--ranks-per-node", str(per_node), "--target", "none",
+           "--opt-level", "0" if level == 0 else "2", "-o", out]
     if level == 2:
         cmd.append("--pipeline-input-dist")
+    if level == "2h":
+        cmd += ["--exchange-precision", "bf16"]
     if train:
         cmd.append("--train")
     run(cmd)
@@ -96,7 +104,7 @@ def main():
         for name, model, cluster, nodes, per_node, train, target, hidden_target in CASES:
             function = "train_step" if train else "forward"
             sims = {}
-            for level in (0, 2):
+            for level in (0, 2, "2h"):
                 key = (model, cluster, nodes, per_node, train, level)
                 if key not in compiled:
                     out = pathlib.Path(tmp) / f"{len(compiled)}"
@@ -146,6 +154,13 @@ def main():
                 "pipelined_hidden_share": (
                     pipelined["mean_per_rank"]["hidden_comm_ms"] / pipelined["mean_per_rank"]["comm_ms"]
                     if pipelined and pipelined["mean_per_rank"]["comm_ms"] > 0 else None),
+                # --exchange-precision bf16: the exchanges moved in bf16 and
+                # the predicted time.
+                "bf16_exchanges": json.loads(
+                    (compiled[(model, cluster, nodes, per_node, train, "2h")] / "plan.json")
+                    .read_text())["co_optimization"][function]["half_precision_exchanges"],
+                "bf16_ms": sims["2h"]["iteration_ms"],
+                "bf16_ratio_to_default": sims["2h"]["iteration_ms"] / o2,
             }
             rows.append(row)
             limit = target if target is not None else 1.0 + 1e-9
@@ -154,6 +169,9 @@ def main():
             # A pipelined form is added only where it is predicted faster.
             if row["pipelined_ms"] is not None and row["pipelined_ms"] >= o2:
                 missed.append(name + " pipelined")
+            # A 16-bit exchange is kept only where it is predicted faster.
+            if row["bf16_ms"] > o2 * (1 + 1e-9):
+                missed.append(name + " bf16 exchanges")
 
     header = (f"{'program':<26}{'cluster':<18}{'O0 ms':>9}{'default ms':>12}{'ratio':>8}"
               f"{'comm ms':>9}{'hidden':>8}{'started':>9}{'buckets':>9}{'fused':>7}{'idx-fused':>10}{'idx-i32':>8}{'split':>7}{'sharded':>9}{'blocks':>8}{'chunks':>8}{'deferred':>10}{'opt-fused':>10}  target")
@@ -184,6 +202,11 @@ def main():
         print(f"  {r['program'] + ' pipelined':<36}{r['cluster']:<18}{r['pipelined_ms']:>9.3f} ms"
               f"{r['pipelined_ratio']:>8.3f}x of O0 (default {r['ratio']:.3f}x)"
               f"{r['pipelined_hidden_share']:>6.0%} hidden (default {r['hidden_share']:.0%})")
+    print("16-bit exchanges (braid-compile --exchange-precision bf16: the pooled rows and their "
+          "gradients in bf16, lossy), where the simulator predicts a gain")
+    for r in rows:
+        print(f"  {r['program'] + ' bf16':<36}{r['cluster']:<18}{r['bf16_ms']:>9.3f} ms"
+              f"{r['bf16_ratio_to_default']:>8.3f}x of default, {r['bf16_exchanges']} exchange(s) in bf16")
     pathlib.Path(args.json).write_text(json.dumps({"programs": rows, "missed": missed}, indent=2) + "\n")
     print(f"wrote {args.json}")
     if missed:
