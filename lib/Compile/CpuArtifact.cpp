@@ -436,17 +436,20 @@ LogicalResult mlir::braid::writeProgramArtifact(
                               isEntry, llvm::json::Object())))
     return failure();
   // (braid-compile removed the OUT/pipelined an earlier compile left.)
-  if (!trainStep || !target.pipelinedForms)
+  if (!target.pipelinedForms)
     return success();
-  // The training step's pipelined form, where the pass added one, as two
+  // The entry function's pipelined form, where the pass added one, as two
   // more libraries: OUT/pipelined (the form) and OUT/pipelined/input_dist
-  // (the first batch's input distribution); braid-run OUT --pipelined
-  // --steps K trains with them.
-  func::FuncOp pipelined, inputDist;
+  // (the first batch's input distribution); braid-run OUT --pipelined runs
+  // them (--steps K for a training step).
+  func::FuncOp entry, pipelined, inputDist;
+  for (auto func : program.getOps<func::FuncOp>())
+    if (func.isPublic() && isEntry(func))
+      entry = func;
   for (auto func : program.getOps<func::FuncOp>())
     if (auto of = func->getAttrOfType<FlatSymbolRefAttr>(
             BraidDialect::kPipelinedOfAttrName);
-        of && of.getValue() == "train_step")
+        entry && of && of.getValue() == entry.getSymName())
       pipelined = func;
   if (!pipelined)
     return success();
@@ -468,7 +471,7 @@ LogicalResult mlir::braid::writeProgramArtifact(
   if (failed(writeOneArtifact(
           program, model, pipelinedDir, ranks, targetCpu, target,
           named(pipelined),
-          llvm::json::Object{{"pipelined_of", "train_step"},
+          llvm::json::Object{{"pipelined_of", entry.getSymName()},
                              {"input_dist", "input_dist"}})))
     return failure();
   return writeOneArtifact(

@@ -36,6 +36,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 using namespace mlir;
 using namespace mlir::braid;
@@ -54,9 +55,9 @@ static cl::opt<bool> pipelined(
     cl::desc("Call the function's pipelined form (braid-compile "
              "--pipeline-input-dist), which distributes the next batch's "
              "inputs inside each step: compiled (OUT/pipelined) or with "
-             "--reference when training (--steps K); under --reference a "
-             "forward pass gives it its own batch again and checks the "
-             "carried values it returns against the first"));
+             "--reference; training (--steps K) distributes each next "
+             "batch, and a forward pass gives the form its own batch again "
+             "and checks the carried values it returns against the first"));
 static cl::opt<int64_t> numRanks(cl::cat(toolOptions), "ranks", cl::init(1),
                                  cl::desc("Number of simulated ranks"));
 static cl::opt<uint64_t> seed(cl::cat(toolOptions), "seed", cl::init(0),
@@ -191,20 +192,80 @@ static double faultsPerCall = -1;
 /// call, the mean over ranks and over the calls after the first.
 static std::vector<std::pair<std::string, double>> opsMsPerCall;
 
+/// A pipelined form's carried values for the batch a rank's `args` (its
+/// rank signature's values) hold: `inputDist` run on that batch's inputs,
+/// by name.
+static llvm::Expected<std::map<std::string, HostTensor>>
+startPipeline(NativeProgram &inputDist, const NativeProgram &program,
+              const std::vector<HostTensor> &args) {
+  for (auto [index, argument] : llvm::enumerate(inputDist.getArguments())) {
+    const std::vector<interp::ArgumentSpec> &specs =
+        program.getRankSignature().arguments;
+    auto spec = llvm::find_if(specs, [&](const interp::ArgumentSpec &spec) {
+      return !spec.parameter && spec.name == argument.name;
+    });
+    if (argument.kind != "input" || spec == specs.end())
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          "@" + inputDist.getFunctionName() + " takes '" + argument.name +
+              "', which is no input of @" + program.getPipelinedOf());
+    if (llvm::Error error =
+            inputDist.bindOne(index, args[spec - specs.begin()]))
+      return std::move(error);
+  }
+  double ms = 0;
+  llvm::Expected<std::vector<HostTensor>> results = inputDist.run(ms);
+  if (!results)
+    return results.takeError();
+  std::map<std::string, HostTensor> carried;
+  for (auto [result, value] : llvm::zip(inputDist.getResults(), *results))
+    carried[result.name] = std::move(value);
+  return carried;
+}
+
 static llvm::Expected<RankValues>
 runNative(NativeProgram &program, const RankValues &rankArgs,
           ArrayRef<int64_t> rankIds, const TableMap &tables,
-          double &iterationMs) {
+          double &iterationMs, NativeProgram *inputDist = nullptr) {
   std::vector<double> perIteration(iterations, 0);
   std::vector<double> opTotals(program.getProfiledOps().size(), 0);
   RankValues results(rankArgs.size());
   for (size_t local = 0; local < rankArgs.size(); ++local) {
     int64_t rank = rankIds[local];
+    // A pipelined form (forward): its carried values for this batch, from
+    // the input distribution; each call gets this batch as the next one
+    // too (the run repeats it), so each returns the values it took.
+    std::map<std::string, HostTensor> carried;
+    if (inputDist) {
+      llvm::Expected<std::map<std::string, HostTensor>> started =
+          startPipeline(*inputDist, program, rankArgs[local]);
+      if (!started)
+        return started.takeError();
+      carried = std::move(*started);
+    }
     // The manifest's order: inputs and parameters from `rankArgs`, tables
-    // as this rank's slices.
+    // as this rank's slices; a pipelined form's next inputs by name and its
+    // carried values.
     std::vector<NativeProgram::ArgumentValue> args;
     size_t next = 0;
     for (auto [index, argument] : llvm::enumerate(program.getArguments())) {
+      if (argument.kind == "next_input" || argument.kind == "carried") {
+        std::optional<HostTensor> value;
+        if (argument.kind == "carried" && carried.count(argument.name))
+          value = carried[argument.name];
+        for (auto [position, spec] :
+             llvm::enumerate(program.getRankSignature().arguments))
+          if (argument.kind == "next_input" && !spec.parameter &&
+              spec.name == argument.name)
+            value = rankArgs[local][position];
+        if (!value)
+          return llvm::createStringError(
+              llvm::inconvertibleErrorCode(),
+              "@" + program.getFunctionName() + "'s " + argument.kind +
+                  " argument '" + argument.name + "' has no value");
+        args.push_back(std::move(*value));
+        continue;
+      }
       if (argument.kind != "table") {
         if (next >= rankArgs[local].size())
           return llvm::createStringError(llvm::inconvertibleErrorCode(),
@@ -238,6 +299,28 @@ runNative(NativeProgram &program, const RankValues &rankArgs,
       if (i > 0)
         faults += minorPageFaults() - faultsBefore;
       perIteration[i] = std::max(perIteration[i], ms);
+      // A pipelined form returns the next batch's carried values last:
+      // this batch's again, which must be the ones it took.
+      if (inputDist) {
+        std::vector<HostTensor> mine;
+        for (auto [result, value] :
+             llvm::zip(program.getResults(), *outputs)) {
+          if (result.kind != "carried") {
+            mine.push_back(std::move(value));
+            continue;
+          }
+          auto took = carried.find(result.name);
+          if (took == carried.end() || took->second.shape != value.shape ||
+              took->second.data != value.data)
+            return llvm::createStringError(
+                llvm::inconvertibleErrorCode(),
+                "rank " + llvm::Twine(rank) + ": @" +
+                    program.getFunctionName() + " returns a carried value '" +
+                    result.name + "' for the same batch that differs from "
+                    "the one @" + inputDist->getFunctionName() + " gives");
+        }
+        *outputs = std::move(mine);
+      }
       results[local] = std::move(*outputs);
     }
     if (iterations > 1)
@@ -316,7 +399,7 @@ bindArtifact(const Signature &global, const Signature &perRank,
 /// results on rank 0 and nothing on the others.
 static llvm::Expected<std::optional<RankValues>>
 runCompiled(NativeProgram &program, const ArtifactBinding &binding,
-            double &iterationMs) {
+            double &iterationMs, NativeProgram *inputDist) {
   int64_t ranks = program.getRanks();
   if (!isUnderMpirun()) {
     if (ranks > 1 && program.hasExchanges())
@@ -327,8 +410,9 @@ runCompiled(NativeProgram &program, const ArtifactBinding &binding,
     SmallVector<int64_t> all;
     for (int64_t r = 0; r < ranks; ++r)
       all.push_back(r);
-    llvm::Expected<RankValues> results = runNative(
-        program, binding.rankArgs, all, binding.tables, iterationMs);
+    llvm::Expected<RankValues> results =
+        runNative(program, binding.rankArgs, all, binding.tables, iterationMs,
+                  inputDist);
     if (!results)
       return results.takeError();
     return std::optional<RankValues>(std::move(*results));
@@ -337,7 +421,7 @@ runCompiled(NativeProgram &program, const ArtifactBinding &binding,
   int64_t rank = braidrt_rank();
   RankValues mine = {binding.rankArgs[rank]};
   llvm::Expected<RankValues> native =
-      runNative(program, mine, {rank}, binding.tables, iterationMs);
+      runNative(program, mine, {rank}, binding.tables, iterationMs, inputDist);
   if (!native)
     braidrt_fail("%s", llvm::toString(native.takeError()).c_str());
   return gatherToRankZero(native->front());
@@ -391,7 +475,7 @@ static int runArtifact(StringRef dir, const BindingOptions &options) {
     std::string programDir = pipelined ? joinPath(dir, "pipelined") : dir.str();
     if (pipelined && !llvm::sys::fs::is_directory(programDir))
       return fail(dir + " has no compiled pipelined form (" + programDir +
-                  "): compile the model with braid-compile --train "
+                  "): compile the model with braid-compile "
                   "--pipeline-input-dist --target cpu (the simulator adds it "
                   "where it predicts a gain; braid-compile prints what it "
                   "added)");
@@ -538,12 +622,17 @@ static int runArtifact(StringRef dir, const BindingOptions &options) {
     rankResults = std::move(*results);
   } else {
     llvm::Expected<std::optional<RankValues>> results =
-        runCompiled(*program, *binding, iterationMs);
+        runCompiled(*program, *binding, iterationMs,
+                    inputDist ? &*inputDist : nullptr);
     if (!results)
       return fail(llvm::toString(results.takeError()));
     if (!*results)
       return 0; // other ranks are done; rank 0 reports
     rankResults = std::move(**results);
+    if (inputDist && !emitJson)
+      llvm::outs() << "pipelined: @" << program->getFunctionName()
+                   << " after @" << inputDist->getFunctionName()
+                   << ", given the same batch as the next\n";
   }
   std::vector<HostTensor> gathered = gatherResults(rankResults);
   std::string function = rankFunc ? rankFunc.getSymName().str()
@@ -614,18 +703,15 @@ int main(int argc, char **argv) {
       "braid-run: run a Braid program\n\n"
       "  braid-run FILE.mlir --reference [--ranks N] [--seed S | --inputs DIR "
       "--weights DIR] [--dump DIR] [--json]\n"
-      "  braid-run OUT [--reference] [--check] [--seed S | --inputs DIR "
-      "--weights DIR] [--dump DIR] [--iterations N] [--json]\n"
+      "  braid-run OUT [--reference] [--pipelined] [--check] [--seed S | "
+      "--inputs DIR --weights DIR] [--dump DIR] [--iterations N] [--json]\n"
       "  braid-run OUT|FILE.mlir --steps K [--reference] [--pipelined] "
       "[--check] [--seed S | --inputs DIR] [--dump DIR] [--json]\n");
   bool isArtifact = llvm::sys::fs::is_directory(inputFile);
   if (!reference && !isArtifact)
     return fail("a .mlir file runs under the reference semantics; pass "
                 "--reference, or give a braid-compile --target cpu directory");
-  if (pipelined && !reference && !steps.getNumOccurrences())
-    return fail("a compiled pipelined form trains: braid-run OUT --pipelined "
-                "--steps K (a forward pass's runs under the reference "
-                "semantics: add --reference)");
+
   if (pipelined && !isArtifact && steps.getNumOccurrences())
     return fail("--pipelined --steps trains an artifact's per-rank program: "
                 "braid-run OUT --reference --pipelined --steps K");

@@ -58,7 +58,7 @@ struct ArtifactTarget {
   /// braid-profile-ops before convert-braid-to-cpu; the manifest's
   /// `profiled_ops` names the timed ops.
   bool profileOps = false;
-  /// Whether a training step's pipelined form (braid-pipeline-input-dist)
+  /// Whether the entry function's pipelined form (braid-pipeline-input-dist)
   /// gets libraries of its own, OUT/pipelined and OUT/pipelined/input_dist,
   /// for a runtime that keeps its carried values between calls.
   bool pipelinedForms = false;
@@ -67,7 +67,7 @@ struct ArtifactTarget {
 /// writeCpuArtifact for any target: clones `program`, runs
 /// convert-braid-to-cpu, describes the result in the manifest, lowers it
 /// with `target`, then translates, optimizes, compiles and links
-/// OUT/libprogram.so and seals it. A training step's pipelined form, where
+/// OUT/libprogram.so and seals it. The entry function's pipelined form, where
 /// `target.pipelinedForms`, goes to OUT/pipelined the same way, and its
 /// input distribution to OUT/pipelined/input_dist.
 LogicalResult writeProgramArtifact(ModuleOp program, ModuleOp model,
