@@ -201,28 +201,31 @@ class Artifact:
             inputs["labels"] = np.random.default_rng(seed).integers(0, 2, batch).astype(np.float32)
         return inputs, weights
 
-    def run(self, inputs, weights, ranks=None):
+    def run(self, inputs, weights, ranks=None, pipelined=False):
         """Runs the compiled forward pass (target "cpu") on `ranks` processes
         with numpy `inputs` and `weights` (dicts keyed by braid-run's .npy
         names: "dense", "<table>.indices", "<table>.offsets", "<table>",
-        "bottom_mlp.0.weight", ...); returns the output as a numpy array."""
+        "bottom_mlp.0.weight", ...); returns the output as a numpy array.
+        With pipelined=True its pipelined form runs instead (see
+        Artifact.pipelined), with the same output."""
         self._need_cpu("run")
         if self.train_step:
             raise _native.Error("this artifact holds a training step: run its forward pass "
                                 "from an artifact compiled without train=True")
+        self._need_pipelined(pipelined)
         with tempfile.TemporaryDirectory(prefix="braid-run-") as work:
             work = pathlib.Path(work)
             args = self._stage(work, inputs, weights)
-            self._launch(ranks, args + ["--dump", str(work / "dump")])
+            self._launch(ranks, args + ["--dump", str(work / "dump")]
+                         + (["--pipelined"] if pipelined else []))
             return _load_npy(work / "dump" / "output.npy")
 
     @property
     def pipelined(self):
-        """Whether the artifact holds its compiled training step's pipelined
-        form (compiled with pipeline_input_dist=True, where the simulator
+        """Whether the artifact holds its compiled function's pipelined form
+        (compiled with pipeline_input_dist=True, where the simulator
         predicted a gain)."""
-        return (self.target == "cpu" and self.train_step
-                and (self.dir / "pipelined" / "libprogram.so").exists())
+        return self.target == "cpu" and (self.dir / "pipelined" / "libprogram.so").exists()
 
     def train(self, steps, inputs, weights, ranks=None, pipelined=False):
         """Trains `steps` steps of the compiled training step (target "cpu",
@@ -234,10 +237,7 @@ class Artifact:
         self._need_cpu("train")
         if not self.train_step:
             raise _native.Error("this artifact has no training step: compile with train=True")
-        if pipelined and not self.pipelined:
-            raise _native.Error("this artifact has no pipelined form: compile with "
-                                "pipeline_input_dist=True (the simulator adds it where it "
-                                "predicts a gain)")
+        self._need_pipelined(pipelined)
         steps = _check_int("steps", steps, 1, 1000000)
         if "labels" not in inputs:
             raise _native.Error("training needs inputs['labels']")
@@ -257,6 +257,12 @@ class Artifact:
         return plan_to_torchrec(self.plan, self.ranks)
 
     # -- helpers --------------------------------------------------------
+
+    def _need_pipelined(self, pipelined):
+        if pipelined and not self.pipelined:
+            raise _native.Error("this artifact has no pipelined form: compile with "
+                                "pipeline_input_dist=True (the simulator adds it where it "
+                                "predicts a gain)")
 
     def _need_cpu(self, what):
         # A library left in the folder by an earlier compile is not this

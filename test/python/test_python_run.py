@@ -134,6 +134,13 @@ def test_the_pipelined_form_trains_as_the_plain_step(braid, tmp_path):
         np.testing.assert_array_equal(piped[1][name], plain[1][name])
     for name in plain[2]:
         np.testing.assert_array_equal(piped[2][name], plain[2][name])
+    # A forward artifact's form gives the plain forward pass's output.
+    forward = braid.compile(spec, nodes=2, ranks_per_node=2, force_sharding="table_wise",
+                            target="cpu", pipeline_input_dist=True, out=tmp_path / "forward")
+    assert forward.pipelined
+    inputs, weights = forward.random_inputs(seed=2)
+    np.testing.assert_array_equal(forward.run(inputs, weights, pipelined=True),
+                                  forward.run(inputs, weights))
     # Without the option there is no form to train with.
     again = braid.compile(spec, nodes=2, ranks_per_node=2, force_sharding="table_wise",
                           train=True, target="cpu", out=tmp_path / "plain")
