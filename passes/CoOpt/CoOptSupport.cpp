@@ -214,6 +214,15 @@ Operation *mlir::braid::opAt(func::FuncOp func, int64_t position) {
   return &*std::next(func.getBody().front().begin(), position);
 }
 
+SmallVector<int64_t> mlir::braid::positionsWhere(
+    Block &block, llvm::function_ref<bool(Operation &)> isCandidate) {
+  SmallVector<int64_t> positions;
+  for (auto [position, op] : llvm::enumerate(block))
+    if (isCandidate(op))
+      positions.push_back(position);
+  return positions;
+}
+
 WaitOp mlir::braid::startCollective(Operation *op, StringRef startName) {
   OpBuilder b(op);
   auto resultType = cast<RankedTensorType>(op->getResult(0).getType());

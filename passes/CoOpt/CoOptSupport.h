@@ -143,6 +143,11 @@ bool touchesRowsOf(Operation *op, FlatSymbolRefAttr table);
 /// The op at `position` in the body of `func`.
 Operation *opAt(func::FuncOp func, int64_t position);
 
+/// The positions among `block`'s ops of those `isCandidate` accepts (a
+/// pass's candidates for rewriteEachCandidate).
+SmallVector<int64_t>
+positionsWhere(Block &block, llvm::function_ref<bool(Operation &)> isCandidate);
+
 /// The name of the `_start` form of a synchronous collective, when the
 /// backends and the simulator know it: all_to_all, reduce_scatter,
 /// all_reduce, all_gather and all_to_all_v.

@@ -42,15 +42,6 @@ static bool isF32AllToAll(Operation &op) {
       .isF32();
 }
 
-/// The positions of the f32 all_to_alls among `block`'s ops.
-static SmallVector<int64_t> candidatePositions(Block &block) {
-  SmallVector<int64_t> positions;
-  for (auto [position, op] : llvm::enumerate(block))
-    if (isF32AllToAll(op))
-      positions.push_back(position);
-  return positions;
-}
-
 /// Moves the all_to_all `op` as `wire` values: its input rounded before
 /// it, its result (a started one's, at each wait) widened after it.
 static void exchangeAs(Operation *op, FloatType wire) {
@@ -125,7 +116,7 @@ struct BraidExchangePrecisionPass
       };
       if (failed(rewriteEachCandidate(
               func, *predictor, force,
-              [](Block &block) { return candidatePositions(block); },
+              [](Block &block) { return positionsWhere(block, isF32AllToAll); },
               alternativesAt, [&](int64_t, RewriteOutcome outcome) {
                 ++(outcome == RewriteOutcome::applied ? numNarrowed
                                                       : numRejected);

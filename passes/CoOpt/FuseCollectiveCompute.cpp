@@ -204,15 +204,6 @@ static bool isFusible(Operation &op) {
   return combine && (isCopy(combine) || catReaderOfColumnParts(combine));
 }
 
-/// The positions of the combines this pass rewrites among `block`'s ops.
-static SmallVector<int64_t> fusiblePositions(Block &block) {
-  SmallVector<int64_t> positions;
-  for (auto [position, op] : llvm::enumerate(block))
-    if (isFusible(op))
-      positions.push_back(position);
-  return positions;
-}
-
 namespace {
 struct BraidFuseCollectiveComputePass
     : public braid::impl::BraidFuseCollectiveComputePassBase<
@@ -270,7 +261,10 @@ struct BraidFuseCollectiveComputePass
         else
           ++numFused;
       };
-      if (failed(rewriteEachCandidate(func, *predictor, force, fusiblePositions,
+      auto candidates = [](Block &block) {
+        return positionsWhere(block, isFusible);
+      };
+      if (failed(rewriteEachCandidate(func, *predictor, force, candidates,
                                       alternativesAt, record)))
         return signalPassFailure();
     }

@@ -230,13 +230,10 @@ static void splitLayer(const FeatureSplit &split,
     interaction->erase();
 }
 
-/// The positions of the layers this pass splits among `block`'s ops.
-static SmallVector<int64_t> splittablePositions(Block &block) {
-  SmallVector<int64_t> positions;
-  for (auto [position, op] : llvm::enumerate(block))
-    if (auto linear = dyn_cast<LinearOp>(op); linear && featureSplitOf(linear))
-      positions.push_back(position);
-  return positions;
+/// Whether `op` is a layer this pass splits.
+static bool isSplittable(Operation &op) {
+  auto linear = dyn_cast<LinearOp>(op);
+  return linear && featureSplitOf(linear);
 }
 
 namespace {
@@ -281,9 +278,11 @@ struct BraidSplitFeatureGemmPass
       auto record = [&](int64_t, RewriteOutcome outcome) {
         ++(outcome == RewriteOutcome::applied ? numSplit : numRejected);
       };
-      if (failed(rewriteEachCandidate(func, *predictor, force,
-                                      splittablePositions, alternativesAt,
-                                      record)))
+      auto candidates = [](Block &block) {
+        return positionsWhere(block, isSplittable);
+      };
+      if (failed(rewriteEachCandidate(func, *predictor, force, candidates,
+                                      alternativesAt, record)))
         return signalPassFailure();
     }
   }
