@@ -503,21 +503,20 @@ static int runArtifact(StringRef dir, const BindingOptions &options) {
           inputDist->getBatchSplit() != program->getBatchSplit())
         return fail(distDir + " splits the batch differently from " +
                     programDir);
-      if (check)
-        if (std::optional<std::string> why = compareSignatures(
-                global, inputDist->getGlobalSignature()))
-          return fail(joinPath(distDir, "libprogram.so") +
-                      " was not compiled from " + joinPath(dir, "model.mlir") +
-                      ": " + *why);
     }
-    // The library carries everything a run needs; with --check it must also
-    // have been compiled from OUT/model.mlir.
-    if (check)
-      if (std::optional<std::string> why = compareSignatures(
-              global, program->getGlobalSignature()))
-        return fail(joinPath(programDir, "libprogram.so") +
-                    " was not compiled from " + joinPath(dir, "model.mlir") +
-                    ": " + *why);
+    // The library carries everything a run needs; with --check it (and a
+    // pipelined form's input distribution) must also have been compiled
+    // from OUT/model.mlir.
+    for (auto [library, loaded] :
+         {std::pair{joinPath(programDir, "libprogram.so"), &*program},
+          std::pair{joinPath(joinPath(programDir, program->getInputDistDir()),
+                             "libprogram.so"),
+                    inputDist ? &*inputDist : nullptr}})
+      if (check && loaded)
+        if (std::optional<std::string> why =
+                compareSignatures(global, loaded->getGlobalSignature()))
+          return fail(library + " was not compiled from " +
+                      joinPath(dir, "model.mlir") + ": " + *why);
     if (program->isTrainingStep() && !steps.getNumOccurrences())
       return fail(dir + " holds a training step (braid-compile --train): "
                         "train it with --steps K");
