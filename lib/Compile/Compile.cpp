@@ -235,7 +235,7 @@ LogicalResult mlir::braid::compileModel(const CompileRequest &request,
                                       : "")
          << (request.target == "cuda" ? ", kernels/" : "")
          << (request.target != "none" &&
-                     llvm::sys::fs::is_directory(request.outDir + "/pipelined")
+                     llvm::sys::fs::is_directory(pipelinedDir)
                  ? ", pipelined/"
                  : "")
          << "}\n";

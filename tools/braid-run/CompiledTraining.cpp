@@ -187,34 +187,23 @@ static llvm::Error
 startPipeline(NativeProgram &dist, NativeProgram &step,
               const StepArguments &where,
               llvm::function_ref<llvm::Expected<HostTensor>(StringRef)> input) {
-  for (auto [index, argument] : llvm::enumerate(dist.getArguments())) {
-    if (argument.kind != "input")
-      return runError("the input distribution @" + dist.getFunctionName() +
-                      " takes '" + argument.name + "', which is no input");
-    llvm::Expected<HostTensor> value = input(argument.name);
-    if (!value)
-      return value.takeError();
-    if (llvm::Error error = dist.bindOne(index, *value))
-      return error;
-  }
-  double ms = 0;
-  llvm::Expected<std::vector<HostTensor>> carried = dist.run(ms);
+  llvm::Expected<std::map<std::string, HostTensor>> carried =
+      runInputDistribution(dist, input);
   if (!carried)
     return carried.takeError();
-  if (dist.getResults().size() != where.carried.size())
+  if (carried->size() != where.carried.size())
     return runError("the input distribution @" + dist.getFunctionName() +
-                    " returns " + llvm::Twine(dist.getResults().size()) +
+                    " returns " + llvm::Twine(carried->size()) +
                     " values, but @" + step.getFunctionName() + " carries " +
                     llvm::Twine(where.carried.size()));
-  for (auto [r, result] : llvm::enumerate(dist.getResults())) {
-    const size_t *index = llvm::find_if(where.carried, [&](size_t a) {
-      return step.getArguments()[a].name == result.name;
-    });
-    if (result.kind != "carried" || index == where.carried.end())
-      return runError("the input distribution @" + dist.getFunctionName() +
-                      "'s result " + llvm::Twine(r) + " ('" + result.name +
-                      "') is no carried value of @" + step.getFunctionName());
-    if (llvm::Error error = step.bindOne(*index, (*carried)[r]))
+  for (size_t index : where.carried) {
+    const std::string &name = step.getArguments()[index].name;
+    auto value = carried->find(name);
+    if (value == carried->end())
+      return runError("@" + step.getFunctionName() + " carries '" + name +
+                      "', which the input distribution @" +
+                      dist.getFunctionName() + " does not return");
+    if (llvm::Error error = step.bindOne(index, value->second))
       return error;
   }
   return llvm::Error::success();
@@ -334,10 +323,8 @@ int mlir::braid::runCompiledTraining(NativeProgram &program,
                      StringRef reader) -> llvm::Expected<HostTensor> {
     if (name == "labels")
       return batchLabels;
-    for (auto [position, spec] :
-         llvm::enumerate(program.getRankSignature().arguments))
-      if (!spec.parameter && spec.name == name)
-        return batch[position];
+    if (std::optional<size_t> position = program.getInputPosition(name))
+      return batch[*position];
     return runError("@" + reader + " takes the batch's '" + name +
                     "', which is no input of the training step");
   };

@@ -178,6 +178,46 @@ llvm::Expected<NativeProgram> NativeProgram::load(llvm::StringRef dir) {
   return native;
 }
 
+std::optional<size_t>
+NativeProgram::getInputPosition(llvm::StringRef name) const {
+  for (auto [position, spec] : llvm::enumerate(perRank.arguments))
+    if (!spec.parameter && spec.name == name)
+      return position;
+  return std::nullopt;
+}
+
+llvm::Expected<std::map<std::string, HostTensor>>
+mlir::braid::runInputDistribution(
+    NativeProgram &dist,
+    llvm::function_ref<llvm::Expected<HostTensor>(llvm::StringRef)> input) {
+  auto error = [&](const llvm::Twine &what) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "the input distribution @" +
+                                       dist.getFunctionName() + " " + what);
+  };
+  for (auto [index, argument] : llvm::enumerate(dist.getArguments())) {
+    if (argument.kind != "input")
+      return error("takes '" + argument.name + "', which is no input");
+    llvm::Expected<HostTensor> value = input(argument.name);
+    if (!value)
+      return value.takeError();
+    if (llvm::Error bound = dist.bindOne(index, *value))
+      return std::move(bound);
+  }
+  double ms = 0;
+  llvm::Expected<std::vector<HostTensor>> results = dist.run(ms);
+  if (!results)
+    return results.takeError();
+  std::map<std::string, HostTensor> carried;
+  for (auto [index, result] : llvm::enumerate(dist.getResults())) {
+    if (result.kind != "carried" || carried.count(result.name))
+      return error("returns '" + result.name + "' (result " +
+                   llvm::Twine(index) + "), which is no carried value");
+    carried[result.name] = std::move((*results)[index]);
+  }
+  return carried;
+}
+
 std::vector<double> NativeProgram::readOpTimes() const {
   std::vector<double> ms;
   for (size_t i = 0; i < profiledOps.size(); ++i)

@@ -18,6 +18,7 @@
 
 #include "llvm/Support/Error.h"
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -90,6 +91,9 @@ public:
   std::vector<double> readOpTimes() const;
   /// The per-rank program's inputs and parameters (its tables apart).
   const interp::Signature &getRankSignature() const { return perRank; }
+  /// Where the batch input `name` is among the rank signature's arguments
+  /// (none for a parameter or an unknown name).
+  std::optional<size_t> getInputPosition(llvm::StringRef name) const;
   /// The slice of table argument `index` that `rank` passes.
   llvm::Expected<braidrt_table_slice> getTableSlice(size_t index,
                                                     int64_t rank) const;
@@ -137,6 +141,14 @@ private:
 
 /// True when started by mpirun (Open MPI, MPICH or PMIx environments).
 bool isUnderMpirun();
+
+/// Runs `dist`, a pipelined form's input distribution (OUT/pipelined/
+/// input_dist), on the batch inputs `input` gives by name; returns the
+/// carried values it computes, by name.
+llvm::Expected<std::map<std::string, interp::HostTensor>> runInputDistribution(
+    NativeProgram &dist,
+    llvm::function_ref<llvm::Expected<interp::HostTensor>(llvm::StringRef)>
+        input);
 
 /// The rows of table argument `index` that `rank` passes to the compiled
 /// program: its slice in the library's manifest (the whole table, or the

@@ -192,37 +192,6 @@ static double faultsPerCall = -1;
 /// call, the mean over ranks and over the calls after the first.
 static std::vector<std::pair<std::string, double>> opsMsPerCall;
 
-/// A pipelined form's carried values for the batch a rank's `args` (its
-/// rank signature's values) hold: `inputDist` run on that batch's inputs,
-/// by name.
-static llvm::Expected<std::map<std::string, HostTensor>>
-startPipeline(NativeProgram &inputDist, const NativeProgram &program,
-              const std::vector<HostTensor> &args) {
-  for (auto [index, argument] : llvm::enumerate(inputDist.getArguments())) {
-    const std::vector<interp::ArgumentSpec> &specs =
-        program.getRankSignature().arguments;
-    auto spec = llvm::find_if(specs, [&](const interp::ArgumentSpec &spec) {
-      return !spec.parameter && spec.name == argument.name;
-    });
-    if (argument.kind != "input" || spec == specs.end())
-      return llvm::createStringError(
-          llvm::inconvertibleErrorCode(),
-          "@" + inputDist.getFunctionName() + " takes '" + argument.name +
-              "', which is no input of @" + program.getPipelinedOf());
-    if (llvm::Error error =
-            inputDist.bindOne(index, args[spec - specs.begin()]))
-      return std::move(error);
-  }
-  double ms = 0;
-  llvm::Expected<std::vector<HostTensor>> results = inputDist.run(ms);
-  if (!results)
-    return results.takeError();
-  std::map<std::string, HostTensor> carried;
-  for (auto [result, value] : llvm::zip(inputDist.getResults(), *results))
-    carried[result.name] = std::move(value);
-  return carried;
-}
-
 static llvm::Expected<RankValues>
 runNative(NativeProgram &program, const RankValues &rankArgs,
           ArrayRef<int64_t> rankIds, const TableMap &tables,
@@ -235,10 +204,19 @@ runNative(NativeProgram &program, const RankValues &rankArgs,
     // A pipelined form (forward): its carried values for this batch, from
     // the input distribution; each call gets this batch as the next one
     // too (the run repeats it), so each returns the values it took.
+    // A batch input by name, from this rank's values.
+    auto inputNamed = [&](StringRef name) -> llvm::Expected<HostTensor> {
+      if (std::optional<size_t> position = program.getInputPosition(name))
+        return rankArgs[local][*position];
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          "@" + program.getFunctionName() + " distributes '" + name +
+              "', which is no input of @" + program.getPipelinedOf());
+    };
     std::map<std::string, HostTensor> carried;
     if (inputDist) {
       llvm::Expected<std::map<std::string, HostTensor>> started =
-          startPipeline(*inputDist, program, rankArgs[local]);
+          runInputDistribution(*inputDist, inputNamed);
       if (!started)
         return started.takeError();
       carried = std::move(*started);
@@ -249,21 +227,21 @@ runNative(NativeProgram &program, const RankValues &rankArgs,
     std::vector<NativeProgram::ArgumentValue> args;
     size_t next = 0;
     for (auto [index, argument] : llvm::enumerate(program.getArguments())) {
-      if (argument.kind == "next_input" || argument.kind == "carried") {
-        std::optional<HostTensor> value;
-        if (argument.kind == "carried" && carried.count(argument.name))
-          value = carried[argument.name];
-        for (auto [position, spec] :
-             llvm::enumerate(program.getRankSignature().arguments))
-          if (argument.kind == "next_input" && !spec.parameter &&
-              spec.name == argument.name)
-            value = rankArgs[local][position];
+      if (argument.kind == "next_input") {
+        llvm::Expected<HostTensor> value = inputNamed(argument.name);
         if (!value)
+          return value.takeError();
+        args.push_back(std::move(*value));
+        continue;
+      }
+      if (argument.kind == "carried") {
+        auto value = carried.find(argument.name);
+        if (value == carried.end())
           return llvm::createStringError(
               llvm::inconvertibleErrorCode(),
-              "@" + program.getFunctionName() + "'s " + argument.kind +
-                  " argument '" + argument.name + "' has no value");
-        args.push_back(std::move(*value));
+              "@" + program.getFunctionName() + " carries '" + argument.name +
+                  "', which no input distribution returned");
+        args.push_back(value->second);
         continue;
       }
       if (argument.kind != "table") {
